@@ -1,0 +1,29 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Strata",
+    products: [
+        // libstrata.so: the C library. Build it self-contained with
+        // `swift build -c release --product strata -Xswiftc -static-stdlib`
+        // (the Makefile and CMakeLists.txt do).
+        .library(name: "strata", type: .dynamic, targets: ["StrataC"]),
+        .library(name: "Strata", targets: ["Strata"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "Strata", dependencies: ["CSQLite"], path: "Sources/Strata"),
+        .target(
+            name: "StrataC", dependencies: ["Strata"], path: "Sources/StrataC",
+            exclude: ["strata.map"],
+            linkerSettings: [
+                .unsafeFlags([
+                    "-Xlinker", "-soname=libstrata.so.0",
+                    "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/StrataC/strata.map",
+                ])
+            ]),
+        .testTarget(name: "StrataTests", dependencies: ["Strata"], path: "Tests/StrataTests"),
+    ],
+    swiftLanguageModes: [.v5]
+)
