@@ -1,0 +1,526 @@
+/// SwiftData's ModelContext: pending inserts, updates and deletes, applied
+/// to the store in one transaction by ``save()``.
+///
+/// Objects go in and come out as JSON. Input is read with a pull parser
+/// straight into stored values (no intermediate tree); changes wait in
+/// memory as an ordered list until ``save()`` replays them in one
+/// transaction. Reads see pending changes unless a request opts out.
+///
+/// A context is used by one thread at a time; its methods are serialized by
+/// a lock, so misuse from several threads is safe but not concurrent.
+public final class ModelContext {
+    public let container: ModelContainer
+    let session: SQLiteSession
+    private(set) var changes: [Change] = []
+    private var pendingInserted: [ObjectID: Entity] = [:]
+    private var pendingDeleted: Set<ObjectID> = []
+    /// Unique keys of pending inserts: "table|col,col" -> values -> object.
+    private var pendingUnique: [String: [[SQLValue]: ObjectID]] = [:]
+    private var uniqueKeysOf: [ObjectID: [(String, [SQLValue])]] = [:]
+    let lock = Lock()
+
+    init(container: ModelContainer, session: SQLiteSession) {
+        self.container = container
+        self.session = session
+    }
+
+    var schema: Schema { container.schema }
+
+    /// True when there are changes not yet saved.
+    public var hasChanges: Bool { lock.withLock { !changes.isEmpty } }
+
+    // MARK: Atomic groups
+
+    private struct Mark { let changes: Int; let inserted: [ObjectID]; let uniques: [(String, [SQLValue])]; let deleted: [ObjectID] }
+    private var insertedLog: [ObjectID] = []
+    private var uniqueLog: [(String, [SQLValue])] = []
+    private var deletedLog: [ObjectID] = []
+
+    /// Runs `body`; if it throws, every change it made is undone.
+    private func atomically<T>(_ body: () throws -> T) throws -> T {
+        let start = (changes.count, insertedLog.count, uniqueLog.count, deletedLog.count)
+        do {
+            return try body()
+        } catch {
+            changes.removeSubrange(start.0...)
+            for id in insertedLog[start.1...] { pendingInserted[id] = nil; uniqueKeysOf[id] = nil }
+            for (k, v) in uniqueLog[start.2...] { pendingUnique[k]?[v] = nil }
+            for id in deletedLog[start.3...] { pendingDeleted.remove(id) }
+            insertedLog.removeSubrange(start.1...)
+            uniqueLog.removeSubrange(start.2...)
+            deletedLog.removeSubrange(start.3...)
+            throw error
+        }
+    }
+
+    private func requireWritable() throws {
+        if container.configuration.readOnly {
+            throw StrataError(.readOnly, "the store was opened read-only")
+        }
+    }
+
+    func entity(named name: String, path: String? = nil) throws -> Entity {
+        guard let e = schema.entity(named: name) else {
+            throw StrataError(.invalid, "unknown entity '\(name)' (the schema has: \(schema.entities.map(\.name).joined(separator: ", ")))", entity: name, path: path)
+        }
+        return e
+    }
+
+    // MARK: Insert
+
+    /// Inserts one object (with nested related objects) and returns its identifier.
+    ///
+    /// A collision on a unique constraint updates the existing object and
+    /// returns its identifier (upsert), unless `_onConflict` says otherwise.
+    public func insert(entity name: String, json: UnsafeBufferPointer<UInt8>) throws -> ObjectID {
+        try lock.withLock {
+            try requireWritable()
+            let e = try entity(named: name)
+            return try atomically {
+                var r = JSONReader(json)
+                guard try r.peek() == .object else {
+                    throw StrataError(.invalid, "expected a JSON object for a new '\(name)'", entity: name, path: "/")
+                }
+                let id = try decodeInsert(&r, declared: e, path: JSONPath(), link: nil)
+                try r.expectEnd()
+                return id
+            }
+        }
+    }
+
+    public func insert(entity name: String, json: String) throws -> ObjectID {
+        var json = json
+        return try json.withUTF8 { try insert(entity: name, json: $0) }
+    }
+
+    /// Inserts every object of a JSON array, all or nothing, returning identifiers in order.
+    public func insertMany(entity name: String, json: UnsafeBufferPointer<UInt8>) throws -> [ObjectID] {
+        try lock.withLock {
+            try requireWritable()
+            let e = try entity(named: name)
+            return try atomically {
+                var r = JSONReader(json)
+                guard try r.peek() == .array else {
+                    throw StrataError(.invalid, "expected a JSON array of '\(name)' objects", entity: name, path: "/")
+                }
+                var ids: [ObjectID] = []
+                try r.readArray { r, i in
+                    guard try r.peek() == .object else {
+                        throw StrataError(.invalid, "expected a JSON object at /\(i)", entity: name, path: "/\(i)")
+                    }
+                    ids.append(try decodeInsert(&r, declared: e, path: JSONPath() / i, link: nil))
+                }
+                try r.expectEnd()
+                return ids
+            }
+        }
+    }
+
+    /// A deferred relationship value: where it starts in the input.
+    private struct PendingLink { let rel: Relationship; let reader: JSONReader; let path: JSONPath }
+
+    /// Reads the concrete entity named by `_entity`, if the object has one.
+    private func concreteEntity(_ r: JSONReader, declared: Entity, path: JSONPath) throws -> Entity {
+        var scan = r
+        var found: String?
+        try scan.readObject { s, key in
+            if key == "_entity", try s.peek() == .string { found = try s.readString() } else { try s.skipValue() }
+        }
+        guard let name = found else { return declared }
+        guard let e = schema.entity(named: name), e.isKind(of: declared) else {
+            throw StrataError(.invalid, "'_entity' is '\(name)', which is not '\(declared.name)' or one of its subentities",
+                              entity: declared.name, path: (path / "_entity").description)
+        }
+        return e
+    }
+
+    private func decodeInsert(_ r: inout JSONReader, declared: Entity, path: JSONPath, link: (column: String, owner: ObjectID)?) throws -> ObjectID {
+        let e = declared.subentities.isEmpty ? declared : try concreteEntity(r, declared: declared, path: path)
+        var values = e.defaultRow
+        var provided = [Bool](repeating: false, count: values.count)
+        var policy = ConflictPolicy.upsert
+        var links: [PendingLink] = []
+        try r.readObject { r, key in
+            if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot] {
+                values[slot] = try readAttribute(&r, a, e, path / key)
+                provided[slot] = true
+                return
+            }
+            if let rel = e.relationshipByName[key] {
+                links.append(PendingLink(rel: rel, reader: r, path: path / key))
+                try r.skipValue()
+                return
+            }
+            if let a = e.attributeByName[key], a.isTransient {
+                _ = try readAttribute(&r, a, e, path / key)  // validated, not stored
+                return
+            }
+            switch key {
+            case "_entity":
+                let v = try readString(&r, path / key, e)
+                if v != e.name && !(declared.subentities.isEmpty && v == declared.name) {
+                    throw StrataError(.invalid, "'_entity' is '\(v)' but the object is inserted as '\(e.name)'", entity: e.name, path: (path / key).description)
+                }
+            case "_id":
+                let v = try readString(&r, path / key, e)
+                guard let parsed = ObjectID.parse(v), parsed.entity == e.name else {
+                    throw StrataError(.invalid, "'_id' '\(v)' does not identify a '\(e.name)'", entity: e.name, path: (path / key).description)
+                }
+            case "_onConflict":
+                let v = try readString(&r, path / key, e)
+                guard let p = ConflictPolicy(rawValue: v) else {
+                    throw StrataError(.invalid, "'_onConflict' must be \"upsert\", \"error\" or \"ignore\", not '\(v)'", entity: e.name, path: (path / key).description)
+                }
+                policy = p
+            default:
+                throw StrataError(.invalid, "'\(e.name)' has no attribute or relationship '\(key)'", entity: e.name, attribute: key, path: (path / key).description)
+            }
+        }
+        // To-one links held in this row first: they may be part of a unique key.
+        var later: [PendingLink] = []
+        var fkSlots: [Int] = []
+        for l in links {
+            if let col = l.rel.foreignKeyColumn, let slot = e.slotByName[col] {
+                var lr = l.reader
+                values[slot] = try readToOne(&lr, l.rel, e, l.path).map { .int($0.pk) } ?? .null
+                provided[slot] = true
+                fkSlots.append(slot)
+            } else {
+                later.append(l)
+            }
+        }
+        if let link = link, let slot = e.slotByName[link.column] {
+            values[slot] = .int(link.owner.pk)
+            provided[slot] = true
+        }
+        for (slot, column) in e.storedColumns.enumerated() {
+            guard case .attribute(let a) = column, !a.isOptional, values[slot].isNull else { continue }
+            throw StrataError(.validation, "'\(e.name)' requires a value for '\(a.name)'", entity: e.name, attribute: a.name,
+                              path: (path / a.name).description)
+        }
+        // Unique constraints: against pending inserts, then saved rows.
+        var keys: [(String, [SQLValue])] = []
+        for slots in e.uniqueSlotSets {
+            let key = slots.map { values[$0] }
+            if key.contains(where: \.isNull) { continue }
+            let setKey = e.tableName + "|" + slots.map { e.storedColumns[$0].name }.joined(separator: ",")
+            keys.append((setKey, key))
+            var existing = pendingUnique[setKey]?[key]
+            if existing == nil, let saved = try session.findUnique(root: e.root, columns: slots.map { e.storedColumns[$0].name }, values: key),
+               !pendingDeleted.contains(saved) {
+                existing = saved
+            }
+            guard let other = existing else { continue }
+            let names = slots.map { e.storedColumns[$0].name }.joined(separator: ", ")
+            switch policy {
+            case .ignore:
+                return other
+            case .error:
+                throw StrataError(.constraint, "'\(e.name)' collides with \(other) on unique (\(names))", entity: e.name,
+                                  attribute: slots.count == 1 ? names : nil, path: path.description)
+            case .upsert:
+                guard other.entity === e else {
+                    throw StrataError(.constraint, "'\(e.name)' collides with \(other), an object of another entity, on unique (\(names))",
+                                      entity: e.name, path: path.description)
+                }
+                let slotsSet = provided.indices.filter { provided[$0] }
+                if !slotsSet.isEmpty { changes.append(.update(other, slots: slotsSet, values: slotsSet.map { values[$0] })) }
+                for l in later { try applyLink(l, owner: other, isNew: false) }
+                return other
+            }
+        }
+        let pk = try session.allocate(root: e.root, count: 1)
+        let id = ObjectID(entity: e, pk: pk)
+        changes.append(.insert(id, values))
+        pendingInserted[id] = e
+        insertedLog.append(id)
+        for (k, v) in keys {
+            pendingUnique[k, default: [:]][v] = id
+            uniqueLog.append((k, v))
+        }
+        if !keys.isEmpty { uniqueKeysOf[id] = keys }
+        for l in later { try applyLink(l, owner: id, isNew: true) }
+        return id
+    }
+
+    private func readString(_ r: inout JSONReader, _ path: JSONPath, _ e: Entity) throws -> String {
+        guard try r.peek() == .string else {
+            throw StrataError(.invalid, "expected a string at \(path)", entity: e.name, path: path.description)
+        }
+        return try r.readString()
+    }
+
+    private func readAttribute(_ r: inout JSONReader, _ a: Attribute, _ e: Entity, _ path: JSONPath) throws -> SQLValue {
+        let v: SQLValue
+        do { v = try ValueCodec.read(&r, type: a.type) } catch var err as StrataError {
+            err.message = "'\(e.name).\(a.name)' (\(a.type.rawValue)): \(err.message)"
+            if err.code == .invalid && err.message.contains("malformed JSON") == false { err.code = .validation }
+            throw err.with(entity: e.name, attribute: a.name, path: path.description)
+        }
+        if v.isNull {
+            if !a.isOptional && !a.isTransient {
+                throw StrataError(.validation, "'\(e.name).\(a.name)' is required and cannot be null", entity: e.name, attribute: a.name, path: path.description)
+            }
+            return v
+        }
+        if let allowed = a.enumValues, !allowed.contains(v) {
+            let list = (a.enumJSON ?? []).map(\.text).joined(separator: ", ")
+            throw StrataError(.validation, "'\(e.name).\(a.name)' must be one of \(list)", entity: e.name, attribute: a.name, path: path.description)
+        }
+        return v
+    }
+
+    /// Resolves an identifier string to an existing (saved or pending) object of `destination`'s kind.
+    private func resolveReference(_ text: String, destination: Entity, path: JSONPath, from e: Entity, rel: String) throws -> ObjectID {
+        guard let parsed = ObjectID.parse(text) else {
+            throw StrataError(.invalid, "'\(text)' is not an identifier like \"\(destination.name)/1\"", entity: e.name, attribute: rel, path: path.description)
+        }
+        guard let named = schema.entity(named: parsed.entity) else {
+            throw StrataError(.invalid, "identifier '\(text)' names unknown entity '\(parsed.entity)'", entity: e.name, attribute: rel, path: path.description)
+        }
+        guard named.isKind(of: destination) else {
+            throw StrataError(.validation, "'\(e.name).\(rel)' links to '\(destination.name)' objects, not '\(named.name)'", entity: e.name, attribute: rel, path: path.description)
+        }
+        let probe = ObjectID(entity: named, pk: parsed.pk)
+        if pendingDeleted.contains(probe) {
+            throw StrataError(.notFound, "\(text) is deleted in this context", entity: e.name, attribute: rel, path: path.description)
+        }
+        if let concrete = pendingInserted[probe] {
+            guard concrete.isKind(of: named) else {
+                throw StrataError(.notFound, "no object \(text)", entity: e.name, attribute: rel, path: path.description)
+            }
+            return ObjectID(entity: concrete, pk: parsed.pk)
+        }
+        guard let concrete = try session.concreteEntity(root: named.root, pk: parsed.pk), concrete.isKind(of: named) else {
+            throw StrataError(.notFound, "no object \(text)", entity: e.name, attribute: rel, path: path.description)
+        }
+        return ObjectID(entity: concrete, pk: parsed.pk)
+    }
+
+    /// A to-one value: null, an identifier, or a nested object to insert.
+    private func readToOne(_ r: inout JSONReader, _ rel: Relationship, _ e: Entity, _ path: JSONPath, link: (column: String, owner: ObjectID)? = nil) throws -> ObjectID? {
+        switch try r.peek() {
+        case .null:
+            try r.readNull()
+            return nil
+        case .string:
+            return try resolveReference(try r.readString(), destination: rel.destination, path: path, from: e, rel: rel.name)
+        case .object:
+            return try decodeInsert(&r, declared: rel.destination, path: path, link: link)
+        default:
+            throw StrataError(.validation, "'\(e.name).\(rel.name)' takes an identifier string, an object\(rel.isToMany ? "" : " or null")", entity: e.name, attribute: rel.name, path: path.description)
+        }
+    }
+
+    /// Applies a relationship value whose link is not a column of the owner's row.
+    private func applyLink(_ l: PendingLink, owner: ObjectID, isNew: Bool) throws {
+        var r = l.reader
+        let rel = l.rel
+        var nestedLink: (column: String, owner: ObjectID)?
+        if case .inverseForeignKey(let col) = rel.storage { nestedLink = (col, owner) }
+        var targets: [ObjectID] = []
+        var needsSet = !isNew
+        if rel.isToMany {
+            guard try r.peek() == .array else {
+                if try r.peek() == .null, !isNew {
+                    try r.readNull()
+                    changes.append(.setRelated(owner, rel, []))
+                    return
+                }
+                throw StrataError(.validation, "'\(owner.entity.name).\(rel.name)' is to-many and takes an array", entity: owner.entity.name, attribute: rel.name, path: l.path.description)
+            }
+            try r.readArray { r, i in
+                if try r.peek() == .null {
+                    throw StrataError(.validation, "'\(owner.entity.name).\(rel.name)' cannot hold null", entity: owner.entity.name, attribute: rel.name, path: (l.path / i).description)
+                }
+                let nested = try r.peek() == .object
+                guard let t = try readToOne(&r, rel, owner.entity, l.path / i, link: nestedLink) else { return }
+                if !nested || nestedLink == nil { needsSet = true }
+                if !targets.contains(t) { targets.append(t) }
+            }
+        } else {
+            let nested = try r.peek() == .object
+            if let t = try readToOne(&r, rel, owner.entity, l.path, link: nestedLink) {
+                targets.append(t)
+                if !nested || nestedLink == nil { needsSet = true }
+            }
+        }
+        if needsSet { changes.append(.setRelated(owner, rel, targets)) }
+    }
+
+    // MARK: Update and delete
+
+    /// Resolves an identifier string of an existing object (saved or pending, not deleted).
+    func resolve(_ text: String) throws -> ObjectID {
+        guard let parsed = ObjectID.parse(text) else {
+            throw StrataError(.invalid, "'\(text)' is not an identifier like \"Trip/1\"")
+        }
+        let named = try entity(named: parsed.entity)
+        let probe = ObjectID(entity: named, pk: parsed.pk)
+        if pendingDeleted.contains(probe) { throw StrataError(.notFound, "\(text) was deleted in this context", entity: named.name) }
+        if let concrete = pendingInserted[probe], concrete.isKind(of: named) { return ObjectID(entity: concrete, pk: parsed.pk) }
+        guard let concrete = try session.concreteEntity(root: named.root, pk: parsed.pk), concrete.isKind(of: named) else {
+            throw StrataError(.notFound, "no object \(text)", entity: named.name)
+        }
+        return ObjectID(entity: concrete, pk: parsed.pk)
+    }
+
+    /// Applies a patch: attribute values and relationship links by name.
+    public func update(id text: String, patch: UnsafeBufferPointer<UInt8>) throws {
+        try lock.withLock {
+            try requireWritable()
+            let id = try resolve(text)
+            let e = id.entity
+            try atomically {
+                var r = JSONReader(patch)
+                guard try r.peek() == .object else {
+                    throw StrataError(.invalid, "expected a JSON object with the values to change", entity: e.name, path: "/")
+                }
+                var slots: [Int] = []
+                var values: [SQLValue] = []
+                var links: [PendingLink] = []
+                let path = JSONPath()
+                try r.readObject { r, key in
+                    if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot] {
+                        slots.append(slot)
+                        values.append(try readAttribute(&r, a, e, path / key))
+                        return
+                    }
+                    if let rel = e.relationshipByName[key] {
+                        links.append(PendingLink(rel: rel, reader: r, path: path / key))
+                        try r.skipValue()
+                        return
+                    }
+                    if let a = e.attributeByName[key], a.isTransient {
+                        _ = try readAttribute(&r, a, e, path / key)
+                        return
+                    }
+                    switch key {
+                    case "_id":
+                        let v = try readString(&r, path / key, e)
+                        guard let p = ObjectID.parse(v), p.pk == id.pk, schema.entity(named: p.entity).map({ e.isKind(of: $0) }) == true else {
+                            throw StrataError(.invalid, "'_id' '\(v)' does not match the updated object \(id)", entity: e.name, path: "/_id")
+                        }
+                    case "_entity":
+                        let v = try readString(&r, path / key, e)
+                        guard v == e.name else {
+                            throw StrataError(.invalid, "'_entity' '\(v)' does not match the updated object \(id)", entity: e.name, path: "/_entity")
+                        }
+                    default:
+                        throw StrataError(.invalid, "'\(e.name)' has no attribute or relationship '\(key)'", entity: e.name, attribute: key, path: (path / key).description)
+                    }
+                }
+                try r.expectEnd()
+                var later: [PendingLink] = []
+                for l in links {
+                    if let col = l.rel.foreignKeyColumn, let slot = e.slotByName[col] {
+                        var lr = l.reader
+                        let target = try readToOne(&lr, l.rel, e, l.path)
+                        if target == id { throw StrataError(.validation, "\(id) cannot be linked to itself through '\(l.rel.name)'", entity: e.name, attribute: l.rel.name, path: l.path.description) }
+                        slots.append(slot)
+                        values.append(target.map { .int($0.pk) } ?? .null)
+                    } else {
+                        later.append(l)
+                    }
+                }
+                if !slots.isEmpty { changes.append(.update(id, slots: slots, values: values)) }
+                for l in later { try applyLink(l, owner: id, isNew: false) }
+            }
+        }
+    }
+
+    public func update(id: String, patch: String) throws {
+        var patch = patch
+        try patch.withUTF8 { try update(id: id, patch: $0) }
+    }
+
+    /// Marks an object for deletion; delete rules apply when the change is saved.
+    public func delete(id text: String) throws {
+        try lock.withLock {
+            try requireWritable()
+            let id = try resolve(text)
+            changes.append(.delete(id))
+            pendingDeleted.insert(id)
+            deletedLog.append(id)
+            if let keys = uniqueKeysOf[id] {
+                for (k, v) in keys where pendingUnique[k]?[v] == id { pendingUnique[k]?[v] = nil }
+            }
+        }
+    }
+
+    // MARK: Save and rollback
+
+    /// Writes every pending change in one transaction. On failure nothing is
+    /// written and the pending changes stay, so the caller can fix and retry
+    /// or roll back.
+    public func save() throws {
+        try lock.withLock {
+            guard !changes.isEmpty else { return }
+            try requireWritable()
+            try session.save(changes)
+            clearPending()
+        }
+    }
+
+    /// Discards every pending change.
+    public func rollback() {
+        lock.withLock { clearPending() }
+    }
+
+    private func clearPending() {
+        changes.removeAll(keepingCapacity: true)
+        pendingInserted.removeAll()
+        pendingDeleted.removeAll()
+        pendingUnique.removeAll()
+        uniqueKeysOf.removeAll()
+        insertedLog.removeAll()
+        uniqueLog.removeAll()
+        deletedLog.removeAll()
+    }
+
+    // MARK: Reads
+
+    /// One object as JSON (pending changes included).
+    public func get(id text: String) throws -> [UInt8] {
+        try lock.withLock {
+            let id = try resolve(text)
+            guard let json = try session.objectJSON(id, changes: changes) else {
+                throw StrataError(.notFound, "no object \(text)", entity: id.entity.name)
+            }
+            return json
+        }
+    }
+
+    public func fetch(_ request: FetchRequest) throws -> [UInt8] {
+        try lock.withLock { try session.fetchJSON(request, changes: changes) }
+    }
+
+    public func fetchCount(_ request: FetchRequest) throws -> Int64 {
+        try lock.withLock { try session.count(request, changes: changes) }
+    }
+
+    public func fetchIdentifiers(_ request: FetchRequest) throws -> [UInt8] {
+        try lock.withLock { try session.identifiersJSON(request, changes: changes) }
+    }
+}
+
+extension Entity {
+    /// A new row of this entity before input: defaults, else null.
+    var defaultRow: [SQLValue] {
+        storedColumns.map { c in
+            if case .attribute(let a) = c { return a.defaultValue ?? .null }
+            return .null
+        }
+    }
+}
+
+extension ModelContext {
+    /// `["Trip/1","Trip/2"]`
+    public static func identifierArray(_ ids: [ObjectID]) -> [UInt8] {
+        var w = JSONWriter(capacity: ids.count * 12 + 2)
+        w.beginArray()
+        for id in ids { id.write(to: &w) }
+        w.endArray()
+        return w.bytes
+    }
+}

@@ -1,0 +1,55 @@
+/// A persistent identifier: the concrete entity and the primary key,
+/// written `"Trip/42"`. The key is unique across an entity hierarchy.
+public struct ObjectID: Hashable, CustomStringConvertible, @unchecked Sendable {
+    public let entity: Entity
+    public let pk: Int64
+
+    public init(entity: Entity, pk: Int64) {
+        self.entity = entity
+        self.pk = pk
+    }
+
+    public static func == (a: ObjectID, b: ObjectID) -> Bool { a.pk == b.pk && a.entity.root === b.entity.root }
+    public func hash(into h: inout Hasher) {
+        h.combine(pk)
+        h.combine(ObjectIdentifier(entity.root))
+    }
+
+    public var description: String { "\(entity.name)/\(pk)" }
+
+    /// Splits `"Trip/42"` into its entity name and key, or nil.
+    static func parse(_ text: String) -> (entity: String, pk: Int64)? {
+        guard let slash = text.lastIndex(of: "/") else { return nil }
+        let name = String(text[..<slash])
+        let digits = text[text.index(after: slash)...]
+        guard !name.isEmpty, !digits.isEmpty, digits.allSatisfy({ $0 >= "0" && $0 <= "9" }), let pk = Int64(digits), pk > 0 else { return nil }
+        return (name, pk)
+    }
+
+    /// Writes `"Entity/pk"` as a JSON string.
+    func write(to w: inout JSONWriter) {
+        w.beginRawString()
+        w.bytes.append(contentsOf: entity.name.utf8)
+        w.bytes.append(UInt8(ascii: "/"))
+        JSONWriter.appendInt(pk, to: &w.bytes)
+        w.endRawString()
+    }
+}
+
+/// One pending change of a context, replayed in order on save.
+enum Change {
+    /// A new row: every stored column of `id.entity`, in slot order.
+    case insert(ObjectID, [SQLValue])
+    /// New values for some slots of an existing row.
+    case update(ObjectID, slots: [Int], values: [SQLValue])
+    /// Replaces the objects related through a relationship whose link is not
+    /// a column of the owner's row (inverse foreign key or join table).
+    case setRelated(ObjectID, Relationship, [ObjectID])
+    /// Deletes an object, applying delete rules.
+    case delete(ObjectID)
+}
+
+/// What to do when an inserted object collides with an existing one on a unique constraint.
+enum ConflictPolicy: String {
+    case upsert, error, ignore
+}

@@ -1,0 +1,224 @@
+/// The type of an attribute, as written in schema JSON.
+public enum AttributeType: String, CaseIterable, Sendable {
+    case string, int, double, bool, date, data, uuid, url, decimal, json
+
+    /// The SQLite column type the attribute is stored as.
+    var columnType: String {
+        switch self {
+        case .string, .uuid, .url, .decimal, .json: return "TEXT"
+        case .int, .bool: return "INTEGER"
+        case .double, .date: return "REAL"
+        case .data: return "BLOB"
+        }
+    }
+}
+
+/// What happens to related objects when an object is deleted.
+public enum DeleteRule: String, CaseIterable, Sendable {
+    case nullify, cascade, deny, noAction
+}
+
+/// One stored (or transient) value of an entity.
+public final class Attribute: @unchecked Sendable {
+    public let name: String
+    public let type: AttributeType
+    public let isOptional: Bool
+    /// The default as given in the schema JSON.
+    public let defaultJSON: JSONValue?
+    /// The default as stored in SQLite.
+    let defaultValue: SQLValue?
+    public let isUnique: Bool
+    public let originalName: String?
+    public let externalStorage: Bool
+    public let preserveValueOnDeletion: Bool
+    public let isIndexed: Bool
+    public let isTransient: Bool
+    public let hashModifier: String?
+    /// Allowed values (stored form), when the attribute is an enum.
+    let enumValues: [SQLValue]?
+    public let enumJSON: [JSONValue]?
+    /// The JSON of this attribute as declared (for the stored schema).
+    let declaration: JSONValue
+    /// The entity that declares it.
+    public internal(set) unowned(unsafe) var entity: Entity!
+
+    init(name: String, type: AttributeType, isOptional: Bool, defaultJSON: JSONValue?, defaultValue: SQLValue?,
+         isUnique: Bool, originalName: String?, externalStorage: Bool, preserveValueOnDeletion: Bool,
+         isIndexed: Bool, isTransient: Bool, hashModifier: String?, enumValues: [SQLValue]?, enumJSON: [JSONValue]?,
+         declaration: JSONValue) {
+        self.name = name
+        self.type = type
+        self.isOptional = isOptional
+        self.defaultJSON = defaultJSON
+        self.defaultValue = defaultValue
+        self.isUnique = isUnique
+        self.originalName = originalName
+        self.externalStorage = externalStorage
+        self.preserveValueOnDeletion = preserveValueOnDeletion
+        self.isIndexed = isIndexed
+        self.isTransient = isTransient
+        self.hashModifier = hashModifier
+        self.enumValues = enumValues
+        self.enumJSON = enumJSON
+        self.declaration = declaration
+    }
+}
+
+/// How a relationship is kept in SQLite.
+enum RelationshipStorage {
+    /// A foreign-key column of this entity's table holds the related `_pk`.
+    case foreignKey(column: String)
+    /// The inverse (a to-one) holds a foreign key in the destination's table.
+    case inverseForeignKey(column: String)
+    /// A join table: `ownerColumn` holds this object's `_pk`, `targetColumn` the related one.
+    case joinTable(table: String, ownerColumn: String, targetColumn: String)
+}
+
+/// A link from one entity to another.
+public final class Relationship: @unchecked Sendable {
+    public let name: String
+    public let destinationName: String
+    public let isToMany: Bool
+    public let inverseName: String?
+    public let deleteRule: DeleteRule
+    public let minimumModelCount: Int?
+    public let maximumModelCount: Int?
+    public let originalName: String?
+    public let isOptional: Bool
+    public let hashModifier: String?
+    let declaration: JSONValue
+
+    public internal(set) unowned(unsafe) var entity: Entity!
+    public internal(set) unowned(unsafe) var destination: Entity!
+    public internal(set) unowned(unsafe) var inverse: Relationship?
+    var storage: RelationshipStorage = .foreignKey(column: "")
+
+    init(name: String, destinationName: String, isToMany: Bool, inverseName: String?, deleteRule: DeleteRule,
+         minimumModelCount: Int?, maximumModelCount: Int?, originalName: String?, isOptional: Bool,
+         hashModifier: String?, declaration: JSONValue) {
+        self.name = name
+        self.destinationName = destinationName
+        self.isToMany = isToMany
+        self.inverseName = inverseName
+        self.deleteRule = deleteRule
+        self.minimumModelCount = minimumModelCount
+        self.maximumModelCount = maximumModelCount
+        self.originalName = originalName
+        self.isOptional = isOptional
+        self.hashModifier = hashModifier
+        self.declaration = declaration
+    }
+
+    /// The foreign-key column this entity's row holds, if any.
+    var foreignKeyColumn: String? {
+        if case .foreignKey(let c) = storage { return c }
+        return nil
+    }
+}
+
+/// A column of an entity's table that a row of that entity writes.
+enum StoredColumn {
+    case attribute(Attribute)
+    case foreignKey(Relationship)
+
+    var name: String {
+        switch self {
+        case .attribute(let a): return a.name
+        case .foreignKey(let r): return r.foreignKeyColumn ?? r.name
+        }
+    }
+}
+
+/// An entity: SwiftData's `@Model` class, Core Data's NSEntityDescription.
+public final class Entity: @unchecked Sendable {
+    public let name: String
+    public let superentityName: String?
+    public let ownAttributes: [Attribute]
+    public let ownRelationships: [Relationship]
+    /// Compound unique constraints declared on this entity (names of attributes / to-one relationships).
+    public let uniqueConstraints: [[String]]
+    /// Indexes declared on this entity.
+    public let indexes: [[String]]
+    let declaration: JSONValue
+
+    public internal(set) unowned(unsafe) var superentity: Entity?
+    public internal(set) var subentities: [Entity] = []
+    /// All attributes, inherited ones first.
+    public internal(set) var attributes: [Attribute] = []
+    /// All relationships, inherited ones first.
+    public internal(set) var relationships: [Relationship] = []
+    var attributeByName: [String: Attribute] = [:]
+    var relationshipByName: [String: Relationship] = [:]
+    /// This entity and every entity below it.
+    public internal(set) var descendants: [Entity] = []
+    /// Columns a row of this concrete entity writes, in slot order.
+    var storedColumns: [StoredColumn] = []
+    var slotByName: [String: Int] = [:]
+    /// Unique constraints that apply to this entity (own and inherited), as slot lists.
+    var uniqueSlotSets: [[Int]] = []
+    public internal(set) var versionHash: String = ""
+
+    init(name: String, superentityName: String?, ownAttributes: [Attribute], ownRelationships: [Relationship],
+         uniqueConstraints: [[String]], indexes: [[String]], declaration: JSONValue) {
+        self.name = name
+        self.superentityName = superentityName
+        self.ownAttributes = ownAttributes
+        self.ownRelationships = ownRelationships
+        self.uniqueConstraints = uniqueConstraints
+        self.indexes = indexes
+        self.declaration = declaration
+    }
+
+    /// The root of this entity's hierarchy, whose table stores it.
+    public var root: Entity {
+        var e = self
+        while let s = e.superentity { e = s }
+        return e
+    }
+
+    /// The table that stores rows of this entity.
+    public var tableName: String { root.name }
+
+    /// True when `other` is this entity or one of its ancestors.
+    public func isKind(of other: Entity) -> Bool {
+        var e: Entity? = self
+        while let x = e {
+            if x === other { return true }
+            e = x.superentity
+        }
+        return false
+    }
+
+    /// Whether the entity's table is shared with other entities.
+    var isInHierarchy: Bool { superentity != nil || !subentities.isEmpty }
+}
+
+/// One version of a model: entities and their storage layout.
+public final class Schema: @unchecked Sendable {
+    public let version: String
+    public let entities: [Entity]
+    let entityByName: [String: Entity]
+    /// SHA-256 over the entities' version hashes: equal hashes mean compatible storage.
+    public let versionHash: String
+    /// The schema as JSON (as declared, minified).
+    public let json: JSONValue
+    /// Join tables used by many-to-many and inverse-less to-many relationships.
+    let joinTables: [(table: String, relationship: Relationship)]
+
+    init(version: String, entities: [Entity], json: JSONValue, versionHash: String,
+         joinTables: [(table: String, relationship: Relationship)]) {
+        self.version = version
+        self.entities = entities
+        self.json = json
+        self.versionHash = versionHash
+        self.joinTables = joinTables
+        var map: [String: Entity] = [:]
+        for e in entities { map[e.name] = e }
+        entityByName = map
+    }
+
+    public func entity(named name: String) -> Entity? { entityByName[name] }
+
+    /// Root entities: one table each.
+    public var rootEntities: [Entity] { entities.filter { $0.superentity == nil } }
+}

@@ -1,0 +1,455 @@
+/// Decodes and validates schema JSON (DESIGN §4) into a ``Schema``.
+///
+/// Every problem is a `.schema` error naming its JSON path, e.g.
+/// `/entities/0/attributes/2/type`.
+enum SchemaDecoder {
+    static let attributeKeys = ["name", "type", "optional", "default", "unique", "originalName", "externalStorage",
+                                "preserveValueOnDeletion", "index", "transient", "hashModifier", "enum"]
+    static let relationshipKeys = ["name", "destination", "toMany", "inverse", "deleteRule", "minimumModelCount",
+                                   "maximumModelCount", "originalName", "optional", "hashModifier"]
+    static let entityKeys = ["name", "superentity", "attributes", "relationships", "uniqueConstraints", "indexes"]
+
+    static func decode(_ text: String) throws -> Schema {
+        let json: JSONValue
+        do { json = try JSONValue.parse(text) } catch let e as StrataError {
+            throw StrataError(.schema, "schema is not valid JSON: \(e.message)", path: "/")
+        }
+        return try decode(json, path: JSONPath())
+    }
+
+    static func decode(_ json: JSONValue, path: JSONPath) throws -> Schema {
+        do {
+            return try decodeUnchecked(json, path: path)
+        } catch var e as StrataError {
+            if e.code == .invalid { e.code = .schema }
+            throw e
+        }
+    }
+
+    static func fail(_ message: String, _ path: JSONPath, entity: String? = nil, attribute: String? = nil) -> StrataError {
+        StrataError(.schema, message, entity: entity, attribute: attribute, path: path.description)
+    }
+
+    /// Names usable as SQL identifiers: letters, digits and '_', not starting with a digit or '_'.
+    static func checkIdentifier(_ name: String, _ what: String, _ path: JSONPath, entity: String? = nil) throws {
+        let bytes = Array(name.utf8)
+        guard !bytes.isEmpty, bytes.count <= 128 else {
+            throw fail("\(what) name must be 1 to 128 characters", path, entity: entity)
+        }
+        for (i, c) in bytes.enumerated() {
+            let ok = (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F || (i > 0 && c >= 0x30 && c <= 0x39)
+            guard ok else {
+                throw fail("\(what) name '\(name)' is not a valid identifier (letters, digits and '_', starting with a letter)", path, entity: entity)
+            }
+        }
+        if bytes[0] == 0x5F {
+            throw fail("\(what) name '\(name)' must not start with '_' (reserved for Strata)", path, entity: entity)
+        }
+        let lower = name.lowercased()
+        if lower.hasPrefix("sqlite_") || lower.hasPrefix("strata_") {
+            throw fail("\(what) name '\(name)' uses a reserved prefix (sqlite_, strata_)", path, entity: entity)
+        }
+    }
+
+    private static func decodeUnchecked(_ json: JSONValue, path: JSONPath) throws -> Schema {
+        var top = try ObjectReader(json, path: path, what: "schema")
+        guard let version = try top.string("version") else {
+            throw fail("schema is missing 'version' (e.g. \"1.0.0\")", path / "version")
+        }
+        guard !version.isEmpty else { throw fail("schema version must not be empty", path / "version") }
+        guard let entityJSON = try top.array("entities") else {
+            throw fail("schema is missing 'entities'", path / "entities")
+        }
+        try top.finish()
+
+        var entities: [Entity] = []
+        var seenEntities: [String: Int] = [:]
+        for (i, ej) in entityJSON.enumerated() {
+            let ep = path / "entities" / i
+            let entity = try decodeEntity(ej, path: ep)
+            if let first = seenEntities[entity.name] {
+                throw fail("duplicate entity name '\(entity.name)' (also at /entities/\(first))", ep / "name", entity: entity.name)
+            }
+            seenEntities[entity.name] = i
+            entities.append(entity)
+        }
+        let byName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
+
+        // Inheritance.
+        for (i, e) in entities.enumerated() {
+            guard let s = e.superentityName else { continue }
+            guard let sup = byName[s] else {
+                throw fail("superentity '\(s)' of entity '\(e.name)' is not defined", path / "entities" / i / "superentity", entity: e.name)
+            }
+            e.superentity = sup
+            sup.subentities.append(e)
+        }
+        for (i, e) in entities.enumerated() {
+            var seen: Set<String> = [e.name]
+            var s = e.superentity
+            while let x = s {
+                if seen.contains(x.name) {
+                    throw fail("inheritance cycle through entity '\(e.name)'", path / "entities" / i / "superentity", entity: e.name)
+                }
+                seen.insert(x.name)
+                s = x.superentity
+            }
+        }
+        // Inherited properties, in hierarchy order (ancestors first).
+        func resolveProperties(_ e: Entity) throws {
+            if !e.attributes.isEmpty || !e.relationships.isEmpty || e.attributeByName.count > 0 { return }
+            var attrs: [Attribute] = []
+            var rels: [Relationship] = []
+            if let s = e.superentity {
+                try resolveProperties(s)
+                attrs = s.attributes
+                rels = s.relationships
+            }
+            attrs += e.ownAttributes
+            rels += e.ownRelationships
+            e.attributes = attrs
+            e.relationships = rels
+            for a in attrs { e.attributeByName[a.name] = a }
+            for r in rels { e.relationshipByName[r.name] = r }
+        }
+        for e in entities { try resolveProperties(e) }
+        for e in entities {
+            var d: [Entity] = []
+            func walk(_ x: Entity) { d.append(x); for s in x.subentities { walk(s) } }
+            walk(e)
+            e.descendants = d
+        }
+        // Names must be unique within a whole table (a hierarchy shares one).
+        for root in entities where root.superentity == nil {
+            var owner: [String: Entity] = [:]
+            for e in root.descendants {
+                let ei = seenEntities[e.name] ?? 0
+                for (ai, a) in e.ownAttributes.enumerated() {
+                    if let o = owner[a.name] {
+                        throw fail("duplicate property name '\(a.name)' in entity '\(e.name)' (already declared by '\(o.name)', which shares table '\(root.name)')",
+                                   path / "entities" / ei / "attributes" / ai / "name", entity: e.name, attribute: a.name)
+                    }
+                    owner[a.name] = e
+                }
+                for (ri, r) in e.ownRelationships.enumerated() {
+                    if let o = owner[r.name] {
+                        throw fail("duplicate property name '\(r.name)' in entity '\(e.name)' (already declared by '\(o.name)', which shares table '\(root.name)')",
+                                   path / "entities" / ei / "relationships" / ri / "name", entity: e.name, attribute: r.name)
+                    }
+                    owner[r.name] = e
+                }
+            }
+        }
+        // Relationship destinations and inverses.
+        for (ei, e) in entities.enumerated() {
+            for (ri, r) in e.ownRelationships.enumerated() {
+                r.entity = e
+                let rp = path / "entities" / ei / "relationships" / ri
+                guard let dest = byName[r.destinationName] else {
+                    throw fail("destination '\(r.destinationName)' of relationship '\(e.name).\(r.name)' is not defined", rp / "destination", entity: e.name, attribute: r.name)
+                }
+                r.destination = dest
+            }
+            for a in e.ownAttributes { a.entity = e }
+        }
+        for (ei, e) in entities.enumerated() {
+            for (ri, r) in e.ownRelationships.enumerated() {
+                let rp = path / "entities" / ei / "relationships" / ri
+                let dest: Entity = r.destination
+                if let invName = r.inverseName {
+                    guard let inv = dest.relationshipByName[invName] else {
+                        throw fail("inverse '\(invName)' of relationship '\(e.name).\(r.name)' is not a relationship of '\(dest.name)'", rp / "inverse", entity: e.name, attribute: r.name)
+                    }
+                    if inv === r {
+                        throw fail("relationship '\(e.name).\(r.name)' cannot be its own inverse", rp / "inverse", entity: e.name, attribute: r.name)
+                    }
+                    guard e.isKind(of: inv.destination) || inv.destination.isKind(of: e) else {
+                        throw fail("inverse mismatch: '\(dest.name).\(invName)' points to '\(inv.destinationName)', not back to '\(e.name)'", rp / "inverse", entity: e.name, attribute: r.name)
+                    }
+                    if let back = inv.inverseName, back != r.name {
+                        throw fail("inverse mismatch: '\(e.name).\(r.name)' names '\(invName)' as inverse, but '\(dest.name).\(invName)' names '\(back)'", rp / "inverse", entity: e.name, attribute: r.name)
+                    }
+                    if let existing = inv.inverse, existing !== r {
+                        throw fail("inverse mismatch: '\(dest.name).\(invName)' is already the inverse of '\(existing.entity.name).\(existing.name)'", rp / "inverse", entity: e.name, attribute: r.name)
+                    }
+                    r.inverse = inv
+                    inv.inverse = r
+                }
+            }
+        }
+        // Implicit inverses: exactly one relationship that points back and names no other inverse.
+        for e in entities {
+            for r in e.ownRelationships where r.inverse == nil && r.inverseName == nil {
+                let dest: Entity = r.destination
+                let candidates = dest.relationships.filter { c in
+                    c !== r && c.inverse == nil && c.inverseName == nil && (e.isKind(of: c.destination))
+                }
+                let pointingBack = dest.relationships.filter { c in c !== r && e.isKind(of: c.destination) }
+                if candidates.count == 1, pointingBack.count == 1, let c = candidates.first {
+                    r.inverse = c
+                    c.inverse = r
+                }
+            }
+        }
+        // Storage of relationships.
+        var joinTables: [(table: String, relationship: Relationship)] = []
+        func key(_ r: Relationship) -> String { r.entity.name + "\u{0}" + r.name }
+        for e in entities {
+            for r in e.ownRelationships {
+                if let inv = r.inverse {
+                    switch (r.isToMany, inv.isToMany) {
+                    case (false, true): r.storage = .foreignKey(column: r.name)
+                    case (true, false): r.storage = .inverseForeignKey(column: inv.name)
+                    case (false, false):
+                        r.storage = key(r) < key(inv) ? .foreignKey(column: r.name) : .inverseForeignKey(column: inv.name)
+                    case (true, true):
+                        let canonical = key(r) < key(inv)
+                        let owner = canonical ? r : inv
+                        let table = owner.entity.name + "_" + owner.name
+                        r.storage = .joinTable(table: table, ownerColumn: canonical ? "_source" : "_target",
+                                               targetColumn: canonical ? "_target" : "_source")
+                        if canonical { joinTables.append((table, r)) }
+                    }
+                } else if r.isToMany {
+                    let table = e.name + "_" + r.name
+                    r.storage = .joinTable(table: table, ownerColumn: "_source", targetColumn: "_target")
+                    joinTables.append((table, r))
+                } else {
+                    r.storage = .foreignKey(column: r.name)
+                }
+            }
+        }
+        for (table, r) in joinTables where byName[table] != nil {
+            throw fail("join table '\(table)' of relationship '\(r.entity.name).\(r.name)' has the name of an entity; rename one of them",
+                       path / "entities", entity: r.entity.name, attribute: r.name)
+        }
+        // Relationship-level checks that need the resolved graph.
+        for (ei, e) in entities.enumerated() {
+            for (ri, r) in e.ownRelationships.enumerated() {
+                let rp = path / "entities" / ei / "relationships" / ri
+                if !r.isToMany && (r.minimumModelCount != nil || r.maximumModelCount != nil) {
+                    throw fail("minimumModelCount/maximumModelCount apply to to-many relationships only ('\(e.name).\(r.name)' is to-one)", rp, entity: e.name, attribute: r.name)
+                }
+                if let mn = r.minimumModelCount, let mx = r.maximumModelCount, mn > mx, mx > 0 {
+                    throw fail("minimumModelCount \(mn) is greater than maximumModelCount \(mx)", rp, entity: e.name, attribute: r.name)
+                }
+            }
+        }
+        // Per-entity layout: stored columns (slots), unique constraints, indexes.
+        for (ei, e) in entities.enumerated() {
+            var cols: [StoredColumn] = []
+            for a in e.attributes where !a.isTransient { cols.append(.attribute(a)) }
+            for r in e.relationships where r.foreignKeyColumn != nil { cols.append(.foreignKey(r)) }
+            e.storedColumns = cols
+            for (i, c) in cols.enumerated() { e.slotByName[c.name] = i }
+            _ = ei
+        }
+        for (ei, e) in entities.enumerated() {
+            let ep = path / "entities" / ei
+            for (ci, names) in e.uniqueConstraints.enumerated() {
+                try checkKeyList(names, of: e, path: ep / "uniqueConstraints" / ci, what: "unique constraint")
+            }
+            for (ci, names) in e.indexes.enumerated() {
+                try checkKeyList(names, of: e, path: ep / "indexes" / ci, what: "index")
+            }
+        }
+        for e in entities {
+            var sets: [[Int]] = []
+            var chain: [Entity] = []
+            var x: Entity? = e
+            while let y = x { chain.insert(y, at: 0); x = y.superentity }
+            for anc in chain {
+                for a in anc.ownAttributes where a.isUnique {
+                    if let s = e.slotByName[a.name] { sets.append([s]) }
+                }
+                for names in anc.uniqueConstraints {
+                    let slots = names.compactMap { e.slotByName[$0] }
+                    if slots.count == names.count && !sets.contains(slots) { sets.append(slots) }
+                }
+            }
+            e.uniqueSlotSets = sets
+        }
+        // Version hashes.
+        for e in entities { e.versionHash = SHA256.hex(hashDescription(e)) }
+        let schemaHash = SHA256.hex(entities.map { $0.name + ":" + $0.versionHash }.sorted().joined(separator: ";"))
+        return Schema(version: version, entities: entities, json: json, versionHash: schemaHash, joinTables: joinTables)
+    }
+
+    static func checkKeyList(_ names: [String], of e: Entity, path: JSONPath, what: String) throws {
+        guard !names.isEmpty else { throw fail("\(what) must name at least one property", path, entity: e.name) }
+        var seen: Set<String> = []
+        for (i, n) in names.enumerated() {
+            if seen.contains(n) { throw fail("\(what) names '\(n)' twice", path / i, entity: e.name, attribute: n) }
+            seen.insert(n)
+            if let a = e.attributeByName[n] {
+                if a.isTransient { throw fail("\(what) cannot use transient attribute '\(n)'", path / i, entity: e.name, attribute: n) }
+                continue
+            }
+            if let r = e.relationshipByName[n] {
+                if r.isToMany { throw fail("\(what) cannot use to-many relationship '\(n)'", path / i, entity: e.name, attribute: n) }
+                if r.foreignKeyColumn == nil {
+                    throw fail("\(what) cannot use to-one relationship '\(n)': its inverse '\(r.inverse?.name ?? "")' holds the link", path / i, entity: e.name, attribute: n)
+                }
+                continue
+            }
+            throw fail("\(what) names '\(n)', which is not an attribute or relationship of '\(e.name)'", path / i, entity: e.name, attribute: n)
+        }
+    }
+
+    /// The text hashed into an entity's version hash: everything that shapes
+    /// storage (names, types, optionality, uniqueness, indexes, relationships,
+    /// hash modifiers), never originalName, defaults or delete rules.
+    static func hashDescription(_ e: Entity) -> String {
+        var parts: [String] = ["entity:\(e.name)", "super:\(e.superentityName ?? "")"]
+        for a in e.ownAttributes.sorted(by: { $0.name < $1.name }) {
+            parts.append("attr:\(a.name):\(a.type.rawValue):opt=\(a.isOptional):tr=\(a.isTransient):uniq=\(a.isUnique):ext=\(a.externalStorage):idx=\(a.isIndexed):hm=\(a.hashModifier ?? "")")
+        }
+        for r in e.ownRelationships.sorted(by: { $0.name < $1.name }) {
+            parts.append("rel:\(r.name):\(r.destinationName):many=\(r.isToMany):opt=\(r.isOptional):inv=\(r.inverse?.name ?? ""):hm=\(r.hashModifier ?? "")")
+        }
+        for u in e.uniqueConstraints.map({ $0.joined(separator: ",") }).sorted() { parts.append("unique:\(u)") }
+        for i in e.indexes.map({ $0.joined(separator: ",") }).sorted() { parts.append("index:\(i)") }
+        return parts.joined(separator: "\n")
+    }
+
+    // MARK: Entities and properties
+
+    static func decodeEntity(_ json: JSONValue, path: JSONPath) throws -> Entity {
+        var o = try ObjectReader(json, path: path, what: "entity")
+        guard let name = try o.string("name") else { throw fail("entity is missing 'name'", path / "name") }
+        try checkIdentifier(name, "entity", path / "name", entity: name)
+        let sup = try o.string("superentity")
+        var attrs: [Attribute] = []
+        var names: [String: JSONPath] = [:]
+        for (i, aj) in (try o.array("attributes") ?? []).enumerated() {
+            let a = try decodeAttribute(aj, path: path / "attributes" / i, entity: name)
+            if names[a.name] != nil {
+                throw fail("duplicate property name '\(a.name)' in entity '\(name)'", path / "attributes" / i / "name", entity: name, attribute: a.name)
+            }
+            names[a.name] = path / "attributes" / i
+            attrs.append(a)
+        }
+        var rels: [Relationship] = []
+        for (i, rj) in (try o.array("relationships") ?? []).enumerated() {
+            let r = try decodeRelationship(rj, path: path / "relationships" / i, entity: name)
+            if names[r.name] != nil {
+                throw fail("duplicate property name '\(r.name)' in entity '\(name)'", path / "relationships" / i / "name", entity: name, attribute: r.name)
+            }
+            names[r.name] = path / "relationships" / i
+            rels.append(r)
+        }
+        let uniques = try stringLists(o.array("uniqueConstraints") ?? [], path / "uniqueConstraints", entity: name)
+        let indexes = try stringLists(o.array("indexes") ?? [], path / "indexes", entity: name)
+        do { try o.finish() } catch var e as StrataError { e.code = .schema; e.entity = name; throw e }
+        return Entity(name: name, superentityName: sup, ownAttributes: attrs, ownRelationships: rels,
+                      uniqueConstraints: uniques, indexes: indexes, declaration: json)
+    }
+
+    static func stringLists(_ items: [JSONValue], _ path: JSONPath, entity: String) throws -> [[String]] {
+        try items.enumerated().map { i, item in
+            guard case .array(let names) = item else {
+                throw fail("expected an array of property names, found \(item.typeName)", path / i, entity: entity)
+            }
+            return try names.enumerated().map { j, n in
+                guard case .string(let s) = n else { throw fail("expected a property name, found \(n.typeName)", path / i / j, entity: entity) }
+                return s
+            }
+        }
+    }
+
+    static func decodeAttribute(_ json: JSONValue, path: JSONPath, entity: String) throws -> Attribute {
+        var o = try ObjectReader(json, path: path, what: "attribute")
+        guard let name = try o.string("name") else { throw fail("attribute is missing 'name'", path / "name", entity: entity) }
+        try checkIdentifier(name, "attribute", path / "name", entity: entity)
+        func err(_ m: String, _ p: JSONPath) -> StrataError { fail(m, p, entity: entity, attribute: name) }
+        guard let typeName = try o.string("type") else { throw err("attribute '\(name)' is missing 'type'", path / "type") }
+        guard let type = AttributeType(rawValue: typeName) else {
+            throw err("unknown type '\(typeName)' for attribute '\(entity).\(name)' (known: \(AttributeType.allCases.map(\.rawValue).joined(separator: ", ")))", path / "type")
+        }
+        let optional = try o.bool("optional") ?? false
+        let unique = try o.bool("unique") ?? false
+        let original = try o.string("originalName")
+        if let original { try checkIdentifier(original, "originalName", path / "originalName", entity: entity) }
+        let external = try o.bool("externalStorage") ?? false
+        let preserve = try o.bool("preserveValueOnDeletion") ?? false
+        let index = try o.bool("index") ?? false
+        let transient = try o.bool("transient") ?? false
+        let hashModifier = try o.string("hashModifier")
+        let defaultJSON = o.value("default")
+        let enumItems = try o.array("enum")
+        do { try o.finish() } catch var e as StrataError { e.code = .schema; e.entity = entity; e.attribute = name; throw e }
+
+        if external && type != .data {
+            throw err("externalStorage applies to 'data' attributes only ('\(name)' is \(type.rawValue))", path / "externalStorage")
+        }
+        if transient && unique { throw err("transient attribute '\(name)' cannot be unique", path / "unique") }
+        if transient && index { throw err("transient attribute '\(name)' cannot be indexed", path / "index") }
+        if transient && external { throw err("transient attribute '\(name)' cannot use external storage", path / "externalStorage") }
+        if unique && type == .json { throw err("json attribute '\(name)' cannot be unique", path / "unique") }
+
+        var defaultValue: SQLValue?
+        var defaultJ: JSONValue?
+        if let d = defaultJSON, d != .null {
+            do { defaultValue = try ValueCodec.convert(d, type: type) } catch let e as StrataError {
+                throw err("default of '\(entity).\(name)' is not a valid \(type.rawValue): \(e.message)", path / "default")
+            }
+            defaultJ = d
+        }
+        if transient && defaultValue == nil && !optional {
+            throw err("transient attribute '\(entity).\(name)' needs a default (or optional: true)", path / "transient")
+        }
+        var enumValues: [SQLValue]?
+        if let items = enumItems {
+            guard type == .string || type == .int else {
+                throw err("enum applies to string and int attributes only ('\(name)' is \(type.rawValue))", path / "enum")
+            }
+            guard !items.isEmpty else { throw err("enum of '\(name)' must list at least one value", path / "enum") }
+            var values: [SQLValue] = []
+            for (i, item) in items.enumerated() {
+                do {
+                    let v = try ValueCodec.convert(item, type: type)
+                    if v.isNull { throw StrataError(.schema, "null is not an enum value") }
+                    if values.contains(v) { throw StrataError(.schema, "duplicate enum value") }
+                    values.append(v)
+                } catch let e as StrataError {
+                    throw err("enum value of '\(entity).\(name)' is not valid: \(e.message)", path / "enum" / i)
+                }
+            }
+            if let dv = defaultValue, !values.contains(dv) {
+                throw err("default of '\(entity).\(name)' is not one of its enum values", path / "default")
+            }
+            enumValues = values
+        }
+        return Attribute(name: name, type: type, isOptional: optional, defaultJSON: defaultJ, defaultValue: defaultValue,
+                         isUnique: unique, originalName: original, externalStorage: external, preserveValueOnDeletion: preserve,
+                         isIndexed: index, isTransient: transient, hashModifier: hashModifier, enumValues: enumValues,
+                         enumJSON: enumItems, declaration: json)
+    }
+
+    static func decodeRelationship(_ json: JSONValue, path: JSONPath, entity: String) throws -> Relationship {
+        var o = try ObjectReader(json, path: path, what: "relationship")
+        guard let name = try o.string("name") else { throw fail("relationship is missing 'name'", path / "name", entity: entity) }
+        try checkIdentifier(name, "relationship", path / "name", entity: entity)
+        func err(_ m: String, _ p: JSONPath) -> StrataError { fail(m, p, entity: entity, attribute: name) }
+        guard let dest = try o.string("destination") else { throw err("relationship '\(name)' is missing 'destination'", path / "destination") }
+        let toMany = try o.bool("toMany") ?? false
+        let inverse = try o.string("inverse")
+        let ruleName = try o.string("deleteRule") ?? "nullify"
+        guard let rule = DeleteRule(rawValue: ruleName) else {
+            throw err("unknown deleteRule '\(ruleName)' (known: nullify, cascade, deny, noAction)", path / "deleteRule")
+        }
+        let minCount = try o.int("minimumModelCount")
+        let maxCount = try o.int("maximumModelCount")
+        if let m = minCount, m < 0 { throw err("minimumModelCount must not be negative", path / "minimumModelCount") }
+        if let m = maxCount, m < 0 { throw err("maximumModelCount must not be negative", path / "maximumModelCount") }
+        let original = try o.string("originalName")
+        if let original { try checkIdentifier(original, "originalName", path / "originalName", entity: entity) }
+        // To-many relationships are optional by nature (an empty set); to-one default to optional as SwiftData's `Trip?`.
+        let optional = try o.bool("optional") ?? true
+        let hashModifier = try o.string("hashModifier")
+        do { try o.finish() } catch var e as StrataError { e.code = .schema; e.entity = entity; e.attribute = name; throw e }
+        return Relationship(name: name, destinationName: dest, isToMany: toMany, inverseName: inverse, deleteRule: rule,
+                            minimumModelCount: minCount.map { Int($0) }, maximumModelCount: maxCount.map { Int($0) },
+                            originalName: original, isOptional: optional, hashModifier: hashModifier, declaration: json)
+    }
+}

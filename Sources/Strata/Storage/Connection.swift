@@ -1,0 +1,236 @@
+import CSQLite
+import Glibc
+
+let SQLITE_TRANSIENT_PTR = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+/// Whether `STRATA_SQL_DEBUG=1` asks for every SQL statement on stderr.
+let sqlDebug: Bool = {
+    guard let v = getenv("STRATA_SQL_DEBUG") else { return false }
+    return String(cString: v) == "1"
+}()
+
+/// A prepared statement. Values reach SQL only through `bind`; SQL text is
+/// built from validated, quoted identifiers only.
+final class Statement {
+    let handle: OpaquePointer
+    let sql: String
+    unowned let connection: Connection
+
+    init(connection: Connection, sql: String) throws {
+        self.connection = connection
+        self.sql = sql
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let s = stmt else {
+            sqlite3_finalize(stmt)
+            throw connection.error(rc, context: "preparing SQL")
+        }
+        handle = s
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    @inline(__always) func bind(_ value: SQLValue, at index: Int32) {
+        switch value {
+        case .null: sqlite3_bind_null(handle, index)
+        case .int(let i): sqlite3_bind_int64(handle, index, i)
+        case .double(let d): sqlite3_bind_double(handle, index, d)
+        case .text(let s):
+            var s = s
+            s.withUTF8 { buf in
+                _ = sqlite3_bind_text(handle, index, UnsafeRawPointer(buf.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+                    .assumingMemoryBound(to: CChar.self), Int32(buf.count), SQLITE_TRANSIENT_PTR)
+            }
+        case .blob(let b):
+            b.withUnsafeBytes { buf in
+                _ = sqlite3_bind_blob(handle, index, buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, Int32(buf.count), SQLITE_TRANSIENT_PTR)
+            }
+        }
+    }
+
+    func bind(_ values: [SQLValue]) {
+        for (i, v) in values.enumerated() { bind(v, at: Int32(i + 1)) }
+    }
+
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Steps once; returns true when a row is available.
+    @inline(__always) func step() throws -> Bool {
+        if sqlDebug, sqlite3_stmt_busy(handle) == 0 { connection.debugLog(self) }
+        let rc = sqlite3_step(handle)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        throw connection.error(rc, context: "executing SQL")
+    }
+
+    /// Runs the statement with the given arguments to completion.
+    func execute(_ args: [SQLValue] = []) throws {
+        defer { reset() }
+        bind(args)
+        while try step() {}
+    }
+
+    /// Runs a query and calls `row` for each result row.
+    func query(_ args: [SQLValue] = [], _ row: (Statement) throws -> Void) throws {
+        defer { reset() }
+        bind(args)
+        while try step() { try row(self) }
+    }
+
+    /// The first column of the first row, if any.
+    func scalar(_ args: [SQLValue] = []) throws -> SQLValue? {
+        defer { reset() }
+        bind(args)
+        guard try step() else { return nil }
+        return value(at: 0)
+    }
+
+    @inline(__always) func columnType(_ i: Int32) -> Int32 { sqlite3_column_type(handle, i) }
+    @inline(__always) func int64(_ i: Int32) -> Int64 { sqlite3_column_int64(handle, i) }
+    @inline(__always) func double(_ i: Int32) -> Double { sqlite3_column_double(handle, i) }
+    func text(_ i: Int32) -> String {
+        guard let p = sqlite3_column_text(handle, i) else { return "" }
+        let n = Int(sqlite3_column_bytes(handle, i))
+        return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
+    }
+    /// The text of a column as a buffer valid until the next step/reset.
+    @inline(__always) func textBuffer(_ i: Int32) -> UnsafeBufferPointer<UInt8> {
+        guard let p = sqlite3_column_text(handle, i) else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(handle, i)))
+    }
+    @inline(__always) func blobBuffer(_ i: Int32) -> UnsafeRawBufferPointer {
+        let p = sqlite3_column_blob(handle, i)
+        let n = Int(sqlite3_column_bytes(handle, i))
+        return UnsafeRawBufferPointer(start: p, count: p == nil ? 0 : n)
+    }
+
+    func value(at i: Int32) -> SQLValue {
+        switch columnType(i) {
+        case SQLITE_INTEGER: return .int(int64(i))
+        case SQLITE_FLOAT: return .double(double(i))
+        case SQLITE_TEXT: return .text(text(i))
+        case SQLITE_BLOB: return .blob(Array(blobBuffer(i).bindMemory(to: UInt8.self)))
+        default: return .null
+        }
+    }
+}
+
+/// One SQLite connection with a statement cache.
+final class Connection {
+    let handle: OpaquePointer
+    let path: String
+    let readOnly: Bool
+    private var cache: [String: Statement] = [:]
+    /// Serializes every use of this connection (sessions of an in-memory store share one).
+    let lock = Lock()
+    /// Statements executed since `resetStatementLog()` (for tests and debugging).
+    var statementLog: [String]? = nil
+
+    init(path: String, readOnly: Bool, create: Bool, uri: Bool = false) throws {
+        var db: OpaquePointer?
+        var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        if uri { flags |= SQLITE_OPEN_URI }
+        flags |= SQLITE_OPEN_FULLMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let h = db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(db)
+            throw Connection.mapError(rc, message: "cannot open '\(path)': \(message)")
+        }
+        handle = h
+        self.path = path
+        self.readOnly = readOnly
+        sqlite3_extended_result_codes(h, 1)
+        sqlite3_busy_timeout(h, 10_000)
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    func debugLog(_ s: Statement) {
+        if let expanded = sqlite3_sql(s.handle) {
+            fputs("[strata sql] \(String(cString: expanded))\n", stderr)
+        }
+    }
+
+    /// A cached prepared statement for this SQL text.
+    func statement(_ sql: String) throws -> Statement {
+        statementLog?.append(sql)
+        if let s = cache[sql] { return s }
+        let s = try Statement(connection: self, sql: sql)
+        cache[sql] = s
+        return s
+    }
+
+    /// Runs one or more statements without arguments (DDL, pragmas).
+    func execute(script sql: String) throws {
+        statementLog?.append(sql)
+        if sqlDebug { fputs("[strata sql] \(sql)\n", stderr) }
+        var err: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &err)
+        if rc != SQLITE_OK {
+            let message = err.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(err)
+            throw Connection.mapError(rc, message: message)
+        }
+    }
+
+    func execute(_ sql: String, _ args: [SQLValue] = []) throws {
+        try statement(sql).execute(args)
+    }
+
+    var changes: Int { Int(sqlite3_changes(handle)) }
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    func error(_ rc: Int32, context: String) -> StrataError {
+        Connection.mapError(rc, message: "\(context): \(String(cString: sqlite3_errmsg(handle)))")
+    }
+
+    static func mapError(_ rc: Int32, message: String) -> StrataError {
+        let code: StrataError.Code
+        switch rc & 0xFF {
+        case SQLITE_BUSY, SQLITE_LOCKED: code = .busy
+        case SQLITE_READONLY: code = .readOnly
+        case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_FULL, SQLITE_PERM: code = .io
+        case SQLITE_CORRUPT: code = .corrupt
+        case SQLITE_NOTADB: code = .incompatibleStore
+        case SQLITE_NOMEM: code = .noMemory
+        case SQLITE_CONSTRAINT: code = .constraint
+        case SQLITE_MISUSE: code = .misuse
+        default: code = .internal
+        }
+        return StrataError(code, message, sqliteCode: rc)
+    }
+
+    // MARK: Transactions
+
+    func begin(immediate: Bool = true) throws {
+        try execute(script: immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+    }
+    func commit() throws { try execute(script: "COMMIT") }
+    func rollback() {
+        if isInTransaction { _ = try? execute(script: "ROLLBACK") }
+    }
+
+    /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try begin()
+        do {
+            let result = try body()
+            try commit()
+            return result
+        } catch {
+            rollback()
+            throw error
+        }
+    }
+}
+
+/// Quotes a validated identifier for SQL text.
+@inline(__always) func quote(_ identifier: String) -> String { "\"" + identifier + "\"" }

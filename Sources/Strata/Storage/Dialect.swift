@@ -1,0 +1,75 @@
+/// The one place SQL text is generated from a schema (DDL and the statements
+/// the store reuses). A PostgreSQL store would provide its own dialect.
+protocol SQLDialect {
+    func quote(_ identifier: String) -> String
+    func createTable(for root: Entity) -> String
+    func createIndexes(for root: Entity) -> [String]
+    func createJoinTable(_ table: String) -> [String]
+}
+
+struct SQLiteDialect: SQLDialect {
+    func quote(_ identifier: String) -> String { "\"" + identifier + "\"" }
+
+    /// Every column of a hierarchy's table: root attributes first, then each subentity's.
+    func columns(of root: Entity) -> [(name: String, type: String)] {
+        var cols: [(String, String)] = []
+        for e in root.descendants {
+            for a in e.ownAttributes where !a.isTransient { cols.append((a.name, a.type.columnType)) }
+            for r in e.ownRelationships {
+                if let c = r.foreignKeyColumn { cols.append((c, "INTEGER")) }
+            }
+        }
+        return cols
+    }
+
+    func createTable(for root: Entity) -> String {
+        var parts = ["\(quote("_pk")) INTEGER PRIMARY KEY", "\(quote("_entity")) TEXT NOT NULL"]
+        for (name, type) in columns(of: root) { parts.append("\(quote(name)) \(type)") }
+        return "CREATE TABLE \(quote(root.name)) (\n  " + parts.joined(separator: ",\n  ") + "\n)"
+    }
+
+    func createIndexes(for root: Entity) -> [String] {
+        var out: [String] = []
+        var seen: Set<String> = []
+        func add(_ kind: String, _ cols: [String]) {
+            let key = kind + ":" + cols.joined(separator: ",")
+            guard !seen.contains(key) else { return }
+            seen.insert(key)
+            let name = "\(root.name)_\(kind)_\(cols.joined(separator: "_"))"
+            let unique = kind == "unique" ? "UNIQUE " : ""
+            out.append("CREATE \(unique)INDEX \(quote(name)) ON \(quote(root.name)) (\(cols.map(quote).joined(separator: ", ")))")
+        }
+        if root.isInHierarchy { add("index", ["_entity"]) }
+        for e in root.descendants {
+            for a in e.ownAttributes where a.isUnique { add("unique", [a.name]) }
+            for u in e.uniqueConstraints { add("unique", u.map { e.relationshipByName[$0]?.foreignKeyColumn ?? $0 }) }
+        }
+        for e in root.descendants {
+            for a in e.ownAttributes where a.isIndexed && !a.isUnique { add("index", [a.name]) }
+            for i in e.indexes { add("index", i.map { e.relationshipByName[$0]?.foreignKeyColumn ?? $0 }) }
+            for r in e.ownRelationships { if let c = r.foreignKeyColumn { add("fk", [c]) } }
+        }
+        return out
+    }
+
+    func createJoinTable(_ table: String) -> [String] {
+        ["CREATE TABLE \(quote(table)) (\(quote("_source")) INTEGER NOT NULL, \(quote("_target")) INTEGER NOT NULL, PRIMARY KEY (\(quote("_source")), \(quote("_target")))) WITHOUT ROWID",
+         "CREATE INDEX \(quote(table + "_target")) ON \(quote(table)) (\(quote("_target")), \(quote("_source")))"]
+    }
+
+    /// The complete DDL of a schema.
+    func createSchema(_ schema: Schema) -> [String] {
+        var out: [String] = []
+        for root in schema.rootEntities {
+            out.append(createTable(for: root))
+            out += createIndexes(for: root)
+        }
+        for (table, _) in schema.joinTables { out += createJoinTable(table) }
+        return out
+    }
+
+    static let metadataDDL = [
+        "CREATE TABLE IF NOT EXISTS strata_metadata (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
+        "CREATE TABLE IF NOT EXISTS strata_sequence (entity TEXT PRIMARY KEY, next INTEGER NOT NULL) WITHOUT ROWID",
+    ]
+}

@@ -1,0 +1,443 @@
+import CSQLite
+import Glibc
+
+/// Applies a context's changes to SQLite and reads objects back as JSON.
+///
+/// Every public method takes the connection's lock for its whole duration,
+/// so a session may be called from any thread (one at a time per context).
+public final class SQLiteSession: StoreSession {
+    let sqliteStore: SQLiteStore
+    let connection: Connection
+    public var store: DataStore { sqliteStore }
+    var schema: Schema { sqliteStore.schema }
+    /// Reserved primary keys per root table: next free and limit (exclusive).
+    private var reserved: [String: (next: Int64, limit: Int64)] = [:]
+    private var blockSize: Int64 = 64
+
+    init(store: SQLiteStore, connection: Connection) {
+        self.sqliteStore = store
+        self.connection = connection
+    }
+
+    func locked<T>(_ body: () throws -> T) rethrows -> T { try connection.lock.withLock(body) }
+
+    // MARK: Identifiers
+
+    /// Reserves `count` consecutive primary keys for rows of `root`'s table.
+    ///
+    /// Keys come from `strata_sequence`, reserved in blocks in their own tiny
+    /// transaction, so that contexts (and processes) never hand out the same key.
+    func allocate(root: Entity, count: Int) throws -> Int64 {
+        try locked {
+            let n = Int64(count)
+            if let r = reserved[root.name], r.limit - r.next >= n {
+                reserved[root.name] = (r.next + n, r.limit)
+                return r.next
+            }
+            let want = max(n, blockSize)
+            blockSize = min(blockSize * 2, 4096)
+            let sql = "INSERT INTO strata_sequence (entity, next) VALUES (?1, 1 + ?2) ON CONFLICT(entity) DO UPDATE SET next = next + ?2 RETURNING next"
+            let ownTransaction = !connection.isInTransaction
+            if ownTransaction { try connection.begin() }
+            let end: Int64
+            do {
+                guard case .int(let e)? = try connection.statement(sql).scalar([.text(root.name), .int(want)]) else {
+                    throw StrataError(.internal, "could not reserve primary keys for '\(root.name)'")
+                }
+                end = e
+                if ownTransaction { try connection.commit() }
+            } catch {
+                if ownTransaction { connection.rollback() }
+                throw error
+            }
+            let start = end - want
+            reserved[root.name] = (start + n, end)
+            return start
+        }
+    }
+
+    /// The concrete entity of the saved row `pk` in `root`'s table, or nil.
+    func concreteEntity(root: Entity, pk: Int64) throws -> Entity? {
+        try locked {
+            if !root.isInHierarchy {
+                let v = try connection.statement("SELECT 1 FROM \(quote(root.name)) WHERE _pk = ?").scalar([.int(pk)])
+                return v == nil ? nil : root
+            }
+            guard case .text(let name)? = try connection.statement("SELECT _entity FROM \(quote(root.name)) WHERE _pk = ?").scalar([.int(pk)]) else {
+                return nil
+            }
+            return schema.entity(named: name)
+        }
+    }
+
+    /// The saved object whose `columns` hold `values` (all non-null), if any.
+    func findUnique(root: Entity, columns: [String], values: [SQLValue]) throws -> ObjectID? {
+        try locked {
+            let cond = columns.map { "\(quote($0)) = ?" }.joined(separator: " AND ")
+            let sql = "SELECT _pk, _entity FROM \(quote(root.name)) WHERE \(cond) LIMIT 1"
+            var found: ObjectID?
+            try connection.statement(sql).query(values) { s in
+                if let e = schema.entity(named: s.text(1)) { found = ObjectID(entity: e, pk: s.int64(0)) }
+            }
+            return found
+        }
+    }
+
+    // MARK: Save
+
+    enum ApplyMode { case save, preview }
+
+    struct ApplyState {
+        var mode: ApplyMode
+        var touched: [ObjectID] = []
+        var touchedSet: Set<ObjectID> = []
+        var deleted: Set<ObjectID> = []
+        var writtenFiles: [String] = []
+        var obsoleteFiles: [String] = []
+
+        mutating func touch(_ id: ObjectID) {
+            if touchedSet.insert(id).inserted { touched.append(id) }
+        }
+    }
+
+    /// Saves `changes` in one transaction; on any error the store is unchanged.
+    func save(_ changes: [Change]) throws {
+        try locked {
+            guard !changes.isEmpty else { return }
+            var state = ApplyState(mode: .save)
+            try connection.begin()
+            do {
+                try apply(changes, &state)
+                try validate(&state)
+                try connection.commit()
+            } catch {
+                connection.rollback()
+                for f in state.writtenFiles { unlink(f) }
+                throw error
+            }
+            for f in state.obsoleteFiles { unlink(f) }
+        }
+    }
+
+    /// Runs `body` with `changes` applied inside a transaction that is then
+    /// rolled back: reads see the context's pending changes exactly as a save would make them.
+    func withChangesApplied<T>(_ changes: [Change], _ body: () throws -> T) throws -> T {
+        try locked {
+            if changes.isEmpty { return try body() }
+            var state = ApplyState(mode: .preview)
+            try connection.begin()
+            defer { connection.rollback() }
+            try apply(changes, &state)
+            return try body()
+        }
+    }
+
+    private func apply(_ changes: [Change], _ state: inout ApplyState) throws {
+        for change in changes {
+            switch change {
+            case .insert(let id, let values): try insertRow(id, values, &state)
+            case .update(let id, let slots, let values): try updateRow(id, slots, values, &state)
+            case .setRelated(let owner, let rel, let targets): try setRelated(owner, rel, targets, &state)
+            case .delete(let id): try deleteObject(id, &state)
+            }
+        }
+    }
+
+    private func insertSQL(_ e: Entity) -> String {
+        let cols = ["_pk", "_entity"] + e.storedColumns.map(\.name)
+        let params = (1...cols.count).map { "?\($0)" }.joined(separator: ", ")
+        return "INSERT INTO \(quote(e.tableName)) (\(cols.map(quote).joined(separator: ", "))) VALUES (\(params))"
+    }
+
+    private func insertRow(_ id: ObjectID, _ values: [SQLValue], _ state: inout ApplyState) throws {
+        let e = id.entity
+        let stmt = try connection.statement(insertSQL(e))
+        defer { stmt.reset() }
+        sqlite3_bind_int64(stmt.handle, 1, id.pk)
+        stmt.bind(.text(e.name), at: 2)
+        for (i, v) in values.enumerated() {
+            if case .blob(let bytes) = v, case .attribute(let a) = e.storedColumns[i], a.externalStorage {
+                stmt.bind(try externalValue(bytes, &state), at: Int32(i + 3))
+            } else {
+                stmt.bind(v, at: Int32(i + 3))
+            }
+        }
+        do { while try stmt.step() {} } catch var err as StrataError {
+            if err.sqliteCode.map({ $0 & 0xFF }) == SQLITE_CONSTRAINT {
+                err = StrataError(.constraint, "cannot save \(id): a unique constraint of '\(e.name)' is violated by a saved object", entity: e.name)
+            }
+            throw err
+        }
+        try clearOtherOneToOne(id, slots: nil, values: values)
+        state.touch(id)
+        try touchInverseOwners(e, slots: nil, values: values, &state)
+    }
+
+    private func updateRow(_ id: ObjectID, _ slots: [Int], _ values: [SQLValue], _ state: inout ApplyState) throws {
+        let e = id.entity
+        var bound = values
+        for (k, slot) in slots.enumerated() {
+            guard case .attribute(let a) = e.storedColumns[slot], a.externalStorage else { continue }
+            if state.mode == .save, let old = try externalFile(root: e.root, pk: id.pk, column: a.name) {
+                state.obsoleteFiles.append(old)
+            }
+            if case .blob(let bytes) = values[k] { bound[k] = try externalValue(bytes, &state) }
+        }
+        let sets = slots.enumerated().map { k, slot in "\(quote(e.storedColumns[slot].name)) = ?\(k + 2)" }.joined(separator: ", ")
+        let stmt = try connection.statement("UPDATE \(quote(e.tableName)) SET \(sets) WHERE _pk = ?1")
+        defer { stmt.reset() }
+        sqlite3_bind_int64(stmt.handle, 1, id.pk)
+        for (k, v) in bound.enumerated() { stmt.bind(v, at: Int32(k + 2)) }
+        do { while try stmt.step() {} } catch var err as StrataError {
+            if err.sqliteCode.map({ $0 & 0xFF }) == SQLITE_CONSTRAINT {
+                err = StrataError(.constraint, "cannot save \(id): the update violates a unique constraint of '\(e.name)'", entity: e.name)
+            }
+            throw err
+        }
+        try clearOtherOneToOne(id, slots: slots, values: values)
+        state.touch(id)
+        try touchInverseOwners(e, slots: slots, values: values, &state)
+    }
+
+    /// A one-to-one link held in this row: no other row may keep pointing at the same target.
+    private func clearOtherOneToOne(_ id: ObjectID, slots: [Int]?, values: [SQLValue]) throws {
+        let e = id.entity
+        for (k, v) in values.enumerated() {
+            guard case .int(let target) = v else { continue }
+            let slot = slots?[k] ?? k
+            guard case .foreignKey(let r) = e.storedColumns[slot], let inv = r.inverse, !inv.isToMany else { continue }
+            let col = quote(e.storedColumns[slot].name)
+            try connection.execute("UPDATE \(quote(e.tableName)) SET \(col) = NULL WHERE \(col) = ?1 AND _pk <> ?2", [.int(target), .int(id.pk)])
+        }
+    }
+
+    /// Linking a row to a target changes the target's to-many count: validate it when bounded.
+    private func touchInverseOwners(_ e: Entity, slots: [Int]?, values: [SQLValue], _ state: inout ApplyState) throws {
+        guard state.mode == .save else { return }
+        for (k, v) in values.enumerated() {
+            guard case .int(let target) = v else { continue }
+            let slot = slots?[k] ?? k
+            guard case .foreignKey(let r) = e.storedColumns[slot], let inv = r.inverse, inv.isToMany,
+                  inv.minimumModelCount != nil || inv.maximumModelCount != nil else { continue }
+            state.touch(ObjectID(entity: r.destination, pk: target))
+        }
+    }
+
+    private func externalValue(_ bytes: [UInt8], _ state: inout ApplyState) throws -> SQLValue {
+        guard state.mode == .save, let dir = sqliteStore.externalDirectory,
+              bytes.count >= sqliteStore.configuration.externalStorageThreshold else { return .blob(bytes) }
+        let name = UUIDText.random()
+        try ExternalStorage.write(bytes, directory: dir, name: name)
+        state.writtenFiles.append(dir + "/" + name)
+        return .text(name)
+    }
+
+    private func externalFile(root: Entity, pk: Int64, column: String) throws -> String? {
+        guard let dir = sqliteStore.externalDirectory else { return nil }
+        let v = try connection.statement("SELECT \(quote(column)) FROM \(quote(root.name)) WHERE _pk = ?").scalar([.int(pk)])
+        if case .text(let name)? = v { return dir + "/" + name }
+        return nil
+    }
+
+    static func jsonArray(_ ids: [ObjectID]) -> SQLValue {
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        for (i, id) in ids.enumerated() {
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONWriter.appendInt(id.pk, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return .text(String(decoding: bytes, as: UTF8.self))
+    }
+
+    private func setRelated(_ owner: ObjectID, _ rel: Relationship, _ targets: [ObjectID], _ state: inout ApplyState) throws {
+        let list = SQLiteSession.jsonArray(targets)
+        switch rel.storage {
+        case .foreignKey(let col):
+            let target: SQLValue = targets.first.map { .int($0.pk) } ?? .null
+            try connection.execute("UPDATE \(quote(owner.entity.tableName)) SET \(quote(col)) = ?2 WHERE _pk = ?1", [.int(owner.pk), target])
+        case .inverseForeignKey(let col):
+            let table = quote(rel.destination.tableName)
+            let c = quote(col)
+            let inverseRequired = rel.inverse.map { !$0.isOptional } ?? false
+            let clear = "UPDATE \(table) SET \(c) = NULL WHERE \(c) = ?1 AND _pk NOT IN (SELECT value FROM json_each(?2)) RETURNING _pk"
+            try connection.statement(clear).query([.int(owner.pk), list]) { s in
+                if inverseRequired { state.touch(ObjectID(entity: rel.destination, pk: s.int64(0))) }
+            }
+            try connection.execute("UPDATE \(table) SET \(c) = ?1 WHERE _pk IN (SELECT value FROM json_each(?2))", [.int(owner.pk), list])
+        case .joinTable(let table, let ownerCol, let targetCol):
+            try connection.execute("DELETE FROM \(quote(table)) WHERE \(quote(ownerCol)) = ?1", [.int(owner.pk)])
+            try connection.execute("INSERT OR IGNORE INTO \(quote(table)) (\(quote(ownerCol)), \(quote(targetCol))) SELECT ?1, value FROM json_each(?2)",
+                                   [.int(owner.pk), list])
+        }
+        state.touch(owner)
+    }
+
+    // MARK: Delete rules
+
+    /// The objects related to `id` through `rel`, as saved (in this transaction).
+    func related(_ id: ObjectID, _ rel: Relationship) throws -> [ObjectID] {
+        let dest: Entity = rel.destination
+        var out: [ObjectID] = []
+        func add(_ pk: Int64, _ name: String?) {
+            let e = name.flatMap { schema.entity(named: $0) } ?? dest
+            out.append(ObjectID(entity: e, pk: pk))
+        }
+        switch rel.storage {
+        case .foreignKey(let col):
+            let sql = "SELECT d._pk, d._entity FROM \(quote(id.entity.tableName)) s JOIN \(quote(dest.tableName)) d ON d._pk = s.\(quote(col)) WHERE s._pk = ?1"
+            try connection.statement(sql).query([.int(id.pk)]) { s in add(s.int64(0), s.text(1)) }
+        case .inverseForeignKey(let col):
+            let sql = "SELECT _pk, _entity FROM \(quote(dest.tableName)) WHERE \(quote(col)) = ?1 ORDER BY _pk"
+            try connection.statement(sql).query([.int(id.pk)]) { s in add(s.int64(0), s.text(1)) }
+        case .joinTable(let table, let ownerCol, let targetCol):
+            let sql = "SELECT d._pk, d._entity FROM \(quote(table)) j JOIN \(quote(dest.tableName)) d ON d._pk = j.\(quote(targetCol)) WHERE j.\(quote(ownerCol)) = ?1 ORDER BY d._pk"
+            try connection.statement(sql).query([.int(id.pk)]) { s in add(s.int64(0), s.text(1)) }
+        }
+        return out
+    }
+
+    private func deleteObject(_ requested: ObjectID, _ state: inout ApplyState) throws {
+        guard !state.deleted.contains(requested) else { return }
+        // Resolve the concrete entity from the row (cascades reach subentities).
+        guard let e = try concreteEntity(root: requested.entity.root, pk: requested.pk) else { return }
+        let id = ObjectID(entity: e, pk: requested.pk)
+        state.deleted.insert(id)
+
+        var cascades: [ObjectID] = []
+        for rel in e.relationships {
+            let targets = try related(id, rel).filter { !state.deleted.contains($0) }
+            switch rel.deleteRule {
+            case .deny:
+                if !targets.isEmpty {
+                    throw StrataError(.constraint, "cannot delete \(id): relationship '\(rel.name)' has delete rule deny and still holds \(targets.count) object(s), e.g. \(targets[0])",
+                                      entity: e.name, attribute: rel.name)
+                }
+            case .cascade:
+                cascades += targets
+            case .nullify:
+                try nullify(id, rel, targets, &state)
+            case .noAction:
+                break
+            }
+        }
+        // Links from relationships without an inverse that point at this object.
+        for other in schema.entities {
+            for rel in other.ownRelationships where rel.inverse == nil && e.isKind(of: rel.destination) {
+                switch rel.storage {
+                case .foreignKey(let col):
+                    try connection.execute("UPDATE \(quote(other.tableName)) SET \(quote(col)) = NULL WHERE \(quote(col)) = ?1", [.int(id.pk)])
+                case .joinTable(let table, _, let targetCol):
+                    try connection.execute("DELETE FROM \(quote(table)) WHERE \(quote(targetCol)) = ?1", [.int(id.pk)])
+                case .inverseForeignKey:
+                    break
+                }
+            }
+        }
+        if state.mode == .save, let dir = sqliteStore.externalDirectory {
+            for a in e.attributes where a.externalStorage {
+                if case .text(let name)? = try connection.statement("SELECT \(quote(a.name)) FROM \(quote(e.tableName)) WHERE _pk = ?").scalar([.int(id.pk)]) {
+                    state.obsoleteFiles.append(dir + "/" + name)
+                }
+            }
+        }
+        try connection.execute("DELETE FROM \(quote(e.tableName)) WHERE _pk = ?1", [.int(id.pk)])
+        for target in cascades { try deleteObject(target, &state) }
+    }
+
+    private func nullify(_ id: ObjectID, _ rel: Relationship, _ targets: [ObjectID], _ state: inout ApplyState) throws {
+        switch rel.storage {
+        case .foreignKey:
+            // The link lives in the deleted row; the target's to-many count changes.
+            if let inv = rel.inverse, inv.minimumModelCount != nil { for t in targets { state.touch(t) } }
+        case .inverseForeignKey(let col):
+            try connection.execute("UPDATE \(quote(rel.destination.tableName)) SET \(quote(col)) = NULL WHERE \(quote(col)) = ?1", [.int(id.pk)])
+            if let inv = rel.inverse, !inv.isOptional { for t in targets { state.touch(t) } }
+        case .joinTable(let table, let ownerCol, _):
+            try connection.execute("DELETE FROM \(quote(table)) WHERE \(quote(ownerCol)) = ?1", [.int(id.pk)])
+            if let inv = rel.inverse, inv.minimumModelCount != nil { for t in targets { state.touch(t) } }
+        }
+    }
+
+    // MARK: Validation at save
+
+    private func validate(_ state: inout ApplyState) throws {
+        for id in state.touched where !state.deleted.contains(id) {
+            let declared = id.entity
+            guard declared.root.descendants.contains(where: { $0.needsSaveValidation }) else { continue }
+            guard let e = try concreteEntity(root: declared.root, pk: id.pk), e.needsSaveValidation else { continue }
+            let object = ObjectID(entity: e, pk: id.pk)
+            for rel in e.relationships {
+                if !rel.isToMany && !rel.isOptional {
+                    if try related(object, rel).isEmpty {
+                        throw StrataError(.validation, "\(object): required relationship '\(rel.name)' is not set", entity: e.name, attribute: rel.name)
+                    }
+                }
+                if rel.isToMany, rel.minimumModelCount != nil || rel.maximumModelCount != nil {
+                    let n = try related(object, rel).count
+                    if let mn = rel.minimumModelCount, n < mn {
+                        throw StrataError(.constraint, "\(object): relationship '\(rel.name)' holds \(n) object(s), fewer than its minimumModelCount \(mn)",
+                                          entity: e.name, attribute: rel.name)
+                    }
+                    if let mx = rel.maximumModelCount, mx > 0, n > mx {
+                        throw StrataError(.constraint, "\(object): relationship '\(rel.name)' holds \(n) object(s), more than its maximumModelCount \(mx)",
+                                          entity: e.name, attribute: rel.name)
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension Entity {
+    /// Whether saving an object of this entity needs relationship checks (required to-one, min/max counts).
+    var needsSaveValidation: Bool {
+        relationships.contains { r in
+            (!r.isToMany && !r.isOptional) || (r.isToMany && (r.minimumModelCount != nil || r.maximumModelCount != nil))
+        }
+    }
+}
+
+/// External-storage files: written (and synced) before the commit that references them.
+enum ExternalStorage {
+    static func write(_ bytes: [UInt8], directory: String, name: String) throws {
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw StrataError(.io, "cannot create external storage folder '\(directory)': \(String(cString: strerror(errno)))")
+        }
+        let path = directory + "/" + name
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StrataError(.io, "cannot create external storage file '\(path)': \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var offset = 0
+        try bytes.withUnsafeBytes { buf in
+            while offset < buf.count {
+                let n = Glibc.write(fd, buf.baseAddress! + offset, buf.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    unlink(path)
+                    throw StrataError(.io, "cannot write external storage file '\(path)': \(String(cString: strerror(errno)))")
+                }
+                offset += n
+            }
+        }
+        if fsync(fd) != 0 {
+            unlink(path)
+            throw StrataError(.io, "cannot sync external storage file '\(path)'")
+        }
+    }
+
+    static func read(directory: String, name: String) throws -> [UInt8] {
+        let path = directory + "/" + name
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw StrataError(.io, "external storage file '\(path)' is missing") }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 65536) }
+            if n < 0 { if errno == EINTR { continue }; throw StrataError(.io, "cannot read external storage file '\(path)'") }
+            if n == 0 { break }
+            out.append(contentsOf: chunk[0..<n])
+        }
+        return out
+    }
+}

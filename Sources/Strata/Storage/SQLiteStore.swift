@@ -1,0 +1,169 @@
+import CSQLite
+import Glibc
+
+/// The store seam (SwiftData's `DataStore`): contexts work through sessions
+/// of a store; SQLite is the first implementation.
+public protocol DataStore: AnyObject, Sendable {
+    var schema: Schema { get }
+    var isReadOnly: Bool { get }
+    func makeSession() throws -> StoreSession
+}
+
+/// The file layout and metadata of a Strata store in SQLite.
+public final class SQLiteStore: DataStore, @unchecked Sendable {
+    public let schema: Schema
+    public let configuration: StoreConfiguration
+    public let path: String
+    public var isReadOnly: Bool { configuration.readOnly }
+    let dialect = SQLiteDialect()
+    /// For in-memory stores: the one connection every session shares.
+    private var sharedConnection: Connection?
+    /// The folder for external-storage files (`<store>.strata/`); nil in memory.
+    let externalDirectory: String?
+    /// Read from metadata.
+    public private(set) var storeUUID: String = ""
+
+    static let formatVersion: Int64 = 1
+
+    /// Opens (or creates) the store at `path` for `configuration`.
+    ///
+    /// - Throws: `.incompatibleStore` if the file is not a Strata store or holds
+    ///   another schema; `.io`, `.readOnly`, `.busy` from SQLite.
+    public init(path: String?, configuration: StoreConfiguration) throws {
+        self.schema = configuration.schema
+        self.configuration = configuration
+        if configuration.inMemory {
+            self.path = ":memory:"
+            externalDirectory = nil
+            let c = try Connection(path: ":memory:", readOnly: false, create: true)
+            sharedConnection = c
+            try SQLiteStore.createStore(c, schema: schema, dialect: dialect)
+            storeUUID = try SQLiteStore.metadata(c, "storeUUID").flatMap { if case .text(let s) = $0 { return s } else { return nil } } ?? ""
+            return
+        }
+        guard let path, !path.isEmpty else {
+            throw StrataError(.invalid, "a store path is required unless the configuration sets inMemory")
+        }
+        self.path = path
+        externalDirectory = path + ".strata"
+        let exists = SQLiteStore.fileSize(path)
+        if configuration.readOnly && exists == nil {
+            throw StrataError(.io, "cannot open '\(path)' read-only: no such file")
+        }
+        if let size = exists, size > 0 {
+            // Check the header ourselves: never let SQLite touch a file that is not a database.
+            guard SQLiteStore.hasSQLiteHeader(path) else {
+                throw StrataError(.incompatibleStore, "'\(path)' is not a Strata store: it is not a SQLite database (the file was left untouched)")
+            }
+        }
+        let c = try Connection(path: path, readOnly: configuration.readOnly, create: true)
+        let tables = try SQLiteStore.userTables(c)
+        if tables.isEmpty {
+            guard !configuration.readOnly else {
+                throw StrataError(.incompatibleStore, "'\(path)' is an empty database, not a Strata store; a read-only open cannot create one")
+            }
+            try c.execute(script: "PRAGMA journal_mode=WAL")
+            try SQLiteStore.createStore(c, schema: schema, dialect: dialect)
+        } else {
+            guard tables.contains("strata_metadata") else {
+                throw StrataError(.incompatibleStore, "'\(path)' is a SQLite database but not a Strata store (it has no strata_metadata table; the file was left untouched)")
+            }
+            try checkSchema(c)
+            if !configuration.readOnly { try c.execute(script: "PRAGMA journal_mode=WAL") }
+        }
+        storeUUID = try SQLiteStore.metadata(c, "storeUUID").flatMap { if case .text(let s) = $0 { return s } else { return nil } } ?? ""
+    }
+
+    public func makeSession() throws -> StoreSession {
+        if let shared = sharedConnection { return SQLiteSession(store: self, connection: shared) }
+        let c = try Connection(path: path, readOnly: configuration.readOnly, create: false)
+        try c.execute(script: "PRAGMA synchronous=NORMAL")
+        return SQLiteSession(store: self, connection: c)
+    }
+
+    // MARK: Creation and checks
+
+    static func fileSize(_ path: String) -> Int? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return Int(st.st_size)
+    }
+
+    static func hasSQLiteHeader(_ path: String) -> Bool {
+        guard let f = fopen(path, "rb") else { return false }
+        defer { fclose(f) }
+        var header = [UInt8](repeating: 0, count: 16)
+        let n = fread(&header, 1, 16, f)
+        return n == 16 && header == Array("SQLite format 3\u{0}".utf8)
+    }
+
+    static func userTables(_ c: Connection) throws -> Set<String> {
+        var out: Set<String> = []
+        try c.statement("SELECT name FROM sqlite_master WHERE type = 'table'").query { s in out.insert(s.text(0)) }
+        return out
+    }
+
+    static func metadata(_ c: Connection, _ key: String) throws -> SQLValue? {
+        try c.statement("SELECT value FROM strata_metadata WHERE key = ?").scalar([.text(key)])
+    }
+
+    static func setMetadata(_ c: Connection, _ key: String, _ value: SQLValue) throws {
+        try c.execute("INSERT INTO strata_metadata (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                      [.text(key), value])
+    }
+
+    static func createStore(_ c: Connection, schema: Schema, dialect: SQLiteDialect) throws {
+        try c.transaction {
+            for sql in SQLiteDialect.metadataDDL { try c.execute(script: sql) }
+            for sql in dialect.createSchema(schema) { try c.execute(script: sql) }
+            try writeSchemaMetadata(c, schema: schema)
+            try setMetadata(c, "storeUUID", .text(UUIDText.random()))
+            try setMetadata(c, "formatVersion", .int(formatVersion))
+            for root in schema.rootEntities {
+                try c.execute("INSERT OR IGNORE INTO strata_sequence (entity, next) VALUES (?, 1)", [.text(root.name)])
+            }
+        }
+    }
+
+    static func writeSchemaMetadata(_ c: Connection, schema: Schema) throws {
+        try setMetadata(c, "schema", .text(schema.json.text))
+        try setMetadata(c, "version", .text(schema.version))
+        try setMetadata(c, "versionHash", .text(schema.versionHash))
+        var w = JSONWriter()
+        w.beginObject()
+        for e in schema.entities { w.key(e.name); w.string(e.versionHash) }
+        w.endObject()
+        try setMetadata(c, "entityHashes", .text(w.string))
+    }
+
+    /// Compares the stored schema with the configured one.
+    private func checkSchema(_ c: Connection) throws {
+        guard case .text(let storedHash)? = try SQLiteStore.metadata(c, "versionHash"),
+              case .text(let storedJSON)? = try SQLiteStore.metadata(c, "schema") else {
+            throw StrataError(.corrupt, "'\(path)' has a strata_metadata table without a stored schema")
+        }
+        if case .int(let format)? = try SQLiteStore.metadata(c, "formatVersion"), format > SQLiteStore.formatVersion {
+            throw StrataError(.incompatibleStore, "'\(path)' was written by a newer Strata (store format \(format), this library reads \(SQLiteStore.formatVersion))")
+        }
+        if storedHash == schema.versionHash {
+            // Same storage; keep the stored declaration current (defaults, delete rules may differ).
+            if !configuration.readOnly, storedJSON != schema.json.text {
+                try c.transaction { try SQLiteStore.writeSchemaMetadata(c, schema: schema) }
+            }
+            return
+        }
+        let stored: Schema
+        do { stored = try SchemaDecoder.decode(storedJSON) } catch {
+            throw StrataError(.corrupt, "the schema stored in '\(path)' cannot be read: \(error)")
+        }
+        let differences = SchemaDiff.describe(from: stored, to: schema)
+        throw StrataError(.incompatibleStore,
+                          "the store '\(path)' holds schema version \(stored.version), which differs from the configured version \(schema.version): "
+                          + differences.joined(separator: "; "))
+    }
+}
+
+/// One connection's worth of work for a context.
+public protocol StoreSession: AnyObject {
+    var store: DataStore { get }
+}

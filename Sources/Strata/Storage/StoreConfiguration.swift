@@ -1,0 +1,62 @@
+/// How a container opens its store: the schema (or migration plan) and options.
+///
+/// JSON form (DESIGN §3): `{"schema": {...}}` or `{"migrationPlan": {...}}`,
+/// plus `"inMemory"`, `"readOnly"`, `"history"`, `"author"`,
+/// `"externalStorageThreshold"` (bytes).
+public struct StoreConfiguration: Sendable {
+    public var schema: Schema
+    /// Every schema of a migration plan, oldest first (the last is `schema`).
+    public var planSchemas: [Schema] = []
+    public var planJSON: JSONValue?
+    public var inMemory = false
+    public var readOnly = false
+    public var history = true
+    public var author: String?
+    /// `data` attributes marked externalStorage at least this large go to files beside the store.
+    public var externalStorageThreshold = 128 * 1024
+
+    public init(schema: Schema) { self.schema = schema }
+
+    public static func decode(_ text: String) throws -> StoreConfiguration {
+        let json = try JSONValue.parse(text)
+        var o = try ObjectReader(json, path: JSONPath(), what: "configuration")
+        let schemaJSON = o.value("schema")
+        let planJSON = o.value("migrationPlan")
+        var config: StoreConfiguration
+        switch (schemaJSON, planJSON) {
+        case (let s?, nil):
+            config = StoreConfiguration(schema: try SchemaDecoder.decode(s, path: JSONPath() / "schema"))
+        case (nil, let p?):
+            var po = try ObjectReader(p, path: JSONPath() / "migrationPlan", what: "migration plan")
+            guard let schemas = try po.array("schemas"), !schemas.isEmpty else {
+                throw StrataError(.invalid, "migration plan needs a non-empty 'schemas' array", path: "/migrationPlan/schemas")
+            }
+            _ = po.value("stages")
+            try po.finish()
+            var decoded: [Schema] = []
+            for (i, s) in schemas.enumerated() {
+                decoded.append(try SchemaDecoder.decode(s, path: JSONPath() / "migrationPlan" / "schemas" / i))
+            }
+            config = StoreConfiguration(schema: decoded[decoded.count - 1])
+            config.planSchemas = decoded
+            config.planJSON = p
+        case (nil, nil):
+            throw StrataError(.invalid, "configuration needs 'schema' or 'migrationPlan'", path: "/schema")
+        case (_?, _?):
+            throw StrataError(.invalid, "configuration takes 'schema' or 'migrationPlan', not both", path: "/migrationPlan")
+        }
+        config.inMemory = try o.bool("inMemory") ?? false
+        config.readOnly = try o.bool("readOnly") ?? false
+        config.history = try o.bool("history") ?? true
+        config.author = try o.string("author")
+        if let t = try o.int("externalStorageThreshold") {
+            guard t >= 0 else { throw StrataError(.invalid, "externalStorageThreshold must not be negative", path: "/externalStorageThreshold") }
+            config.externalStorageThreshold = Int(t)
+        }
+        try o.finish()
+        if config.inMemory && config.readOnly {
+            throw StrataError(.invalid, "an in-memory store cannot be read-only", path: "/readOnly")
+        }
+        return config
+    }
+}

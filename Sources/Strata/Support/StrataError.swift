@@ -1,0 +1,121 @@
+/// The one error type of the Strata core.
+///
+/// Every failure the library reports, from a malformed JSON key to a SQLite
+/// I/O error, is a `StrataError`. It carries a stable ``Code`` (mapped
+/// one-to-one to the C status codes), a human message, and where known the
+/// entity, attribute, JSON path and SQLite result code. User-bound values are
+/// never copied into it.
+public struct StrataError: Error, CustomStringConvertible, Sendable {
+    /// Stable error codes; the raw value is the C `strata_status` number.
+    public enum Code: Int32, Sendable, CaseIterable {
+        case misuse = 1
+        case invalid = 2
+        case schema = 3
+        case notFound = 4
+        case constraint = 5
+        case validation = 6
+        case incompatibleStore = 7
+        case migration = 8
+        case callback = 9
+        case busy = 10
+        case readOnly = 11
+        case io = 12
+        case corrupt = 13
+        case noMemory = 14
+        case `internal` = 15
+
+        /// The stable text used in `strata_last_error()` JSON.
+        public var name: String {
+            switch self {
+            case .misuse: return "misuse"
+            case .invalid: return "invalid"
+            case .schema: return "schema"
+            case .notFound: return "not_found"
+            case .constraint: return "constraint"
+            case .validation: return "validation"
+            case .incompatibleStore: return "incompatible_store"
+            case .migration: return "migration"
+            case .callback: return "callback"
+            case .busy: return "busy"
+            case .readOnly: return "readonly"
+            case .io: return "io"
+            case .corrupt: return "corrupt"
+            case .noMemory: return "nomem"
+            case .internal: return "internal"
+            }
+        }
+    }
+
+    public var code: Code
+    public var message: String
+    public var entity: String?
+    public var attribute: String?
+    /// A JSON pointer (RFC 6901) into the input document, e.g. `/entities/0/attributes/2/type`.
+    public var path: String?
+    /// The SQLite extended result code, when SQLite reported the failure.
+    public var sqliteCode: Int32?
+
+    public init(_ code: Code, _ message: String, entity: String? = nil, attribute: String? = nil,
+                path: String? = nil, sqliteCode: Int32? = nil) {
+        self.code = code
+        self.message = message
+        self.entity = entity
+        self.attribute = attribute
+        self.path = path
+        self.sqliteCode = sqliteCode
+    }
+
+    public var description: String { "\(code.name): \(message)" }
+
+    /// The error as the JSON object `strata_last_error()` returns.
+    public var json: String {
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("code"); w.string(code.name)
+        w.key("status"); w.int(Int64(code.rawValue))
+        w.key("message"); w.string(message)
+        if let entity { w.key("entity"); w.string(entity) }
+        if let attribute { w.key("attribute"); w.string(attribute) }
+        if let path { w.key("path"); w.string(path) }
+        if let sqliteCode { w.key("sqliteCode"); w.int(Int64(sqliteCode)) }
+        w.endObject()
+        return w.string
+    }
+
+    func with(entity: String? = nil, attribute: String? = nil, path: String? = nil) -> StrataError {
+        var copy = self
+        if copy.entity == nil { copy.entity = entity }
+        if copy.attribute == nil { copy.attribute = attribute }
+        if copy.path == nil { copy.path = path }
+        return copy
+    }
+}
+
+/// Builds a JSON pointer token list into text ("/entities/0/name").
+struct JSONPath: CustomStringConvertible {
+    private(set) var tokens: [String] = []
+
+    init() {}
+    init(_ text: String) { tokens = text.split(separator: "/").map(String.init) }
+
+    func appending(_ key: String) -> JSONPath {
+        var copy = self
+        copy.tokens.append(key)
+        return copy
+    }
+    func appending(_ index: Int) -> JSONPath { appending(String(index)) }
+    static func / (lhs: JSONPath, rhs: String) -> JSONPath { lhs.appending(rhs) }
+    static func / (lhs: JSONPath, rhs: Int) -> JSONPath { lhs.appending(rhs) }
+
+    var description: String {
+        if tokens.isEmpty { return "/" }
+        var out = ""
+        for t in tokens {
+            out += "/"
+            for c in t {
+                if c == "~" { out += "~0" } else if c == "/" { out += "~1" } else { out.append(c) }
+            }
+        }
+        return out
+    }
+}

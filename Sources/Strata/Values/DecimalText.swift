@@ -1,0 +1,173 @@
+/// Exact decimal numbers kept as text: validation, canonical form and numeric comparison, without floating point.
+enum DecimalText {
+    /// Exponents may have at most this many significant digits (|exponent| < 10^9), so arithmetic on them cannot overflow.
+    private static let maxExponentDigits = 9
+
+    /// Byte ranges of a syntactically valid decimal text.
+    private struct Parts {
+        var negative = false
+        var intStart = 0, intEnd = 0
+        var fracStart = 0, fracEnd = 0      // empty when there is no '.'
+        var expNegative = false
+        var expStart = 0, expEnd = 0        // digits only, leading zeros skipped; empty when zero or absent
+    }
+
+    /// Splits `p` into its parts per the grammar of `canonical`; nil when it does not match.
+    private static func split(_ p: UnsafeBufferPointer<UInt8>) -> Parts? {
+        let n = p.count
+        var r = Parts()
+        var i = 0
+        @inline(__always) func isDigit(_ at: Int) -> Bool { at < n && p[at] &- 48 <= 9 }
+        if i < n && (p[i] == UInt8(ascii: "-") || p[i] == UInt8(ascii: "+")) {
+            r.negative = p[i] == UInt8(ascii: "-")
+            i += 1
+        }
+        r.intStart = i
+        while isDigit(i) { i += 1 }
+        r.intEnd = i
+        guard r.intEnd > r.intStart else { return nil }
+        r.fracStart = i; r.fracEnd = i
+        if i < n && p[i] == UInt8(ascii: ".") {
+            i += 1
+            r.fracStart = i
+            while isDigit(i) { i += 1 }
+            r.fracEnd = i
+            guard r.fracEnd > r.fracStart else { return nil }
+        }
+        if i < n && (p[i] == UInt8(ascii: "e") || p[i] == UInt8(ascii: "E")) {
+            i += 1
+            if i < n && (p[i] == UInt8(ascii: "-") || p[i] == UInt8(ascii: "+")) {
+                r.expNegative = p[i] == UInt8(ascii: "-")
+                i += 1
+            }
+            let digitsStart = i
+            while isDigit(i) { i += 1 }
+            guard i > digitsStart else { return nil }
+            var s = digitsStart
+            while s < i && p[s] == UInt8(ascii: "0") { s += 1 }
+            r.expStart = s; r.expEnd = i
+        }
+        guard i == n else { return nil }
+        return r
+    }
+
+    /// Calls `body` with the text's bytes as a contiguous buffer.
+    @inline(__always) private static func withBytes<C: Collection, R>(
+        _ text: C, _ body: (UnsafeBufferPointer<UInt8>) -> R
+    ) -> R where C.Element == UInt8 {
+        if let r = text.withContiguousStorageIfAvailable(body) { return r }
+        return Array(text).withUnsafeBufferPointer(body)
+    }
+
+    /// Validates and canonicalizes decimal number text: optional '-' (a leading '+' is dropped), digits, optional '.' digits, optional exponent [eE][+-]?digits. Strips redundant leading zeros of the integer part ("007.5" -> "7.5", "-0" -> "0"), keeps fraction digits as given (no float rounding ever). Returns nil for empty, "NaN", "inf", ".5", "5.", hex, whitespace.
+    ///
+    /// The exponent is normalized too: written as lowercase 'e', without '+' or leading zeros, and
+    /// dropped when zero ("1.5E+03" -> "1.5e3", "2e0" -> "2"); exponents of 10^9 or more in
+    /// magnitude are rejected. A zero value never keeps its '-' ("-0.00" -> "0.00").
+    static func canonical<C: Collection>(_ text: C) -> String? where C.Element == UInt8 {
+        withBytes(text) { p -> String? in
+            guard let r = split(p) else { return nil }
+            let expDigits = r.expEnd - r.expStart
+            guard expDigits <= maxExponentDigits else { return nil }
+            var s = r.intStart
+            while s < r.intEnd - 1 && p[s] == UInt8(ascii: "0") { s += 1 }
+            var isZero = true
+            for j in s..<r.intEnd where p[j] != UInt8(ascii: "0") { isZero = false; break }
+            if isZero {
+                for j in r.fracStart..<r.fracEnd where p[j] != UInt8(ascii: "0") { isZero = false; break }
+            }
+            // The output is never longer than the input: parts are only dropped or kept.
+            return String(unsafeUninitializedCapacity: p.count) { out in
+                var o = 0
+                if r.negative && !isZero { out[o] = UInt8(ascii: "-"); o += 1 }
+                for j in s..<r.intEnd { out[o] = p[j]; o += 1 }
+                if r.fracEnd > r.fracStart {
+                    out[o] = UInt8(ascii: "."); o += 1
+                    for j in r.fracStart..<r.fracEnd { out[o] = p[j]; o += 1 }
+                }
+                if expDigits > 0 {
+                    out[o] = UInt8(ascii: "e"); o += 1
+                    if r.expNegative { out[o] = UInt8(ascii: "-"); o += 1 }
+                    for j in r.expStart..<r.expEnd { out[o] = p[j]; o += 1 }
+                }
+                return o
+            }
+        }
+    }
+
+    /// A number as sign, significant digits and the power of ten of its first significant digit.
+    private struct Magnitude {
+        var sign = 0                // -1, 0, 1
+        var first = 0, count = 0    // significant digits: indexes first..<first+count of the int+frac digit sequence
+        var position = 0            // value = 0.d1d2d3... x 10^position
+    }
+
+    /// Digit `k` (0-based) of the concatenated integer and fraction digits.
+    @inline(__always) private static func digit(_ p: UnsafeBufferPointer<UInt8>, _ r: Parts, _ k: Int) -> UInt8 {
+        let intLen = r.intEnd - r.intStart
+        return k < intLen ? p[r.intStart + k] : p[r.fracStart + k - intLen]
+    }
+
+    /// Sign, significant digits and decimal point position of split text.
+    private static func magnitude(_ p: UnsafeBufferPointer<UInt8>, _ r: Parts) -> Magnitude {
+        let intLen = r.intEnd - r.intStart
+        let total = intLen + (r.fracEnd - r.fracStart)
+        var first = 0
+        while first < total && digit(p, r, first) == UInt8(ascii: "0") { first += 1 }
+        var m = Magnitude()
+        if first == total { return m }
+        var last = total - 1
+        while digit(p, r, last) == UInt8(ascii: "0") { last -= 1 }
+        // Saturate very long exponents (only possible in non-canonical input) instead of overflowing.
+        var exp = 0
+        for j in r.expStart..<r.expEnd {
+            exp = exp * 10 + Int(p[j] &- 48)
+            if exp > 1_000_000_000_000_000 { break }
+        }
+        if r.expNegative { exp = -exp }
+        m.sign = r.negative ? -1 : 1
+        m.first = first
+        m.count = last - first + 1
+        m.position = intLen - first + exp
+        return m
+    }
+
+    /// Compares two canonical decimal texts numerically and exactly (arbitrary length, exponents honoured), returning -1, 0, 1. "1.50" == "1.5".
+    ///
+    /// Text that is not a valid decimal sorts by its bytes after every valid one.
+    static func compare(_ a: String, _ b: String) -> Int {
+        var a = a, b = b
+        return a.withUTF8 { pa in
+            b.withUTF8 { pb in
+                switch (split(pa), split(pb)) {
+                case let (ra?, rb?): return compare(pa, ra, pb, rb)
+                case (_?, nil): return -1
+                case (nil, _?): return 1
+                case (nil, nil):
+                    let k = Swift.min(pa.count, pb.count)
+                    for j in 0..<k where pa[j] != pb[j] { return pa[j] < pb[j] ? -1 : 1 }
+                    return pa.count == pb.count ? 0 : (pa.count < pb.count ? -1 : 1)
+                }
+            }
+        }
+    }
+
+    /// Numeric comparison of two split decimal texts.
+    private static func compare(_ pa: UnsafeBufferPointer<UInt8>, _ ra: Parts, _ pb: UnsafeBufferPointer<UInt8>, _ rb: Parts) -> Int {
+        let x = magnitude(pa, ra), y = magnitude(pb, rb)
+        if x.sign != y.sign { return x.sign < y.sign ? -1 : 1 }
+        if x.sign == 0 { return 0 }
+        var order = 0
+        if x.position != y.position {
+            order = x.position > y.position ? 1 : -1
+        } else {
+            let n = Swift.max(x.count, y.count)
+            for k in 0..<n {
+                let dx = k < x.count ? digit(pa, ra, x.first + k) : UInt8(ascii: "0")
+                let dy = k < y.count ? digit(pb, rb, y.first + k) : UInt8(ascii: "0")
+                if dx != dy { order = dx > dy ? 1 : -1; break }
+            }
+        }
+        return x.sign * order
+    }
+}

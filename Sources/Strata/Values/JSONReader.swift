@@ -1,0 +1,317 @@
+import Glibc
+
+/// A pull parser over UTF-8 JSON text, used on the hot paths (objects in)
+/// so that values go from the input bytes to SQLite bindings without an
+/// intermediate tree. Syntax errors are `.invalid` errors naming the byte
+/// offset; the caller adds the JSON path of the value it was reading.
+struct JSONReader {
+    enum Kind { case object, array, string, number, bool, null }
+
+    let buffer: UnsafeBufferPointer<UInt8>
+    private(set) var position = 0
+    private var depth = 0
+    static let maxDepth = 256
+
+    init(_ buffer: UnsafeBufferPointer<UInt8>) { self.buffer = buffer }
+
+    // MARK: Errors
+
+    func syntaxError(_ what: String) -> StrataError {
+        if position >= buffer.count {
+            return StrataError(.invalid, "malformed JSON: unexpected end of input, \(what)")
+        }
+        return StrataError(.invalid, "malformed JSON at offset \(position): \(what)")
+    }
+
+    // MARK: Lexing
+
+    @inline(__always) mutating func skipWhitespace() {
+        while position < buffer.count {
+            let c = buffer[position]
+            if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { position += 1 } else { return }
+        }
+    }
+
+    @inline(__always) mutating func peekByte() -> UInt8? {
+        skipWhitespace()
+        return position < buffer.count ? buffer[position] : nil
+    }
+
+    /// The kind of the next value, without consuming it.
+    mutating func peek() throws -> Kind {
+        guard let c = peekByte() else { throw syntaxError("expected a value") }
+        switch c {
+        case UInt8(ascii: "{"): return .object
+        case UInt8(ascii: "["): return .array
+        case UInt8(ascii: "\""): return .string
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return .bool
+        case UInt8(ascii: "n"): return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number
+        default: throw syntaxError("unexpected character '\(Character(Unicode.Scalar(c)))'")
+        }
+    }
+
+    @inline(__always) mutating func expect(_ c: UInt8, _ what: String) throws {
+        guard peekByte() == c else { throw syntaxError("expected \(what)") }
+        position += 1
+    }
+
+    /// Fails unless only whitespace remains.
+    mutating func expectEnd() throws {
+        if peekByte() != nil { throw syntaxError("unexpected text after the JSON value") }
+    }
+
+    // MARK: Containers
+
+    /// Reads an object, calling `body` once per member with the key; `body`
+    /// must consume exactly one value. Duplicate keys are rejected.
+    mutating func readObject(_ body: (inout JSONReader, String) throws -> Void) throws {
+        try expect(UInt8(ascii: "{"), "'{'")
+        depth += 1
+        guard depth <= JSONReader.maxDepth else { throw syntaxError("nesting deeper than \(JSONReader.maxDepth)") }
+        var seen: [String] = []
+        if peekByte() == UInt8(ascii: "}") { position += 1; depth -= 1; return }
+        while true {
+            guard peekByte() == UInt8(ascii: "\"") else { throw syntaxError("expected a member name") }
+            let key = try readString()
+            if seen.contains(key) { throw StrataError(.invalid, "duplicate key '\(key)' in JSON object") }
+            seen.append(key)
+            try expect(UInt8(ascii: ":"), "':'")
+            try body(&self, key)
+            guard let c = peekByte() else { throw syntaxError("expected ',' or '}'") }
+            position += 1
+            if c == UInt8(ascii: "}") { break }
+            if c != UInt8(ascii: ",") { position -= 1; throw syntaxError("expected ',' or '}'") }
+        }
+        depth -= 1
+    }
+
+    /// Reads an array, calling `body` once per element with its index.
+    mutating func readArray(_ body: (inout JSONReader, Int) throws -> Void) throws {
+        try expect(UInt8(ascii: "["), "'['")
+        depth += 1
+        guard depth <= JSONReader.maxDepth else { throw syntaxError("nesting deeper than \(JSONReader.maxDepth)") }
+        if peekByte() == UInt8(ascii: "]") { position += 1; depth -= 1; return }
+        var index = 0
+        while true {
+            try body(&self, index)
+            index += 1
+            guard let c = peekByte() else { throw syntaxError("expected ',' or ']'") }
+            position += 1
+            if c == UInt8(ascii: "]") { break }
+            if c != UInt8(ascii: ",") { position -= 1; throw syntaxError("expected ',' or ']'") }
+        }
+        depth -= 1
+    }
+
+    // MARK: Scalars
+
+    mutating func readNull() throws {
+        try literal("null")
+    }
+
+    mutating func readBool() throws -> Bool {
+        guard let c = peekByte() else { throw syntaxError("expected true or false") }
+        if c == UInt8(ascii: "t") { try literal("true"); return true }
+        try literal("false")
+        return false
+    }
+
+    private mutating func literal(_ word: StaticString) throws {
+        skipWhitespace()
+        let n = word.utf8CodeUnitCount
+        guard position + n <= buffer.count else { throw syntaxError("expected '\(word)'") }
+        for i in 0..<n where buffer[position + i] != word.utf8Start[i] {
+            throw syntaxError("expected '\(word)'")
+        }
+        position += n
+    }
+
+    /// Reads a number and returns its exact text (validated against the JSON grammar).
+    mutating func readNumberText() throws -> (text: Substring.UTF8View.SubSequence, isInteger: Bool) {
+        let range = try scanNumber()
+        let s = String(decoding: UnsafeBufferPointer(rebasing: buffer[range.lowerBound..<range.upperBound]), as: UTF8.self)
+        return (s.utf8[...], range.isInteger)
+    }
+
+    struct NumberRange { var lowerBound: Int; var upperBound: Int; var isInteger: Bool }
+
+    mutating func scanNumber() throws -> NumberRange {
+        skipWhitespace()
+        let start = position
+        var isInteger = true
+        if position < buffer.count && buffer[position] == UInt8(ascii: "-") { position += 1 }
+        guard position < buffer.count, isDigit(buffer[position]) else { throw syntaxError("expected a digit") }
+        if buffer[position] == UInt8(ascii: "0") {
+            position += 1
+        } else {
+            while position < buffer.count && isDigit(buffer[position]) { position += 1 }
+        }
+        if position < buffer.count && buffer[position] == UInt8(ascii: ".") {
+            isInteger = false
+            position += 1
+            guard position < buffer.count, isDigit(buffer[position]) else { throw syntaxError("expected a digit after '.'") }
+            while position < buffer.count && isDigit(buffer[position]) { position += 1 }
+        }
+        if position < buffer.count && (buffer[position] == UInt8(ascii: "e") || buffer[position] == UInt8(ascii: "E")) {
+            isInteger = false
+            position += 1
+            if position < buffer.count && (buffer[position] == UInt8(ascii: "+") || buffer[position] == UInt8(ascii: "-")) { position += 1 }
+            guard position < buffer.count, isDigit(buffer[position]) else { throw syntaxError("expected a digit in the exponent") }
+            while position < buffer.count && isDigit(buffer[position]) { position += 1 }
+        }
+        return NumberRange(lowerBound: start, upperBound: position, isInteger: isInteger)
+    }
+
+    @inline(__always) private func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
+
+    /// A number read as a JSON number: an exact Int64 when it is an integer
+    /// in range, else a Double.
+    enum Number { case int(Int64), double(Double) }
+
+    mutating func readNumber() throws -> Number {
+        let r = try scanNumber()
+        let slice = UnsafeBufferPointer(rebasing: buffer[r.lowerBound..<r.upperBound])
+        if r.isInteger, let v = JSONReader.parseInt(slice) { return .int(v) }
+        return .double(JSONReader.parseDouble(slice))
+    }
+
+    static func parseInt(_ s: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var i = 0
+        var negative = false
+        if s.count > 0 && s[0] == UInt8(ascii: "-") { negative = true; i = 1 }
+        guard i < s.count else { return nil }
+        var v: Int64 = 0
+        while i < s.count {
+            let d = Int64(s[i] &- 48)
+            let (m, o1) = v.multipliedReportingOverflow(by: 10)
+            let (a, o2) = negative ? m.subtractingReportingOverflow(d) : m.addingReportingOverflow(d)
+            if o1 || o2 { return nil }
+            v = a
+            i += 1
+        }
+        return v
+    }
+
+    static func parseDouble(_ s: UnsafeBufferPointer<UInt8>) -> Double {
+        // strtod needs a NUL-terminated copy; numbers are short.
+        var tmp = [CChar](repeating: 0, count: s.count + 1)
+        for i in 0..<s.count { tmp[i] = CChar(bitPattern: s[i]) }
+        return strtod(tmp, nil)
+    }
+
+    /// Reads a string, decoding escapes; invalid UTF-8 is an error.
+    mutating func readString() throws -> String {
+        try expect(UInt8(ascii: "\""), "a string")
+        let start = position
+        // Fast path: no escapes.
+        while position < buffer.count {
+            let c = buffer[position]
+            if c == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: buffer[start..<position])
+                position += 1
+                guard let s = String(validating: slice, as: UTF8.self) else {
+                    throw StrataError(.invalid, "malformed JSON at offset \(start): string is not valid UTF-8")
+                }
+                return s
+            }
+            if c == UInt8(ascii: "\\") { break }
+            if c < 0x20 { throw syntaxError("control character in string") }
+            position += 1
+        }
+        var bytes = Array(UnsafeBufferPointer(rebasing: buffer[start..<min(position, buffer.count)]))
+        while true {
+            guard position < buffer.count else { throw syntaxError("unterminated string") }
+            let c = buffer[position]
+            position += 1
+            if c == UInt8(ascii: "\"") { break }
+            if c < 0x20 { position -= 1; throw syntaxError("control character in string") }
+            if c != UInt8(ascii: "\\") { bytes.append(c); continue }
+            guard position < buffer.count else { throw syntaxError("unterminated escape") }
+            let e = buffer[position]
+            position += 1
+            switch e {
+            case UInt8(ascii: "\""): bytes.append(0x22)
+            case UInt8(ascii: "\\"): bytes.append(0x5C)
+            case UInt8(ascii: "/"): bytes.append(0x2F)
+            case UInt8(ascii: "b"): bytes.append(0x08)
+            case UInt8(ascii: "f"): bytes.append(0x0C)
+            case UInt8(ascii: "n"): bytes.append(0x0A)
+            case UInt8(ascii: "r"): bytes.append(0x0D)
+            case UInt8(ascii: "t"): bytes.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try readHex4()
+                if scalar >= 0xD800 && scalar < 0xDC00 {
+                    guard position + 1 < buffer.count, buffer[position] == UInt8(ascii: "\\"),
+                          buffer[position + 1] == UInt8(ascii: "u") else { throw syntaxError("unpaired surrogate") }
+                    position += 2
+                    let low = try readHex4()
+                    guard low >= 0xDC00 && low < 0xE000 else { throw syntaxError("unpaired surrogate") }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if scalar >= 0xDC00 && scalar < 0xE000 {
+                    throw syntaxError("unpaired surrogate")
+                }
+                guard let u = Unicode.Scalar(scalar) else { throw syntaxError("invalid \\u escape") }
+                bytes.append(contentsOf: UTF8.encode(u)!)
+            default:
+                position -= 1
+                throw syntaxError("invalid escape")
+            }
+        }
+        guard let s = String(validating: bytes, as: UTF8.self) else {
+            throw StrataError(.invalid, "malformed JSON at offset \(start): string is not valid UTF-8")
+        }
+        return s
+    }
+
+    private mutating func readHex4() throws -> UInt32 {
+        guard position + 4 <= buffer.count else { throw syntaxError("short \\u escape") }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let c = buffer[position]
+            let d: UInt32
+            switch c {
+            case 0x30...0x39: d = UInt32(c - 0x30)
+            case 0x41...0x46: d = UInt32(c - 0x41 + 10)
+            case 0x61...0x66: d = UInt32(c - 0x61 + 10)
+            default: throw syntaxError("invalid \\u escape")
+            }
+            v = v << 4 | d
+            position += 1
+        }
+        return v
+    }
+
+    /// Skips one value of any kind.
+    mutating func skipValue() throws {
+        switch try peek() {
+        case .object: try readObject { r, _ in try r.skipValue() }
+        case .array: try readArray { r, _ in try r.skipValue() }
+        case .string: _ = try readString()
+        case .number: _ = try scanNumber()
+        case .bool: _ = try readBool()
+        case .null: try readNull()
+        }
+    }
+
+    /// Reads any value as a tree.
+    mutating func readValue() throws -> JSONValue {
+        switch try peek() {
+        case .object:
+            var members: [(String, JSONValue)] = []
+            try readObject { r, key in members.append((key, try r.readValue())) }
+            return .object(members)
+        case .array:
+            var items: [JSONValue] = []
+            try readArray { r, _ in items.append(try r.readValue()) }
+            return .array(items)
+        case .string: return .string(try readString())
+        case .number:
+            let r = try scanNumber()
+            let slice = UnsafeBufferPointer(rebasing: buffer[r.lowerBound..<r.upperBound])
+            return .number(String(decoding: slice, as: UTF8.self))
+        case .bool: return .bool(try readBool())
+        case .null: try readNull(); return .null
+        }
+    }
+}

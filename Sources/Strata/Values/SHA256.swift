@@ -1,0 +1,111 @@
+/// SHA-256 (FIPS 180-4), one-shot over a byte collection.
+enum SHA256 {
+    /// Round constants: first 32 bits of the fractional parts of the cube roots of the first 64 primes.
+    private static let k: [UInt32] = [
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+    ]
+
+    /// FIPS 180-4 SHA-256.
+    static func hash<C: Collection>(_ bytes: C) -> [UInt8] where C.Element == UInt8 {
+        if let r = bytes.withContiguousStorageIfAvailable({ hash(buffer: $0) }) { return r }
+        return Array(bytes).withUnsafeBufferPointer { hash(buffer: $0) }
+    }
+
+    /// Lowercase hex of the digest.
+    static func hex(_ string: String) -> String {
+        var s = string
+        let digest = s.withUTF8 { hash(buffer: $0) }
+        return String(unsafeUninitializedCapacity: 64) { out in
+            let digits: StaticString = "0123456789abcdef"
+            let d = digits.utf8Start
+            var o = 0
+            for b in digest {
+                out[o] = d[Int(b >> 4)]
+                out[o + 1] = d[Int(b & 15)]
+                o += 2
+            }
+            return o
+        }
+    }
+
+    /// Digest of contiguous bytes.
+    private static func hash(buffer data: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var h: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
+            0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
+        k.withUnsafeBufferPointer { k in
+            withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+                let n = data.count
+                var offset = 0
+                while offset + 64 <= n {
+                    compress(UnsafeBufferPointer(rebasing: data[offset..<(offset + 64)]), &h, k, w)
+                    offset += 64
+                }
+                // Final block(s): remaining bytes, 0x80, zeros, 64-bit big-endian bit length.
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { tail in
+                    let rest = n - offset
+                    for j in 0..<rest { tail[j] = data[offset + j] }
+                    tail[rest] = 0x80
+                    let total = rest + 9 <= 64 ? 64 : 128
+                    for j in (rest + 1)..<total { tail[j] = 0 }
+                    let bits = UInt64(truncatingIfNeeded: n) &* 8
+                    for j in 0..<8 { tail[total - 1 - j] = UInt8(truncatingIfNeeded: bits >> (8 * UInt64(j))) }
+                    let t = UnsafeBufferPointer(tail)
+                    compress(UnsafeBufferPointer(rebasing: t[0..<64]), &h, k, w)
+                    if total == 128 { compress(UnsafeBufferPointer(rebasing: t[64..<128]), &h, k, w) }
+                }
+            }
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(32)
+        @inline(__always) func word(_ v: UInt32) {
+            out.append(UInt8(truncatingIfNeeded: v >> 24))
+            out.append(UInt8(truncatingIfNeeded: v >> 16))
+            out.append(UInt8(truncatingIfNeeded: v >> 8))
+            out.append(UInt8(truncatingIfNeeded: v))
+        }
+        word(h.0); word(h.1); word(h.2); word(h.3); word(h.4); word(h.5); word(h.6); word(h.7)
+        return out
+    }
+
+    /// Right rotation of a 32-bit word.
+    @inline(__always) private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { x >> n | x << (32 - n) }
+
+    /// Processes one 64-byte block into the hash state, using `w` (64 words) as the message schedule.
+    @inline(__always) private static func compress(
+        _ block: UnsafeBufferPointer<UInt8>,
+        _ h: inout (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32),
+        _ k: UnsafeBufferPointer<UInt32>,
+        _ w: UnsafeMutableBufferPointer<UInt32>
+    ) {
+        for t in 0..<16 {
+            let j = t * 4
+            w[t] = UInt32(block[j]) << 24 | UInt32(block[j + 1]) << 16 | UInt32(block[j + 2]) << 8 | UInt32(block[j + 3])
+        }
+        for t in 16..<64 {
+            let x = w[t - 15], y = w[t - 2]
+            let s0 = rotr(x, 7) ^ rotr(x, 18) ^ (x >> 3)
+            let s1 = rotr(y, 17) ^ rotr(y, 19) ^ (y >> 10)
+            w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
+        }
+        var a = h.0, b = h.1, c = h.2, d = h.3, e = h.4, f = h.5, g = h.6, hh = h.7
+        for t in 0..<64 {
+            let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
+            let ch = (e & f) ^ (~e & g)
+            let t1 = hh &+ s1 &+ ch &+ k[t] &+ w[t]
+            let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
+            let maj = (a & b) ^ (a & c) ^ (b & c)
+            let t2 = s0 &+ maj
+            hh = g; g = f; f = e; e = d &+ t1
+            d = c; c = b; b = a; a = t1 &+ t2
+        }
+        h.0 &+= a; h.1 &+= b; h.2 &+= c; h.3 &+= d
+        h.4 &+= e; h.5 &+= f; h.6 &+= g; h.7 &+= hh
+    }
+}

@@ -1,0 +1,41 @@
+import Strata
+
+// Header sections: Configuration, Container.
+
+final class ConfigBox { var configuration: StoreConfiguration; init(_ c: StoreConfiguration) { configuration = c } }
+final class ContainerBox { let container: ModelContainer; init(_ c: ModelContainer) { container = c } }
+
+@_cdecl("strata_config_new")
+public func strata_config_new(_ json: UnsafePointer<CChar>?, _ outConfig: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    shim {
+        let o = try out(outConfig, "out_config")
+        let text = try string(json, "config_json")
+        o.pointee = Handles.register(ConfigBox(try StoreConfiguration.decode(text)))
+    }
+}
+
+@_cdecl("strata_config_free")
+public func strata_config_free(_ config: OpaquePointer?) { Handles.release(config) }
+
+@_cdecl("strata_open")
+public func strata_open(_ path: UnsafePointer<CChar>?, _ config: OpaquePointer?, _ outContainer: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    shim {
+        let o = try out(outContainer, "out_container")
+        let box = try Handles.resolve(config, as: ConfigBox.self, "config")
+        let p = path.map { String(cString: $0) }
+        if p == nil && !box.configuration.inMemory { throw StrataError(.misuse, "path is NULL (only in-memory stores take no path)") }
+        o.pointee = Handles.register(ContainerBox(try ModelContainer(path: p, configuration: box.configuration)))
+    }
+}
+
+@_cdecl("strata_close")
+public func strata_close(_ container: OpaquePointer?) { Handles.release(container) }
+
+@_cdecl("strata_container_schema")
+public func strata_container_schema(_ container: OpaquePointer?, _ outJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    shim {
+        let o = try out(outJSON, "out_json")
+        let box = try Handles.resolve(container, as: ContainerBox.self, "container")
+        o.pointee = try cString(box.container.schema.json.text)
+    }
+}
