@@ -1,14 +1,434 @@
-/* placeholder: replaced by the full contract */
+/*
+ * strata.h — the C contract of Strata.
+ *
+ * Strata is SwiftData's model of persistence — schemas written as data,
+ * contexts with pending changes, upserts, delete rules, fetch descriptors —
+ * on SQLite, for C programs. Every call takes and returns JSON text.
+ *
+ * This header is the reference: what is not declared here is not public,
+ * and everything declared here is documented here. The JSON shapes are
+ * specified field by field in docs/JSON.md (versioned by STRATA_JSON_VERSION).
+ *
+ * OBJECTS AND THEIR LIFECYCLE
+ *
+ *   1. strata_config     — how to open a store: a schema (or migration plan)
+ *                          and options. strata_config_new() ... strata_config_free().
+ *   2. strata_container  — an open store (SwiftData's ModelContainer).
+ *                          strata_open() ... strata_close(). Shared by threads.
+ *   3. strata_context    — a unit of work (SwiftData's ModelContext): pending
+ *                          inserts, updates and deletes, written by strata_save()
+ *                          in one transaction. strata_context_new() ...
+ *                          strata_context_free(). One thread at a time.
+ *
+ *   A typical program:
+ *
+ *     strata_config *cfg;    strata_config_new("{\"schema\": {...}}", &cfg);
+ *     strata_container *db;  strata_open("trips.store", cfg, &db);
+ *     strata_config_free(cfg);                  // the container keeps what it needs
+ *     strata_context *ctx;   strata_context_new(db, &ctx);
+ *     char *id;              strata_insert(ctx, "Trip", "{\"name\":\"Paris\", ...}", &id);
+ *     strata_save(ctx);
+ *     strata_free(id);
+ *     strata_context_free(ctx);
+ *     strata_close(db);
+ *
+ * OWNERSHIP
+ *
+ *   Every string the library returns through an out-parameter (out_json,
+ *   out_id, out_ids) is a new NUL-terminated UTF-8 string that the caller
+ *   frees with strata_free() — never with libc free(). On failure the
+ *   out-parameter is set to NULL. Strata keeps no pointer the caller passes
+ *   in after the call returns. The one borrowed return is
+ *   strata_last_error(), valid until the next Strata call on the same thread;
+ *   strata_version() and strata_errstr() return static text.
+ *
+ * THREADING
+ *
+ *   A container may be used from any number of threads at once. A context
+ *   belongs to one thread at a time: its calls are serialized internally,
+ *   so misuse from two threads cannot corrupt it, but they do not run in
+ *   parallel. For parallel work give each thread its own context; contexts of
+ *   one file store each have their own SQLite connection (WAL mode: readers
+ *   never block, writers take turns, waiting up to 10 s before
+ *   STRATA_ERR_BUSY). The last error is per thread.
+ *
+ * STRINGS
+ *
+ *   All text is UTF-8 and NUL-terminated. JSON input is strict: malformed
+ *   JSON, invalid UTF-8, duplicate keys and unknown keys are errors that name
+ *   the JSON path. JSON output may gain keys in later versions; readers must
+ *   ignore keys they do not know. Identifiers are "Entity/key" strings such
+ *   as "PersonalTrip/7", naming the concrete entity.
+ *
+ * ERRORS
+ *
+ *   Every call that can fail returns a strata_status (STRATA_OK is 0). On
+ *   failure, strata_last_error() returns a JSON object such as
+ *     {"code":"constraint","status":5,"message":"...","entity":"Trip",
+ *      "attribute":"name","path":"/bucketList/2/title"}
+ *   where "code" is a stable string, "entity", "attribute", "path" (a JSON
+ *   pointer into the input) and "sqliteCode" appear when they apply. Errors
+ *   never contain the values the caller bound. A failed call leaves the
+ *   store and the context's pending changes exactly as they were.
+ *
+ * CAVEATS
+ *
+ *   - WAL side files. A file store is accompanied by "<store>-wal" and
+ *     "<store>-shm" while open, and by the folder "<store>.strata/" when
+ *     external storage is used. Copy or move all of them together, or close
+ *     every container first (a clean close folds the WAL back into the file).
+ *   - One container per file per process. Open a store once and share the
+ *     container between threads; two containers on one file work but contend
+ *     for the write lock.
+ *   - Long-lived contexts. Pending changes live in memory until strata_save();
+ *     reads that include pending changes replay them inside a transaction
+ *     that is rolled back, so a context with very many unsaved changes makes
+ *     reads slower. Save often; use strata_rollback() to discard.
+ *   - Killed processes. A process killed at any moment leaves the store at
+ *     its last completed save: each save is one SQLite transaction, and
+ *     external-storage files are written and synced before it commits.
+ *     A killed save can leave an orphaned file in "<store>.strata/" (never a
+ *     missing one).
+ *   - Closing a container while contexts still exist keeps the store open
+ *     until the last of its contexts is freed.
+ */
 #ifndef STRATA_H
 #define STRATA_H
+
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------------------ */
+/* Versions                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/** The library version as text, "MAJOR.MINOR.PATCH". */
 #define STRATA_VERSION "0.1.0"
+/** The library version as a number: MAJOR * 1000000 + MINOR * 1000 + PATCH. */
 #define STRATA_VERSION_NUMBER 1000
-/** Returns the library version text. Cannot fail. */
+/** The version of the JSON shapes documented in docs/JSON.md. */
+#define STRATA_JSON_VERSION 1
+
+/** Status codes. The numbers never change; retired numbers stay reserved. */
+typedef enum strata_status {
+    STRATA_OK = 0,                   /* success */
+    STRATA_ERR_MISUSE = 1,           /* NULL or stale handle, NULL argument */
+    STRATA_ERR_INVALID = 2,          /* malformed JSON, unknown key/entity/attribute, bad argument */
+    STRATA_ERR_SCHEMA = 3,           /* the schema is invalid */
+    STRATA_ERR_NOT_FOUND = 4,        /* no object with that identifier */
+    STRATA_ERR_CONSTRAINT = 5,       /* unique, deny rule, minimum/maximum count */
+    STRATA_ERR_VALIDATION = 6,       /* required value missing, wrong type, not in enum */
+    STRATA_ERR_INCOMPATIBLE_STORE = 7, /* not a Strata store, or a store of another schema */
+    STRATA_ERR_MIGRATION = 8,        /* a migration failed */
+    STRATA_ERR_CALLBACK = 9,         /* a user hook failed */
+    STRATA_ERR_BUSY = 10,            /* the database stayed locked too long */
+    STRATA_ERR_READONLY = 11,        /* write to a store opened read-only */
+    STRATA_ERR_IO = 12,              /* file system error */
+    STRATA_ERR_CORRUPT = 13,         /* the store file is damaged */
+    STRATA_ERR_NOMEM = 14,           /* out of memory */
+    STRATA_ERR_INTERNAL = 15         /* a bug in Strata; please report it */
+} strata_status;
+
+/**
+ * The runtime library version, e.g. "0.1.0".
+ *
+ * Returns static text. Cannot fail. Thread-safe.
+ */
 const char *strata_version(void);
+
+/**
+ * A short static English description of a status code ("constraint violated").
+ *
+ * @param[in] status  any value; unknown values give "unknown status".
+ * Returns static text. Cannot fail. Thread-safe.
+ */
+const char *strata_errstr(int status);
+
+/**
+ * The last error of the calling thread as a JSON object.
+ *
+ * After a successful call it is {"code":"ok","status":0,"message":"not an error"}.
+ * The returned text is borrowed: valid until the next Strata call on this
+ * thread; do not free it. Cannot fail. Thread-safe (per-thread state).
+ */
+const char *strata_last_error(void);
+
+/**
+ * Frees a string returned by Strata. NULL is ignored.
+ *
+ * Cannot fail. Thread-safe.
+ */
+void strata_free(void *ptr);
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                            */
+/* ------------------------------------------------------------------------ */
+
+/** Open options and schema for strata_open(). */
+typedef struct strata_config strata_config;
+
+/**
+ * Creates a configuration from JSON.
+ *
+ *   {"schema": {...}}                 one schema version (docs/JSON.md)
+ *   {"migrationPlan": {"schemas": [...], "stages": [...]}}   versions oldest
+ *                                     first; the last one is current
+ *   options: "inMemory": false        a private in-memory store (path ignored)
+ *            "readOnly": false        open an existing store read-only
+ *            "history": true          record persistent history
+ *            "author": "app"          author recorded in history
+ *            "externalStorageThreshold": 131072   bytes from which
+ *                                     externalStorage data goes to files
+ *
+ * The schema is validated here: every error names its JSON path.
+ *
+ * @param[in]  config_json  the configuration (not retained).
+ * @param[out] out_config   the new configuration; NULL on failure.
+ * Returns STRATA_OK.
+ * Fails with: STRATA_ERR_MISUSE (NULL argument), STRATA_ERR_INVALID
+ * (malformed JSON, unknown option, neither or both of schema and
+ * migrationPlan), STRATA_ERR_SCHEMA (invalid schema: unknown key or type,
+ * duplicate name, bad identifier, unknown destination, inverse mismatch,
+ * inheritance cycle, transient without default, default outside enum,
+ * unique on a to-many, ...).
+ * Thread-safe.
+ */
+strata_status strata_config_new(const char *config_json, strata_config **out_config);
+
+/**
+ * Frees a configuration. NULL is ignored. Containers opened with it are not
+ * affected.
+ *
+ * Cannot fail. Thread-safe, but not concurrently with other uses of the same config.
+ */
+void strata_config_free(strata_config *config);
+
+/* ------------------------------------------------------------------------ */
+/* Container                                                                */
+/* ------------------------------------------------------------------------ */
+
+/** An open store (ModelContainer). */
+typedef struct strata_container strata_container;
+
+/**
+ * Opens or creates the store at `path`.
+ *
+ * A missing or empty file becomes a new store (tables named after the root
+ * entities, WAL mode). An existing store opens when its stored schema has
+ * the same version hash as the configured one. A file that is not a Strata
+ * store is never modified.
+ *
+ * @param[in]  path           the store file; may be NULL for an in-memory store.
+ * @param[in]  config         the configuration (not retained; may be freed after).
+ * @param[out] out_container  the open container; NULL on failure.
+ * Returns STRATA_OK.
+ * Fails with: STRATA_ERR_MISUSE (NULL config/out, NULL path for a file
+ * store), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite database; a SQLite
+ * database that is not a Strata store; a store of another schema — the
+ * message names what changed), STRATA_ERR_IO (cannot open or create; a
+ * read-only open of a missing file), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT.
+ * Thread-safe.
+ */
+strata_status strata_open(const char *path, const strata_config *config, strata_container **out_container);
+
+/**
+ * Closes a container. NULL is ignored. Contexts created from it keep the
+ * store open until they are freed.
+ *
+ * Cannot fail. Do not use the handle afterwards (a stale handle is reported
+ * as STRATA_ERR_MISUSE by the calls that take it).
+ */
+void strata_close(strata_container *container);
+
+/**
+ * The container's current schema as JSON (as declared).
+ *
+ * @param[out] out_json  new string, free with strata_free(); NULL on failure.
+ * Fails with: STRATA_ERR_MISUSE (NULL or stale handle, NULL out_json).
+ * Thread-safe.
+ */
+strata_status strata_container_schema(strata_container *container, char **out_json);
+
+/* ------------------------------------------------------------------------ */
+/* Contexts                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/** A unit of work with pending changes (ModelContext). */
+typedef struct strata_context strata_context;
+
+/**
+ * Creates a context on a container. A context of a file store has its own
+ * SQLite connection.
+ *
+ * @param[out] out_context  the new context; NULL on failure.
+ * Fails with: STRATA_ERR_MISUSE (NULL or stale container, NULL out),
+ * STRATA_ERR_IO (cannot open a connection).
+ * Thread-safe.
+ */
+strata_status strata_context_new(strata_container *container, strata_context **out_context);
+
+/**
+ * Frees a context, discarding unsaved changes. NULL is ignored.
+ *
+ * Cannot fail.
+ */
+void strata_context_free(strata_context *ctx);
+
+/**
+ * Whether the context has unsaved changes.
+ *
+ * Returns 1 if it has, 0 if not or if `ctx` is NULL or stale (then the last
+ * error is STRATA_ERR_MISUSE).
+ */
+int strata_has_changes(strata_context *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Objects                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Inserts an object (and any related objects nested in it) as a pending change.
+ *
+ * `object_json` holds attribute values by name. A relationship takes an
+ * identifier string (link an existing object), an object (insert a related
+ * object, which may name a subentity with "_entity"), null (to-one: no
+ * object) or, for to-many, an array of identifiers and objects. Missing
+ * attributes take their default; a required attribute without default must
+ * be given. "_entity" may name a subentity of `entity` to insert.
+ *
+ * Unique constraints are checked against saved objects and against this
+ * context's pending inserts. On a collision the "_onConflict" key decides:
+ * "upsert" (default, as SwiftData) updates the existing object with the given
+ * values and returns its identifier; "error" fails with STRATA_ERR_CONSTRAINT;
+ * "ignore" returns the existing identifier and changes nothing.
+ *
+ * Nothing is written until strata_save(). On failure no change is recorded.
+ *
+ * @param[in]  entity       entity name, e.g. "Trip".
+ * @param[in]  object_json  a JSON object.
+ * @param[out] out_id       may be NULL; else the identifier ("Trip/42"), free
+ *                          with strata_free(); NULL on failure.
+ * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx, NULL entity or json),
+ * STRATA_ERR_INVALID (malformed JSON, unknown entity, unknown attribute or
+ * relationship, bad "_onConflict"), STRATA_ERR_VALIDATION (wrong value type,
+ * required value missing or null, value not in enum), STRATA_ERR_NOT_FOUND
+ * (a linked identifier does not exist), STRATA_ERR_CONSTRAINT (unique
+ * collision with "_onConflict":"error"), STRATA_ERR_READONLY.
+ */
+strata_status strata_insert(strata_context *ctx, const char *entity, const char *object_json, char **out_id);
+
+/**
+ * Inserts every object of a JSON array, all or nothing (one parse, one call).
+ *
+ * @param[out] out_ids  may be NULL; else a JSON array of identifiers in input
+ *                      order (an upserted element gives the existing object's
+ *                      identifier), free with strata_free().
+ * Fails with: as strata_insert(); the error path starts with the element's
+ * index ("/3/name"). On failure no element is inserted.
+ */
+strata_status strata_insert_many(strata_context *ctx, const char *entity, const char *array_json, char **out_ids);
+
+/**
+ * Changes attributes and relationships of an object (a pending change).
+ *
+ * `patch_json` holds the values to change by name, as in strata_insert();
+ * null clears an optional value; a to-many array replaces the related set.
+ *
+ * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_INVALID (malformed JSON, bad
+ * identifier, unknown attribute), STRATA_ERR_NOT_FOUND (no such object, or
+ * deleted in this context), STRATA_ERR_VALIDATION, STRATA_ERR_READONLY.
+ * A unique collision caused by an update is reported by strata_save().
+ */
+strata_status strata_update(strata_context *ctx, const char *id, const char *patch_json);
+
+/**
+ * Deletes an object (a pending change). Delete rules apply when saved:
+ * nullify clears the other side, cascade deletes related objects, deny
+ * makes strata_save() fail while related objects exist, noAction leaves
+ * the other side as it is.
+ *
+ * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_INVALID (bad identifier),
+ * STRATA_ERR_NOT_FOUND, STRATA_ERR_READONLY.
+ */
+strata_status strata_delete(strata_context *ctx, const char *id);
+
+/**
+ * One object as JSON, with this context's pending changes applied:
+ *   {"_id":"PersonalTrip/7","_entity":"PersonalTrip","name":"...",
+ *    "livingAccommodation":"LivingAccommodation/3",
+ *    "bucketList":["BucketListItem/9"]}
+ * Dates are ISO-8601 UTC text, data base64, uuid canonical text, decimal
+ * text; transient attributes show their default.
+ *
+ * @param[out] out_json  new string, free with strata_free(); NULL on failure.
+ * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_INVALID (bad identifier, unknown
+ * entity), STRATA_ERR_NOT_FOUND.
+ */
+strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
+
+/* ------------------------------------------------------------------------ */
+/* Fetching                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Fetches objects as a JSON array (shapes as strata_get()), in insertion order.
+ *
+ * `descriptor_json`: {"entity": "Trip", "includeSubentities": true,
+ * "includePendingChanges": true}. With includeSubentities false only objects
+ * whose concrete entity is `entity` match.
+ *
+ * @param[out] out_json  new string, free with strata_free(); NULL on failure.
+ * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_INVALID (malformed descriptor,
+ * unknown key or entity).
+ */
+strata_status strata_fetch(strata_context *ctx, const char *descriptor_json, char **out_json);
+
+/**
+ * Counts the objects a descriptor matches (as strata_fetch()).
+ *
+ * @param[out] out_count  the count; 0 on failure.
+ * Fails with: as strata_fetch().
+ */
+strata_status strata_fetch_count(strata_context *ctx, const char *descriptor_json, int64_t *out_count);
+
+/**
+ * The identifiers of the objects a descriptor matches, as a JSON array of
+ * strings (as strata_fetch(), without reading attributes).
+ *
+ * Fails with: as strata_fetch().
+ */
+strata_status strata_fetch_identifiers(strata_context *ctx, const char *descriptor_json, char **out_json);
+
+/* ------------------------------------------------------------------------ */
+/* Saving                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Writes every pending change in one SQLite transaction, applying delete
+ * rules and checking required relationships and minimum/maximum counts.
+ *
+ * On failure nothing is written and the pending changes stay, so the caller
+ * may fix them and save again, or roll back. Saving with no changes succeeds.
+ *
+ * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_CONSTRAINT (deny rule, count
+ * outside minimumModelCount/maximumModelCount, unique collision with an
+ * object saved meanwhile), STRATA_ERR_VALIDATION (required relationship not
+ * set), STRATA_ERR_BUSY, STRATA_ERR_IO, STRATA_ERR_READONLY.
+ */
+strata_status strata_save(strata_context *ctx);
+
+/**
+ * Discards every pending change of the context.
+ *
+ * Fails with: STRATA_ERR_MISUSE (NULL or stale ctx).
+ */
+strata_status strata_rollback(strata_context *ctx);
+
 #ifdef __cplusplus
 }
 #endif
-#endif
+
+#endif /* STRATA_H */

@@ -1,0 +1,132 @@
+/*
+ * trips — the SampleTrips app of Apple's SwiftData sessions, in C.
+ *
+ * Creates a store, inserts personal and business trips with their bucket
+ * lists and accommodations, saves, reopens the store and prints what it holds.
+ *
+ *   usage: trips STORE_PATH
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strata.h>
+
+#ifndef TRIPS_DIR
+#define TRIPS_DIR "examples/trips"
+#endif
+
+/* Every call is checked; on failure print the library's JSON error and stop. */
+#define TRY(call)                                                              \
+    do {                                                                       \
+        strata_status st_ = (call);                                            \
+        if (st_ != STRATA_OK) {                                                \
+            fprintf(stderr, "%s failed: %s\n  %s\n", #call, strata_errstr(st_),\
+                    strata_last_error());                                      \
+            exit(1);                                                           \
+        }                                                                      \
+    } while (0)
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); exit(1); }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "cannot read %s\n", path); exit(1); }
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+static strata_container *open_store(const char *path) {
+    char *schema = read_file(TRIPS_DIR "/schema.json");
+    size_t n = strlen(schema) + 32;
+    char *config_json = malloc(n);
+    snprintf(config_json, n, "{\"schema\": %s}", schema);
+    strata_config *config = NULL;
+    TRY(strata_config_new(config_json, &config));
+    strata_container *db = NULL;
+    TRY(strata_open(path, config, &db));
+    strata_config_free(config);
+    free(config_json);
+    free(schema);
+    return db;
+}
+
+static const char *trips[] = {
+    "{\"_entity\": \"PersonalTrip\", \"name\": \"Family Visit\", \"destination\": \"Zürich\","
+    " \"startDate\": \"2026-12-20T00:00:00Z\", \"endDate\": \"2026-12-28T00:00:00Z\", \"reason\": \"family\","
+    " \"livingAccommodation\": {\"placeName\": \"Grandma's\", \"address\": \"Seefeldstrasse 12\"},"
+    " \"bucketList\": [{\"title\": \"Christmas market\", \"isInPlan\": true},"
+    "                  {\"title\": \"Uetliberg hike\", \"details\": \"if it snows\"}]}",
+    "{\"_entity\": \"BusinessTrip\", \"name\": \"WWDC\", \"destination\": \"Cupertino\","
+    " \"startDate\": \"2026-06-08T00:00:00Z\", \"endDate\": \"2026-06-12T00:00:00Z\", \"perdiem\": 120.5,"
+    " \"livingAccommodation\": {\"placeName\": \"Hotel\", \"address\": \"1 Infinite Loop\"},"
+    " \"bucketList\": [{\"title\": \"Keynote\", \"hasReservation\": true, \"isInPlan\": true}]}",
+    "{\"name\": \"Road Trip\", \"destination\": \"Route 66\","
+    " \"startDate\": \"2027-05-01T00:00:00Z\", \"endDate\": \"2027-05-20T00:00:00Z\"}",
+};
+
+int main(int argc, char **argv) {
+    if (argc != 2) { fprintf(stderr, "usage: %s STORE_PATH\n", argv[0]); return 2; }
+    printf("Strata %s — SampleTrips\n\n", strata_version());
+
+    strata_container *db = open_store(argv[1]);
+    strata_context *ctx = NULL;
+    TRY(strata_context_new(db, &ctx));
+    char *family_trip = NULL;
+    for (size_t i = 0; i < sizeof trips / sizeof trips[0]; i++) {
+        char *id = NULL;
+        TRY(strata_insert(ctx, "Trip", trips[i], &id));
+        printf("inserted %s\n", id);
+        if (i == 0) family_trip = id; else strata_free(id);
+    }
+    /* Inserting the same trip again (same name and dates) updates it: upsert. */
+    char *again = NULL;
+    TRY(strata_insert(ctx, "Trip", "{\"name\": \"Road Trip\", \"destination\": \"Route 66, Chicago to Santa Monica\","
+                                   " \"startDate\": \"2027-05-01T00:00:00Z\", \"endDate\": \"2027-05-20T00:00:00Z\"}", &again));
+    printf("upserted %s (same name and dates)\n", again);
+    strata_free(again);
+    TRY(strata_save(ctx));
+    strata_context_free(ctx);
+    strata_close(db);
+
+    /* Reopen and read everything back. */
+    db = open_store(argv[1]);
+    TRY(strata_context_new(db, &ctx));
+    int64_t count = 0;
+    TRY(strata_fetch_count(ctx, "{\"entity\": \"Trip\"}", &count));
+    printf("\nthe store holds %lld trips:\n", (long long)count);
+    char *json = NULL;
+    TRY(strata_fetch(ctx, "{\"entity\": \"Trip\"}", &json));
+    printf("%s\n", json);
+    strata_free(json);
+
+    TRY(strata_fetch(ctx, "{\"entity\": \"Trip\", \"includeSubentities\": false}", &json));
+    printf("\nplain trips only (includeSubentities false):\n%s\n", json);
+    strata_free(json);
+
+    TRY(strata_fetch(ctx, "{\"entity\": \"BucketListItem\"}", &json));
+    printf("\nbucket list items:\n%s\n", json);
+    strata_free(json);
+
+    /* Deleting a trip cascades to its bucket list and accommodation. */
+    char *ids = NULL;
+    TRY(strata_fetch_identifiers(ctx, "{\"entity\": \"PersonalTrip\"}", &ids));
+    printf("\npersonal trips: %s\n", ids);
+    strata_free(ids);
+    TRY(strata_delete(ctx, family_trip));
+    TRY(strata_save(ctx));
+    TRY(strata_fetch_count(ctx, "{\"entity\": \"BucketListItem\"}", &count));
+    printf("after deleting %s (cascade): %lld bucket list items left\n", family_trip, (long long)count);
+    strata_free(family_trip);
+
+    /* Bad input gets a clear error and changes nothing. */
+    strata_status st = strata_insert(ctx, "Trip", "{\"name\": \"Oops\", \"startDate\": \"yesterday\"}", NULL);
+    printf("\ninserting a trip with a bad date: %s\n  %s\n", strata_errstr(st), strata_last_error());
+
+    strata_context_free(ctx);
+    strata_close(db);
+    return 0;
+}
