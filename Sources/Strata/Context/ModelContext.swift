@@ -140,13 +140,19 @@ public final class ModelContext {
         var provided = [Bool](repeating: false, count: values.count)
         var policy = ConflictPolicy.upsert
         var links: [PendingLink] = []
-        try r.readObject { r, key in
+        try r.readObject(checkDuplicates: false) { r, key in
             if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot] {
+                if provided[slot] {
+                    throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
+                }
                 values[slot] = try readAttribute(&r, a, e, path / key)
                 provided[slot] = true
                 return
             }
             if let rel = e.relationshipByName[key] {
+                if links.contains(where: { $0.rel === rel }) {
+                    throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
+                }
                 links.append(PendingLink(rel: rel, reader: r, path: path / key))
                 try r.skipValue()
                 return
@@ -504,15 +510,7 @@ public final class ModelContext {
     }
 }
 
-extension Entity {
-    /// A new row of this entity before input: defaults, else null.
-    var defaultRow: [SQLValue] {
-        storedColumns.map { c in
-            if case .attribute(let a) = c { return a.defaultValue ?? .null }
-            return .null
-        }
-    }
-}
+
 
 extension ModelContext {
     /// `["Trip/1","Trip/2"]`

@@ -154,6 +154,8 @@ public final class Entity: @unchecked Sendable {
     /// Columns a row of this concrete entity writes, in slot order.
     var storedColumns: [StoredColumn] = []
     var slotByName: [String: Int] = [:]
+    /// A new row before input: attribute defaults, else null (slot order).
+    var defaultRow: [SQLValue] = []
     /// Unique constraints that apply to this entity (own and inherited), as slot lists.
     var uniqueSlotSets: [[Int]] = []
     public internal(set) var versionHash: String = ""

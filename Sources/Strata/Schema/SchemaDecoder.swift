@@ -242,6 +242,10 @@ enum SchemaDecoder {
             for r in e.relationships where r.foreignKeyColumn != nil { cols.append(.foreignKey(r)) }
             e.storedColumns = cols
             for (i, c) in cols.enumerated() { e.slotByName[c.name] = i }
+            e.defaultRow = cols.map { c in
+                if case .attribute(let a) = c { return a.defaultValue ?? .null }
+                return .null
+            }
             _ = ei
         }
         for (ei, e) in entities.enumerated() {

@@ -13,6 +13,48 @@ public final class SQLiteSession: StoreSession {
     /// Reserved primary keys per root table: next free and limit (exclusive).
     private var reserved: [String: (next: Int64, limit: Int64)] = [:]
     private var blockSize: Int64 = 64
+    /// Per-entity write plans, built on first use.
+    private var writePlans: [ObjectIdentifier: WritePlan] = [:]
+    /// Whether any entity needs relationship checks at save.
+    lazy var schemaNeedsValidation: Bool = schema.entities.contains { $0.needsSaveValidation }
+
+    /// What inserting and updating rows of one entity needs, computed once.
+    final class WritePlan {
+        let insert: Statement
+        /// Slots of to-one links whose inverse is to-one (other rows must let go of the target).
+        let oneToOneSlots: [Int]
+        /// Slots of to-one links whose inverse to-many has a minimum or maximum count.
+        let boundedInverseSlots: [Int]
+        let hasExternalStorage: Bool
+
+        init(insert: Statement, entity e: Entity) {
+            self.insert = insert
+            var oneToOne: [Int] = []
+            var bounded: [Int] = []
+            var external = false
+            for (slot, c) in e.storedColumns.enumerated() {
+                switch c {
+                case .foreignKey(let r):
+                    if let inv = r.inverse {
+                        if !inv.isToMany { oneToOne.append(slot) }
+                        if inv.isToMany && (inv.minimumModelCount != nil || inv.maximumModelCount != nil) { bounded.append(slot) }
+                    }
+                case .attribute(let a):
+                    if a.externalStorage { external = true }
+                }
+            }
+            oneToOneSlots = oneToOne
+            boundedInverseSlots = bounded
+            hasExternalStorage = external
+        }
+    }
+
+    func writePlan(_ e: Entity) throws -> WritePlan {
+        if let p = writePlans[ObjectIdentifier(e)] { return p }
+        let p = WritePlan(insert: try connection.statement(insertSQL(e)), entity: e)
+        writePlans[ObjectIdentifier(e)] = p
+        return p
+    }
 
     init(store: SQLiteStore, connection: Connection) {
         self.sqliteStore = store
@@ -95,7 +137,11 @@ public final class SQLiteSession: StoreSession {
         var writtenFiles: [String] = []
         var obsoleteFiles: [String] = []
 
+        /// Whether touched objects are collected (only when some entity needs checks at save).
+        var tracksTouched = true
+
         mutating func touch(_ id: ObjectID) {
+            guard tracksTouched else { return }
             if touchedSet.insert(id).inserted { touched.append(id) }
         }
     }
@@ -105,6 +151,7 @@ public final class SQLiteSession: StoreSession {
         try locked {
             guard !changes.isEmpty else { return }
             var state = ApplyState(mode: .save)
+            state.tracksTouched = schemaNeedsValidation
             try connection.begin()
             do {
                 try apply(changes, &state)
@@ -125,6 +172,7 @@ public final class SQLiteSession: StoreSession {
         try locked {
             if changes.isEmpty { return try body() }
             var state = ApplyState(mode: .preview)
+            state.tracksTouched = false
             try connection.begin()
             defer { connection.rollback() }
             try apply(changes, &state)
@@ -151,12 +199,13 @@ public final class SQLiteSession: StoreSession {
 
     private func insertRow(_ id: ObjectID, _ values: [SQLValue], _ state: inout ApplyState) throws {
         let e = id.entity
-        let stmt = try connection.statement(insertSQL(e))
+        let plan = try writePlan(e)
+        let stmt = plan.insert
         defer { stmt.reset() }
         sqlite3_bind_int64(stmt.handle, 1, id.pk)
-        stmt.bind(.text(e.name), at: 2)
+        e.name.withCString { _ = sqlite3_bind_text(stmt.handle, 2, $0, -1, SQLITE_TRANSIENT_PTR) }
         for (i, v) in values.enumerated() {
-            if case .blob(let bytes) = v, case .attribute(let a) = e.storedColumns[i], a.externalStorage {
+            if plan.hasExternalStorage, case .blob(let bytes) = v, case .attribute(let a) = e.storedColumns[i], a.externalStorage {
                 stmt.bind(try externalValue(bytes, &state), at: Int32(i + 3))
             } else {
                 stmt.bind(v, at: Int32(i + 3))
@@ -168,9 +217,9 @@ public final class SQLiteSession: StoreSession {
             }
             throw err
         }
-        try clearOtherOneToOne(id, slots: nil, values: values)
+        if !plan.oneToOneSlots.isEmpty { try clearOtherOneToOne(id, slots: nil, values: values) }
         state.touch(id)
-        try touchInverseOwners(e, slots: nil, values: values, &state)
+        if !plan.boundedInverseSlots.isEmpty { try touchInverseOwners(e, slots: nil, values: values, &state) }
     }
 
     private func updateRow(_ id: ObjectID, _ slots: [Int], _ values: [SQLValue], _ state: inout ApplyState) throws {

@@ -65,7 +65,7 @@ struct JSONReader {
 
     /// Reads an object, calling `body` once per member with the key; `body`
     /// must consume exactly one value. Duplicate keys are rejected.
-    mutating func readObject(_ body: (inout JSONReader, String) throws -> Void) throws {
+    mutating func readObject(checkDuplicates: Bool = true, _ body: (inout JSONReader, String) throws -> Void) throws {
         try expect(UInt8(ascii: "{"), "'{'")
         depth += 1
         guard depth <= JSONReader.maxDepth else { throw syntaxError("nesting deeper than \(JSONReader.maxDepth)") }
@@ -74,8 +74,10 @@ struct JSONReader {
         while true {
             guard peekByte() == UInt8(ascii: "\"") else { throw syntaxError("expected a member name") }
             let key = try readString()
-            if seen.contains(key) { throw StrataError(.invalid, "duplicate key '\(key)' in JSON object") }
-            seen.append(key)
+            if checkDuplicates {
+                if seen.contains(key) { throw StrataError(.invalid, "duplicate key '\(key)' in JSON object") }
+                seen.append(key)
+            }
             try expect(UInt8(ascii: ":"), "':'")
             try body(&self, key)
             guard let c = peekByte() else { throw syntaxError("expected ',' or '}'") }
