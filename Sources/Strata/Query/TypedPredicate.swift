@@ -1,0 +1,95 @@
+/// The type of a predicate value.
+indirect enum ValueType: Equatable, CustomStringConvertible {
+    case attribute(AttributeType)
+    case null
+    /// A to-one relationship's object (compared by identity).
+    case object(Entity)
+    /// A to-many relationship's objects.
+    case objects(Entity)
+    /// An array (from a literal or a binding) of elements of a type, nil when unknown (empty/null-only).
+    case array(ValueType?)
+
+    static func == (a: ValueType, b: ValueType) -> Bool {
+        switch (a, b) {
+        case let (.attribute(x), .attribute(y)): return x == y
+        case (.null, .null): return true
+        case let (.object(x), .object(y)), let (.objects(x), .objects(y)): return x === y
+        case let (.array(x), .array(y)): return x == y
+        default: return false
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .attribute(let t): return t.rawValue
+        case .null: return "nil"
+        case .object(let e): return e.name
+        case .objects(let e): return "[\(e.name)]"
+        case .array(let t): return "[\(t.map(\.description) ?? "?")]"
+        }
+    }
+
+    var isNumeric: Bool { self == .attribute(.int) || self == .attribute(.double) }
+}
+
+/// A resolved key path: from the object at `scope`, through to-one `hops`, to `end`.
+struct KeyPathRef {
+    enum End {
+        case attribute(Attribute)
+        case toOne(Relationship)
+        case toMany(Relationship)
+        /// The object itself (an empty path after hops is not allowed; used for `$0` identity).
+        case object
+    }
+    let scope: Int
+    let hops: [Relationship]
+    let end: End
+    let text: String
+}
+
+/// A value, bound and type-checked against the model.
+indirect enum TypedExpression {
+    case keyPath(KeyPathRef, ValueType)
+    case constant(SQLValue, ValueType)
+    case list([SQLValue], ValueType)
+    case count(KeyPathRef)
+    case length(TypedExpression)
+    case conditional(TypedPredicate, TypedExpression, TypedExpression, ValueType)
+    case coalesce(TypedExpression, TypedExpression, ValueType)
+
+    var type: ValueType {
+        switch self {
+        case .keyPath(_, let t), .constant(_, let t), .list(_, let t), .conditional(_, _, _, let t), .coalesce(_, _, let t): return t
+        case .count, .length: return .attribute(.int)
+        }
+    }
+
+    var constantValue: SQLValue? {
+        if case .constant(let v, _) = self { return v }
+        return nil
+    }
+}
+
+/// A predicate, bound and type-checked: what the SQL compiler and the evaluator interpret.
+indirect enum TypedPredicate {
+    case constant(Bool)
+    case and([TypedPredicate])
+    case or([TypedPredicate])
+    case not(TypedPredicate)
+    /// `domain` is the type both sides are compared as.
+    case compare(ComparisonOperator, TypedExpression, TypedExpression, domain: ValueType, options: StringOptions)
+    case string(StringOperator, TypedExpression, TypedExpression, options: StringOptions)
+    case inList(TypedExpression, [SQLValue], domain: ValueType)
+    case isA(scope: Int, entities: [Entity])
+    case any(KeyPathRef, TypedPredicate)
+    case all(KeyPathRef, TypedPredicate)
+    case isEmptyMany(KeyPathRef)
+    case isEmptyString(TypedExpression)
+    case conditional(TypedPredicate, TypedPredicate, TypedPredicate)
+    case boolValue(TypedExpression)
+
+    var constantValue: Bool? {
+        if case .constant(let b) = self { return b }
+        return nil
+    }
+}
