@@ -149,8 +149,12 @@ public final class Entity: @unchecked Sendable {
     public internal(set) var relationships: [Relationship] = []
     var attributeByName: [String: Attribute] = [:]
     var relationshipByName: [String: Relationship] = [:]
-    /// This entity and every entity below it.
-    public internal(set) var descendants: [Entity] = []
+    /// This entity and every entity below it (computed: an entity must not retain itself).
+    public var descendants: [Entity] {
+        var d: [Entity] = [self]
+        for s in subentities { d += s.descendants }
+        return d
+    }
     /// Columns a row of this concrete entity writes, in slot order.
     var storedColumns: [StoredColumn] = []
     var slotByName: [String: Int] = [:]

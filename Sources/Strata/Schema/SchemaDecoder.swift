@@ -113,12 +113,6 @@ enum SchemaDecoder {
             for r in rels { e.relationshipByName[r.name] = r }
         }
         for e in entities { try resolveProperties(e) }
-        for e in entities {
-            var d: [Entity] = []
-            func walk(_ x: Entity) { d.append(x); for s in x.subentities { walk(s) } }
-            walk(e)
-            e.descendants = d
-        }
         // Names must be unique within a whole table (a hierarchy shares one).
         for root in entities where root.superentity == nil {
             var owner: [String: Entity] = [:]

@@ -125,7 +125,7 @@ struct ObjectReader {
     }
 
     mutating func string(_ key: String, required: Bool = false) throws -> String? {
-        guard let v = value(key), v != .null || required else {
+        guard let v = value(key) else {
             if required { throw StrataError(.invalid, "\(what) at \(path) is missing required key '\(key)'", path: (path / key).description) }
             return nil
         }
@@ -136,7 +136,7 @@ struct ObjectReader {
     }
 
     mutating func bool(_ key: String) throws -> Bool? {
-        guard let v = value(key), v != .null else { return nil }
+        guard let v = value(key) else { return nil }
         guard case .bool(let b) = v else {
             throw StrataError(.invalid, "'\(key)' at \(path / key) must be true or false, found \(v.typeName)", path: (path / key).description)
         }
@@ -144,7 +144,7 @@ struct ObjectReader {
     }
 
     mutating func int(_ key: String) throws -> Int64? {
-        guard let v = value(key), v != .null else { return nil }
+        guard let v = value(key) else { return nil }
         guard case .number(let n) = v, let i = Int64(n) else {
             throw StrataError(.invalid, "'\(key)' at \(path / key) must be an integer, found \(v.typeName)", path: (path / key).description)
         }
@@ -152,7 +152,7 @@ struct ObjectReader {
     }
 
     mutating func array(_ key: String) throws -> [JSONValue]? {
-        guard let v = value(key), v != .null else { return nil }
+        guard let v = value(key) else { return nil }
         guard case .array(let a) = v else {
             throw StrataError(.invalid, "'\(key)' at \(path / key) must be an array, found \(v.typeName)", path: (path / key).description)
         }

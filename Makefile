@@ -1,0 +1,72 @@
+# Strata — the two commands of the README, and a few more.
+#
+#   make deps      install the Debian packages the build needs (as root; else prints the sudo command)
+#   make build     configure (once) and build build/libstrata.so, the example and the C tests
+#   make test      build, then run every test: Swift tests, C tests, C tests under valgrind
+#   make memcheck  build, then run only the C tests under valgrind (ctest -L memcheck)
+#   make demo      build, then run the SampleTrips demo on a fresh store under build/demo/
+#   make install   cmake --install build (PREFIX=/usr/local)
+#   make clean     remove build/ and SwiftPM's .build*/ folders
+#
+# Everything runs with 2 jobs (JOBS=2); CMake drives SwiftPM (see CMakeLists.txt).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+BUILD_DIR ?= build
+JOBS      ?= 2
+PREFIX    ?= /usr/local
+GENERATOR ?= Ninja
+CMAKE     ?= cmake
+CTEST     ?= ctest
+CTEST_ARGS ?=
+
+DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3
+
+.PHONY: deps configure build test memcheck demo install clean
+
+deps:
+	@missing=""; \
+	for p in $(DEB_PACKAGES); do \
+	  dpkg -s "$$p" >/dev/null 2>&1 || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	echo "deps: missing Debian packages:$$missing"; \
+	if [ "$$(id -u)" = 0 ]; then \
+	  echo "+ apt-get update && apt-get install -y$$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update && apt-get install -y $$missing; \
+	else \
+	  echo "deps: run this (or run make as root), then try again:"; \
+	  echo "  sudo apt-get update && sudo apt-get install -y$$missing"; \
+	  exit 1; \
+	fi
+	@command -v swift >/dev/null 2>&1 || [ -x /opt/swift/usr/bin/swift ] || \
+	  { echo "deps: swift not found: install Swift 6 (https://swift.org/install) and put it on PATH"; exit 1; }
+
+$(BUILD_DIR)/CMakeCache.txt: | deps
+	$(CMAKE) -S . -B $(BUILD_DIR) -G $(GENERATOR) -DCMAKE_BUILD_TYPE=Release
+
+configure: deps $(BUILD_DIR)/CMakeCache.txt
+
+build: deps $(BUILD_DIR)/CMakeCache.txt
+	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+memcheck: build
+	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -L memcheck $(CTEST_ARGS)
+
+demo: build
+	@mkdir -p $(BUILD_DIR)/demo
+	rm -rf $(BUILD_DIR)/demo/trips.store $(BUILD_DIR)/demo/trips.store-wal \
+	       $(BUILD_DIR)/demo/trips.store-shm $(BUILD_DIR)/demo/trips.store.strata
+	$(BUILD_DIR)/trips $(BUILD_DIR)/demo/trips.store
+
+install: build
+	$(CMAKE) --install $(BUILD_DIR) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD_DIR) .build*

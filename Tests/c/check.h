@@ -1,0 +1,200 @@
+/*
+ * check.h — a tiny header-only helper for Strata's C tests (C99 + POSIX 2008).
+ *
+ *   CHECK(cond)                      cond must be true
+ *   CHECK_STATUS(expr)               expr must return STRATA_OK
+ *   CHECK_ERROR_CODE(expr, STATUS)   expr must return exactly STATUS (not OK), and
+ *                                    strata_last_error() must be a JSON object whose
+ *                                    "code" is a non-empty string (and whose "status",
+ *                                    if present, is STATUS)
+ *   CHECK_STR_EQ(a, b)               two C strings (either may be NULL) are equal
+ *   test_store_path(name)            malloc'd "$STRATA_TEST_DIR/<name>", with any old
+ *                                    store and its -wal, -shm and .strata/ removed
+ *   parse_json_or_die(text)          a json-c object (json_object_put() it), or exit 1
+ *
+ * Every failed check prints file:line and what failed to stderr and exits 1.
+ * Tests are built with -D_POSIX_C_SOURCE=200809L, -std=c99 -pedantic -Werror.
+ */
+#ifndef STRATA_TEST_CHECK_H
+#define STRATA_TEST_CHECK_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json.h>
+#include <strata.h>
+
+#define CHECK_FAIL_(...)                                                       \
+    do {                                                                       \
+        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                        \
+        fprintf(stderr, __VA_ARGS__);                                          \
+        fputc('\n', stderr);                                                   \
+        exit(1);                                                               \
+    } while (0)
+
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond)) CHECK_FAIL_("CHECK failed: %s", #cond);                   \
+    } while (0)
+
+#define CHECK_STATUS(expr)                                                     \
+    check_status_((int)(expr), #expr, __FILE__, __LINE__)
+
+#define CHECK_ERROR_CODE(expr, status)                                         \
+    check_error_code_((int)(expr), (int)(status), #expr, #status, __FILE__, __LINE__)
+
+#define CHECK_STR_EQ(a, b)                                                     \
+    do {                                                                       \
+        const char *check_a_ = (a), *check_b_ = (b);                           \
+        if (check_a_ == NULL || check_b_ == NULL                               \
+                ? check_a_ != check_b_ : strcmp(check_a_, check_b_) != 0)      \
+            CHECK_FAIL_("CHECK_STR_EQ(%s, %s) failed:\n  left:  %s\n  right: %s", \
+                        #a, #b, check_a_ ? check_a_ : "(null)",                \
+                        check_b_ ? check_b_ : "(null)");                       \
+    } while (0)
+
+static inline const char *check_nonnull_(const char *s) { return s ? s : "(null)"; }
+
+static inline void check_status_(int got, const char *expr, const char *file, int line) {
+    if (got == (int)STRATA_OK) return;
+    /* The last error is borrowed until the next Strata call: print it first. */
+    const char *error = strata_last_error();
+    fprintf(stderr, "%s:%d: %s\n  returned %d, expected STRATA_OK\n  last error: %s\n",
+            file, line, expr, got, check_nonnull_(error));
+    fprintf(stderr, "  (%s)\n", strata_errstr(got));
+    exit(1);
+}
+
+/* Parses JSON text (the whole text, trailing whitespace allowed) or exits 1. */
+static inline struct json_object *parse_json_or_die(const char *text) {
+    if (text == NULL) {
+        fprintf(stderr, "parse_json_or_die: NULL text\n");
+        exit(1);
+    }
+    struct json_tokener *tok = json_tokener_new();
+    if (tok == NULL) {
+        fprintf(stderr, "parse_json_or_die: out of memory\n");
+        exit(1);
+    }
+    size_t len = strlen(text);
+    struct json_object *obj = json_tokener_parse_ex(tok, text, (int)len);
+    enum json_tokener_error err = json_tokener_get_error(tok);
+    size_t used = json_tokener_get_parse_end(tok);
+    json_tokener_free(tok);
+    while (used < len && strchr(" \t\r\n", text[used]) != NULL) used++;
+    if (err != json_tokener_success || used != len) {
+        fprintf(stderr, "parse_json_or_die: invalid JSON (%s at offset %zu):\n%s\n",
+                err != json_tokener_success ? json_tokener_error_desc(err) : "trailing text",
+                used, text);
+        json_object_put(obj);
+        exit(1);
+    }
+    return obj;
+}
+
+static inline void check_error_code_(int got, int want, const char *expr, const char *want_text,
+                                     const char *file, int line) {
+    /* The last error is borrowed until the next Strata call: copy it first. */
+    const char *borrowed = strata_last_error();
+    char *error = strdup(borrowed ? borrowed : "(null)");
+    if (error == NULL) {
+        fprintf(stderr, "%s:%d: out of memory\n", file, line);
+        exit(1);
+    }
+    if (want == (int)STRATA_OK) {
+        fprintf(stderr, "%s:%d: CHECK_ERROR_CODE(%s, %s): expected status must not be STRATA_OK\n",
+                file, line, expr, want_text);
+        exit(1);
+    }
+    if (got != want) {
+        fprintf(stderr, "%s:%d: %s\n  returned %d (%s), expected %s (%d)\n  last error: %s\n",
+                file, line, expr, got, strata_errstr(got), want_text, want, error);
+        exit(1);
+    }
+    struct json_object *obj = parse_json_or_die(error);
+    struct json_object *code = NULL, *status = NULL;
+    if (!json_object_is_type(obj, json_type_object) ||
+            !json_object_object_get_ex(obj, "code", &code) ||
+            !json_object_is_type(code, json_type_string) ||
+            json_object_get_string_len(code) == 0) {
+        fprintf(stderr, "%s:%d: %s\n  last error is not an object with a non-empty \"code\" string: %s\n",
+                file, line, expr, error);
+        exit(1);
+    }
+    if (json_object_object_get_ex(obj, "status", &status) &&
+            (!json_object_is_type(status, json_type_int) || json_object_get_int(status) != want)) {
+        fprintf(stderr, "%s:%d: %s\n  last error \"status\" is not %d: %s\n", file, line, expr, want, error);
+        exit(1);
+    }
+    printf("  %s -> %s: %s\n", want_text, json_object_get_string(code), error);
+    json_object_put(obj);
+    free(error);
+}
+
+/* Removes a file or a directory tree; a missing path is fine. */
+static inline void check_remove_tree_(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT) return;
+        fprintf(stderr, "cannot stat %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+    if (S_ISDIR(st.st_mode)) {
+        DIR *dir = opendir(path);
+        if (dir == NULL) {
+            fprintf(stderr, "cannot open %s: %s\n", path, strerror(errno));
+            exit(1);
+        }
+        struct dirent *entry;
+        while ((entry = readdir(dir)) != NULL) {
+            if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) continue;
+            size_t n = strlen(path) + strlen(entry->d_name) + 2;
+            char *child = (char *)malloc(n);
+            if (child == NULL) { fprintf(stderr, "out of memory\n"); exit(1); }
+            snprintf(child, n, "%s/%s", path, entry->d_name);
+            check_remove_tree_(child);
+            free(child);
+        }
+        closedir(dir);
+        if (rmdir(path) != 0) {
+            fprintf(stderr, "cannot remove %s: %s\n", path, strerror(errno));
+            exit(1);
+        }
+    } else if (unlink(path) != 0 && errno != ENOENT) {
+        fprintf(stderr, "cannot remove %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+}
+
+/*
+ * "$STRATA_TEST_DIR/<name>" (or "./<name>" when STRATA_TEST_DIR is unset), as a
+ * malloc'd string the caller frees, after removing any store left there: the
+ * file, its "-wal" and "-shm" files and its ".strata/" folder.
+ */
+static inline char *test_store_path(const char *name) {
+    const char *dir = getenv("STRATA_TEST_DIR");
+    if (dir == NULL || dir[0] == '\0') dir = ".";
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *path = (char *)malloc(n);
+    if (path == NULL) { fprintf(stderr, "out of memory\n"); exit(1); }
+    snprintf(path, n, "%s/%s", dir, name);
+
+    static const char *const suffixes[] = { "", "-wal", "-shm", ".strata", "-journal" };
+    size_t m = n + 16;
+    char *side = (char *)malloc(m);
+    if (side == NULL) { fprintf(stderr, "out of memory\n"); exit(1); }
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        snprintf(side, m, "%s%s", path, suffixes[i]);
+        check_remove_tree_(side);
+    }
+    free(side);
+    return path;
+}
+
+#endif /* STRATA_TEST_CHECK_H */
