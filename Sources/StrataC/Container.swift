@@ -9,8 +9,8 @@ final class ContainerBox { let container: ModelContainer; init(_ c: ModelContain
 public func strata_config_new(_ json: UnsafePointer<CChar>?, _ outConfig: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     shim {
         let o = try out(outConfig, "out_config")
-        let text = try string(json, "config_json")
-        o.pointee = Handles.register(ConfigBox(try StoreConfiguration.decode(text)))
+        let configuration = try withBytes(json, "config_json") { try StoreConfiguration.decode($0) }
+        o.pointee = Handles.register(ConfigBox(configuration))
     }
 }
 

@@ -18,7 +18,15 @@ public struct StoreConfiguration: Sendable {
     public init(schema: Schema) { self.schema = schema }
 
     public static func decode(_ text: String) throws -> StoreConfiguration {
-        let json = try JSONValue.parse(text)
+        try decode(JSONValue.parse(text))
+    }
+
+    /// Decodes UTF-8 JSON bytes (invalid UTF-8 is an error, never repaired).
+    public static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws -> StoreConfiguration {
+        try decode(JSONValue.parse(bytes))
+    }
+
+    static func decode(_ json: JSONValue) throws -> StoreConfiguration {
         var o = try ObjectReader(json, path: JSONPath(), what: "configuration")
         let schemaJSON = o.value("schema")
         let planJSON = o.value("migrationPlan")
