@@ -77,7 +77,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     public func makeSession() throws -> StoreSession {
         if let shared = sharedConnection { return SQLiteSession(store: self, connection: shared) }
         let c = try Connection(path: path, readOnly: configuration.readOnly, create: false)
-        try c.execute(script: "PRAGMA synchronous=NORMAL")
+        try c.execute(script: "PRAGMA synchronous=FULL")
         return SQLiteSession(store: self, connection: c)
     }
 

@@ -1,0 +1,32 @@
+#!/bin/sh
+# check-demo-store.sh TRIPS_BINARY WORK_DIR
+#
+# Runs the trips demo into a fresh store, then checks that the store is an
+# ordinary SQLite file that the sqlite3 shell reads: `.schema` shows readable
+# tables named after the root entities (subentities share their root's table
+# through the _entity column), and the rows are there.
+set -eu
+trips=${1:?usage: check-demo-store.sh TRIPS_BINARY WORK_DIR}
+work=${2:?usage: check-demo-store.sh TRIPS_BINARY WORK_DIR}
+mkdir -p "$work"
+store="$work/demo.store"
+rm -rf "$store" "$store-wal" "$store-shm" "$store.strata"
+"$trips" "$store" > "$work/demo.out"
+grep -q "the store holds 3 trips" "$work/demo.out" || { echo "demo output unexpected:"; cat "$work/demo.out"; exit 1; }
+command -v sqlite3 >/dev/null 2>&1 || { echo "sqlite3 shell not installed"; exit 1; }
+schema=$(sqlite3 "$store" .schema)
+echo "$schema"
+fail=0
+for table in Trip BucketListItem LivingAccommodation strata_metadata; do
+  echo "$schema" | grep -Eq "CREATE TABLE (IF NOT EXISTS )?\"?$table\"? \(" || { echo "missing table $table"; fail=1; }
+done
+for table in PersonalTrip BusinessTrip; do
+  echo "$schema" | grep -Eq "CREATE TABLE (IF NOT EXISTS )?\"?$table\"? \(" && { echo "subentity $table must share the Trip table"; fail=1; }
+done
+echo "$schema" | grep -q '"_entity" TEXT NOT NULL' || { echo "no _entity discriminator"; fail=1; }
+echo "$schema" | grep -q '"startDate" REAL' || { echo "no startDate column"; fail=1; }
+rows=$(sqlite3 "$store" "SELECT _entity || ':' || name FROM Trip ORDER BY _pk")
+echo "$rows"
+echo "$rows" | grep -q "BusinessTrip:WWDC" || { echo "BusinessTrip row missing"; fail=1; }
+[ "$(sqlite3 "$store" 'PRAGMA journal_mode')" = wal ] || { echo "store is not in WAL mode"; fail=1; }
+exit $fail
