@@ -171,7 +171,9 @@ enum SchemaDecoder {
                 }
             }
         }
-        // Implicit inverses: exactly one relationship that points back and names no other inverse.
+        // Implicit inverses: exactly one relationship that points back and names no other inverse,
+        // and seen from that one, `r` is the only relationship pointing its way (pairing is mutual:
+        // Trip.owner and Trip.driver both pointing at Person leave Person.trips without an inverse).
         for e in entities {
             for r in e.ownRelationships where r.inverse == nil && r.inverseName == nil {
                 let dest: Entity = r.destination
@@ -179,7 +181,9 @@ enum SchemaDecoder {
                     c !== r && c.inverse == nil && c.inverseName == nil && (e.isKind(of: c.destination))
                 }
                 let pointingBack = dest.relationships.filter { c in c !== r && e.isKind(of: c.destination) }
-                if candidates.count == 1, pointingBack.count == 1, let c = candidates.first {
+                guard candidates.count == 1, pointingBack.count == 1, let c = candidates.first else { continue }
+                let pointingThere = e.relationships.filter { x in x !== c && dest.isKind(of: x.destination) }
+                if pointingThere.count == 1 {
                     r.inverse = c
                     c.inverse = r
                 }
