@@ -33,7 +33,8 @@ struct SQLiteDialect: SQLDialect {
         var seen: Set<String> = []
         func add(_ kind: String, _ cols: [String]) {
             let key = kind + ":" + cols.joined(separator: ",")
-            guard !seen.contains(key) else { return }
+            // A plain index on exactly the columns of a unique index would only cost writes.
+            guard !seen.contains(key), !(kind != "unique" && seen.contains("unique:" + cols.joined(separator: ","))) else { return }
             seen.insert(key)
             let name = "\(root.name)_\(kind)_\(cols.joined(separator: "_"))"
             let unique = kind == "unique" ? "UNIQUE " : ""

@@ -276,3 +276,11 @@ extension JSONValue {
         do { return try JSONValue.parse(text) } catch { preconditionFailure("bad test JSON: \(error) in \(text)") }
     }
 }
+
+extension ModelContext {
+    /// `insertMany` from text.
+    func insertMany(entity: String, json: String) throws -> [ObjectID] {
+        var json = json
+        return try json.withUTF8 { try insertMany(entity: entity, json: $0) }
+    }
+}
