@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <json-c/json.h>
 #include <strata.h>
 #include "check.h"
@@ -546,6 +547,59 @@ static void test_open_corrupt(void) {
     free(path);
 }
 
+/*
+ * strata_save: STRATA_ERR_BUSY when another process holds the write lock
+ * for longer than the 10 s wait. Needs the sqlite3 CLI (else skipped).
+ */
+static void test_save_busy(void) {
+    if (system("command -v sqlite3 >/dev/null 2>&1") != 0) {
+        printf("SKIP: sqlite3 is not on PATH; no busy case\n");
+        return;
+    }
+    char *path = test_store_path("container_busy.store");
+    char *locked = test_store_path("container_busy.locked");
+    char *done = test_store_path("container_busy.done");
+    strata_container *db = open_store(path, "trips.json", "");
+    strata_context *ctx = NULL;
+    CHECK_STATUS(strata_context_new(db, &ctx));
+    CHECK_STATUS(strata_insert(ctx, "Trip", trip_json, NULL));
+
+    /* A background sqlite3 takes the write lock, says so, holds it 13 s, then ends. */
+    size_t n = strlen(path) + strlen(locked) + strlen(done) + 256;
+    char *cmd = malloc(n);
+    if (!cmd) exit(1);
+    snprintf(cmd, n,
+             "( (echo 'BEGIN IMMEDIATE;'; echo '.system touch %s'; sleep 13; echo 'COMMIT;')"
+             " | sqlite3 '%s' >/dev/null 2>&1; touch '%s' ) &",
+             locked, path, done);
+    CHECK(system(cmd) == 0);
+    free(cmd);
+    for (int i = 0; i < 200 && !file_exists(locked); i++) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    CHECK(file_exists(locked));
+
+    CHECK_ERROR_CODE(strata_save(ctx), STRATA_ERR_BUSY);
+    CHECK(strata_has_changes(ctx) == 1); /* the pending change stays */
+    /* Reads are not blocked by a writer (WAL). */
+    CHECK(count(ctx, "Trip") == 1);
+
+    /* Once the other writer is gone, the same changes save. */
+    for (int i = 0; i < 400 && !file_exists(done); i++) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    CHECK(file_exists(done));
+    CHECK_STATUS(strata_save(ctx));
+    CHECK(strata_has_changes(ctx) == 0);
+    strata_context_free(ctx);
+    strata_close(db);
+    free(done);
+    free(locked);
+    free(path);
+}
+
 int main(void) {
     test_file_store();
     test_close_with_live_context();
@@ -559,5 +613,6 @@ int main(void) {
     test_other_schema();
     test_open_io();
     test_open_corrupt();
+    test_save_busy();
     return 0;
 }

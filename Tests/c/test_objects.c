@@ -803,6 +803,84 @@ static void test_insert_many(void) {
     strata_close(db);
 }
 
+/* ---- every value type (rules fixture: Sample) --------------------------- */
+
+static void test_value_types(void) {
+    char *schema = read_text(FIXTURES "rules.json");
+    char *json = strf("{\"schema\": %s}", schema);
+    strata_config *cfg = NULL;
+    CHECK_STATUS(strata_config_new(json, &cfg));
+    char *path = test_store_path("objects_values.store");
+    strata_container *db = NULL;
+    CHECK_STATUS(strata_open(path, cfg, &db));
+    strata_context *ctx = new_context(db);
+
+    char *full = insert(ctx, "Sample",
+                        "{\"code\": \"full\", \"count\": -9007199254740993, \"ratio\": 0.1, \"flag\": true,"
+                        " \"when\": \"2026-11-22T09:30:00.5+02:00\", \"blob\": \"AAECA/7/\","
+                        " \"uid\": \"e621e1f8-c36c-495a-93fc-0c247a3e6e5f\", \"link\": \"https://example.com/a?b=c\","
+                        " \"amount\": \"12345678901234567890.123456789\","
+                        " \"extra\": {\"list\": [1, 2.5, \"three\", null, true], \"nested\": {\"k\": \"v\"}},"
+                        " \"color\": \"blue\", \"note\": \"line\\nbreak \\u00e9 \\ud83d\\ude00 \\\"quoted\\\"\"}");
+    /* Defaults, nulls, a date given as a day, an int given as 3.0, a decimal as a number. */
+    char *sparse = insert(ctx, "Sample", "{\"code\": \"sparse\", \"note\": \"\", \"count\": 3.0, \"when\": \"2026-11-22\","
+                                         " \"amount\": 0.25, \"extra\": [], \"uid\": null}");
+    char *epoch = insert(ctx, "Sample", "{\"code\": \"epoch\", \"note\": \"e\", \"when\": 1.25, \"extra\": \"text\"}");
+    CHECK_STATUS(strata_save(ctx));
+    strata_context_free(ctx);
+    strata_close(db);
+    CHECK_STATUS(strata_open(path, cfg, &db));
+    strata_config_free(cfg);
+    ctx = new_context(db);
+
+    static const char *const keys[] = {"_id", "_entity", "code", "count", "ratio", "flag", "when", "blob", "uid",
+                                       "link", "amount", "extra", "color", "note"};
+    json_object *o = get_object(ctx, full);
+    expect_keys(o, keys, sizeof keys / sizeof keys[0]);
+    expect_fields(o, "{\"_entity\": \"Sample\", \"code\": \"full\", \"ratio\": 0.1, \"flag\": true,"
+                     " \"when\": \"2026-11-22T07:30:00.500Z\", \"blob\": \"AAECA/7/\","
+                     " \"uid\": \"E621E1F8-C36C-495A-93FC-0C247A3E6E5F\", \"link\": \"https://example.com/a?b=c\","
+                     " \"amount\": \"12345678901234567890.123456789\","
+                     " \"extra\": {\"list\": [1, 2.5, \"three\", null, true], \"nested\": {\"k\": \"v\"}},"
+                     " \"color\": \"blue\", \"note\": \"line\\nbreak \\u00e9 \\ud83d\\ude00 \\\"quoted\\\"\"}");
+    /* 64-bit integers survive exactly (not through a double). */
+    CHECK(json_object_is_type(member(o, "count"), json_type_int));
+    CHECK(json_object_get_int64(member(o, "count")) == -9007199254740993LL);
+    CHECK(json_object_is_type(member(o, "flag"), json_type_boolean));
+    CHECK(json_object_is_type(member(o, "ratio"), json_type_double));
+    json_object_put(o);
+
+    o = get_object(ctx, sparse);
+    expect_keys(o, keys, sizeof keys / sizeof keys[0]);
+    expect_fields(o, "{\"code\": \"sparse\", \"note\": \"\", \"count\": 3, \"ratio\": 0.5, \"flag\": false,"
+                     " \"when\": \"2026-11-22T00:00:00Z\", \"blob\": null, \"uid\": null, \"link\": null,"
+                     " \"amount\": \"0.25\", \"extra\": [], \"color\": \"red\"}");
+    CHECK(json_object_is_type(member(o, "count"), json_type_int));
+    json_object_put(o);
+
+    o = get_object(ctx, epoch);
+    expect_fields(o, "{\"when\": \"1970-01-01T00:00:01.250Z\", \"extra\": \"text\", \"count\": 0}");
+    json_object_put(o);
+
+    /* Clearing optional values with null, in an update. */
+    CHECK_STATUS(strata_update(ctx, full, "{\"when\": null, \"blob\": null, \"uid\": null, \"link\": null,"
+                                          " \"amount\": null, \"extra\": null}"));
+    CHECK_STATUS(strata_save(ctx));
+    o = get_object(ctx, full);
+    expect_fields(o, "{\"when\": null, \"blob\": null, \"uid\": null, \"link\": null, \"amount\": null,"
+                     " \"extra\": null, \"color\": \"blue\"}");
+    json_object_put(o);
+
+    strata_free(full);
+    strata_free(sparse);
+    strata_free(epoch);
+    strata_context_free(ctx);
+    strata_close(db);
+    free(path);
+    free(json);
+    free(schema);
+}
+
 int main(void) {
     test_round_trip();
     test_update();
@@ -810,5 +888,6 @@ int main(void) {
     test_rollback();
     test_upsert();
     test_insert_many();
+    test_value_types();
     return 0;
 }
