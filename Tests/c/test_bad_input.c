@@ -96,6 +96,7 @@ typedef struct {
     strata_context *tctx, *rctx;   /* the contexts cases call */
     char *trip, *item, *place;     /* saved Trip objects */
     char *owner, *pet, *team;      /* saved rules objects */
+    char *sample2;                 /* a saved Sample, code "S2" */
 } world;
 
 static world w;
@@ -148,6 +149,7 @@ static void world_open(void) {
                                                 " \"when\": \"2026-01-01T00:00:00Z\", \"blob\": \"AAEC\","
                                                 " \"uid\": \"123e4567-e89b-12d3-a456-426614174000\", \"link\": \"https://example.com\","
                                                 " \"amount\": \"12.50\", \"extra\": {\"k\": [1, 2]}, \"color\": \"green\"}"));
+    w.sample2 = insert_or_die(w.rctx, "Sample", "{\"code\": \"S2\", \"note\": \"second\"}");
     w.owner = insert_or_die(w.rctx, "Owner", "{\"name\": \"Ann\", \"pets\": [{\"name\": \"Rex\"}]}");
     CHECK_STATUS(strata_get(w.rctx, w.owner, &text));
     json_object *owner = parse_json_or_die(text);
@@ -170,6 +172,7 @@ static void world_close(void) {
     strata_free(w.owner);
     free(w.pet);
     strata_free(w.team);
+    strata_free(w.sample2);
     free(w.trips_path);
     free(w.rules_path);
     free(w.text_path);
@@ -369,6 +372,23 @@ static strata_status s_team_too_big(void) {
 }
 static strata_status s_team_empty(void) { return strata_insert(w.rctx, "Team", "{\"name\": \"Empty\"}", NULL); }
 static strata_status s_team_emptied(void) { return strata_update(w.rctx, w.team, "{\"members\": []}"); }
+static strata_status s_update_to_taken_code(void) { return strata_update(w.rctx, w.sample2, "{\"code\": \"S1\"}"); }
+/* Another context saves the code this context's pending insert uses. */
+static strata_status s_taken_meanwhile(void) {
+    static int n;
+    char json[96];
+    snprintf(json, sizeof json, "{\"code\": \"M%d\", \"note\": \"mine\"}", n);
+    strata_status st = strata_insert(w.rctx, "Sample", json, NULL);
+    if (st != STRATA_OK) return st;
+    strata_context *other = NULL;
+    st = strata_context_new(w.rules, &other);
+    if (st != STRATA_OK) return st;
+    snprintf(json, sizeof json, "{\"code\": \"M%d\", \"note\": \"theirs\"}", n++);
+    st = strata_insert(other, "Sample", json, NULL);
+    if (st == STRATA_OK) st = strata_save(other);
+    strata_context_free(other);
+    return st;
+}
 static strata_status c_save_rules(void) { return strata_save(w.rctx); }
 
 /* Identifiers */
@@ -528,6 +548,8 @@ static const bad_case cases[] = {
     {"enum violation", NULL, c_enum_violation, STRATA_ERR_VALIDATION, "Sample", "color", "/color", "purple-ish"},
     {"enum violation in a subentity", NULL, c_enum_subentity, STRATA_ERR_VALIDATION, "PersonalTrip", "reason", "/reason", "business-ish"},
     {"update: enum violation", NULL, c_update_enum, STRATA_ERR_VALIDATION, "PersonalTrip", "reason", "/reason", "boredom-ish"},
+    {"unique collision by an update, on save", s_update_to_taken_code, c_save_rules, STRATA_ERR_CONSTRAINT, "Sample", "code", NULL, NULL},
+    {"unique collision with an object saved meanwhile", s_taken_meanwhile, c_save_rules, STRATA_ERR_CONSTRAINT, "Sample", "code", NULL, NULL},
     {"deny rule on save", s_delete_owner, c_save_rules, STRATA_ERR_CONSTRAINT, "Owner", "pets", NULL, NULL},
     {"maximumModelCount exceeded on save", s_team_too_big, c_save_rules, STRATA_ERR_CONSTRAINT, "Team", "members", NULL, NULL},
     {"minimumModelCount on save (insert)", s_team_empty, c_save_rules, STRATA_ERR_CONSTRAINT, "Team", "members", NULL, NULL},
