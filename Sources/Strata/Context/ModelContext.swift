@@ -14,9 +14,17 @@ public final class ModelContext {
     private(set) var changes: [Change] = []
     private var pendingInserted: [ObjectID: Entity] = [:]
     private var pendingDeleted: Set<ObjectID> = []
-    /// Unique keys of pending inserts: "table|col,col" -> values -> object.
+    /// Current unique keys of pending inserts and of saved objects whose keys pending
+    /// updates changed: "table|col,col" -> values -> object.
     private var pendingUnique: [String: [[SQLValue]: ObjectID]] = [:]
     private var uniqueKeysOf: [ObjectID: [(String, [SQLValue])]] = [:]
+    /// Row values of pending inserts of entities with unique constraints (to recompute their keys).
+    private var insertedRows: [ObjectID: [SQLValue]] = [:]
+    /// Values that pending updates gave to unique-key slots, by object and slot.
+    private var updatedKeySlots: [ObjectID: [Int: SQLValue]] = [:]
+    /// Saved objects whose unique keys pending updates may have changed: their saved
+    /// keys no longer count; their current keys are in `pendingUnique`.
+    private var rekeyed: Set<ObjectID> = []
     let lock = Lock()
 
     init(container: ModelContainer, session: SQLiteSession) {
@@ -31,26 +39,103 @@ public final class ModelContext {
 
     // MARK: Atomic groups
 
-    private struct Mark { let changes: Int; let inserted: [ObjectID]; let uniques: [(String, [SQLValue])]; let deleted: [ObjectID] }
-    private var insertedLog: [ObjectID] = []
-    private var uniqueLog: [(String, [SQLValue])] = []
-    private var deletedLog: [ObjectID] = []
+    /// Undo steps of the running atomic group, applied in reverse if it fails.
+    private var undoLog: [() -> Void] = []
+
+    /// Runs `body` over JSON input; if it throws, every change it made is undone.
+    /// When the input is not well-formed JSON, that is the error reported
+    /// (even if a value before the syntax error was already rejected).
+    private func atomically<T>(input: UnsafeBufferPointer<UInt8>, _ body: () throws -> T) throws -> T {
+        do {
+            return try atomically(body)
+        } catch let e as StrataError where !e.message.hasPrefix("malformed JSON") {
+            var scan = JSONReader(input)
+            try scan.skipValue()
+            try scan.expectEnd()
+            throw e
+        }
+    }
 
     /// Runs `body`; if it throws, every change it made is undone.
     private func atomically<T>(_ body: () throws -> T) throws -> T {
-        let start = (changes.count, insertedLog.count, uniqueLog.count, deletedLog.count)
+        let start = changes.count
+        undoLog.removeAll(keepingCapacity: true)
+        defer { undoLog.removeAll(keepingCapacity: true) }
         do {
             return try body()
         } catch {
-            changes.removeSubrange(start.0...)
-            for id in insertedLog[start.1...] { pendingInserted[id] = nil; uniqueKeysOf[id] = nil }
-            for (k, v) in uniqueLog[start.2...] { pendingUnique[k]?[v] = nil }
-            for id in deletedLog[start.3...] { pendingDeleted.remove(id) }
-            insertedLog.removeSubrange(start.1...)
-            uniqueLog.removeSubrange(start.2...)
-            deletedLog.removeSubrange(start.3...)
+            changes.removeSubrange(start...)
+            for undo in undoLog.reversed() { undo() }
             throw error
         }
+    }
+
+    // MARK: Unique keys of pending changes
+
+    /// Records `id`'s current unique keys, replacing the ones recorded before.
+    private func setUniqueKeys(_ id: ObjectID, _ keys: [(String, [SQLValue])]) {
+        let old = uniqueKeysOf[id]
+        var replaced: [(String, [SQLValue], ObjectID?)] = []
+        for (k, v) in old ?? [] where pendingUnique[k]?[v] == id {
+            replaced.append((k, v, id))
+            pendingUnique[k]?[v] = nil
+        }
+        for (k, v) in keys where pendingUnique[k]?[v] == nil {
+            // A key another pending object already holds stays with it (the save will report the collision).
+            replaced.append((k, v, nil))
+            pendingUnique[k, default: [:]][v] = id
+        }
+        uniqueKeysOf[id] = keys.isEmpty ? nil : keys
+        undoLog.append { [unowned self] in
+            for (k, v, previous) in replaced.reversed() { self.pendingUnique[k, default: [:]][v] = previous }
+            self.uniqueKeysOf[id] = old
+        }
+    }
+
+    /// One unique key of an object: the constraint's slots, its "table|col,col" name and the values.
+    private struct UniqueKey { let slots: [Int]; let name: String; let values: [SQLValue] }
+
+    /// The unique keys of `e` in `row` (sets with a null are no key, as in SQL).
+    private func uniqueKeys(_ e: Entity, _ row: (Int) -> SQLValue) -> [UniqueKey] {
+        var keys: [UniqueKey] = []
+        for slots in e.uniqueSlotSets {
+            let values = slots.map(row)
+            if values.contains(where: \.isNull) { continue }
+            keys.append(UniqueKey(slots: slots, name: e.tableName + "|" + slots.map { e.storedColumns[$0].name }.joined(separator: ","), values: values))
+        }
+        return keys
+    }
+
+    /// Appends an update and keeps the unique keys of `id` current when it touches one.
+    private func appendUpdate(_ id: ObjectID, slots: [Int], values: [SQLValue]) throws {
+        changes.append(.update(id, slots: slots, values: values))
+        try noteKeySlots(id, slots: slots, values: values)
+    }
+
+    /// Pending changes gave `values` to `slots` of `id`: recompute its unique keys if a key slot changed.
+    private func noteKeySlots(_ id: ObjectID, slots: [Int], values: [SQLValue]) throws {
+        let e = id.entity
+        guard e.uniqueSlotSets.contains(where: { set in set.contains(where: slots.contains) }) else { return }
+        let before = updatedKeySlots[id]
+        var overlay = before ?? [:]
+        for (slot, v) in zip(slots, values) where e.uniqueSlotSets.contains(where: { $0.contains(slot) }) { overlay[slot] = v }
+        updatedKeySlots[id] = overlay
+        let wasRekeyed = rekeyed.contains(id)
+        undoLog.append { [unowned self] in
+            self.updatedKeySlots[id] = before
+            if !wasRekeyed { self.rekeyed.remove(id) }
+        }
+        var base: [SQLValue]
+        if let row = insertedRows[id] {
+            base = row
+        } else {
+            base = e.defaultRow.map { _ in SQLValue.null }
+            let keySlots = Array(Set(e.uniqueSlotSets.joined())).sorted()
+            let saved = try session.savedValues(id, columns: keySlots.map { e.storedColumns[$0].name })
+            for (slot, v) in zip(keySlots, saved) { base[slot] = v }
+            rekeyed.insert(id)
+        }
+        setUniqueKeys(id, uniqueKeys(e) { overlay[$0] ?? base[$0] }.map { ($0.name, $0.values) })
     }
 
     private func requireWritable() throws {
@@ -76,10 +161,10 @@ public final class ModelContext {
         try lock.withLock {
             try requireWritable()
             let e = try entity(named: name)
-            return try atomically {
+            return try atomically(input: json) {
                 var r = JSONReader(json)
                 guard try r.peek() == .object else {
-                    throw StrataError(.invalid, "expected a JSON object for a new '\(name)'", entity: name, path: "/")
+                    throw StrataError(.invalid, "expected a JSON object for a new '\(name)'", entity: name, path: "")
                 }
                 let id = try decodeInsert(&r, declared: e, path: JSONPath(), link: nil)
                 try r.expectEnd()
@@ -98,10 +183,10 @@ public final class ModelContext {
         try lock.withLock {
             try requireWritable()
             let e = try entity(named: name)
-            return try atomically {
+            return try atomically(input: json) {
                 var r = JSONReader(json)
                 guard try r.peek() == .array else {
-                    throw StrataError(.invalid, "expected a JSON array of '\(name)' objects", entity: name, path: "/")
+                    throw StrataError(.invalid, "expected a JSON array of '\(name)' objects", entity: name, path: "")
                 }
                 var ids: [ObjectID] = []
                 try r.readArray { r, i in
@@ -123,7 +208,7 @@ public final class ModelContext {
     private func concreteEntity(_ r: JSONReader, declared: Entity, path: JSONPath) throws -> Entity {
         var scan = r
         var found: String?
-        try scan.readObject { s, key in
+        try scan.readObject(checkDuplicates: false) { s, key in
             if key == "_entity", try s.peek() == .string { found = try s.readString() } else { try s.skipValue() }
         }
         guard let name = found else { return declared }
@@ -140,7 +225,13 @@ public final class ModelContext {
         var provided = [Bool](repeating: false, count: values.count)
         var policy = ConflictPolicy.upsert
         var links: [PendingLink] = []
+        var seenOther: Set<String> = []
         try r.readObject(checkDuplicates: false) { r, key in
+            if key.hasPrefix("_") || e.attributeByName[key]?.isTransient == true {
+                guard seenOther.insert(key).inserted else {
+                    throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
+                }
+            }
             if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot] {
                 if provided[slot] {
                     throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
@@ -204,16 +295,13 @@ public final class ModelContext {
             throw StrataError(.validation, "'\(e.name)' requires a value for '\(a.name)'", entity: e.name, attribute: a.name,
                               path: (path / a.name).description)
         }
-        // Unique constraints: against pending inserts, then saved rows.
-        var keys: [(String, [SQLValue])] = []
-        for slots in e.uniqueSlotSets {
-            let key = slots.map { values[$0] }
-            if key.contains(where: \.isNull) { continue }
-            let setKey = e.tableName + "|" + slots.map { e.storedColumns[$0].name }.joined(separator: ",")
-            keys.append((setKey, key))
-            var existing = pendingUnique[setKey]?[key]
-            if existing == nil, let saved = try session.findUnique(root: e.root, columns: slots.map { e.storedColumns[$0].name }, values: key),
-               !pendingDeleted.contains(saved) {
+        // Unique constraints: against pending inserts (and keys pending updates set), then saved rows.
+        let keys = uniqueKeys(e) { values[$0] }
+        for k in keys {
+            let slots = k.slots
+            var existing = pendingUnique[k.name]?[k.values]
+            if existing == nil, let saved = try session.findUnique(root: e.root, columns: slots.map { e.storedColumns[$0].name }, values: k.values),
+               !pendingDeleted.contains(saved), !rekeyed.contains(saved) {
                 existing = saved
             }
             guard let other = existing else { continue }
@@ -230,7 +318,7 @@ public final class ModelContext {
                                       entity: e.name, path: path.description)
                 }
                 let slotsSet = provided.indices.filter { provided[$0] }
-                if !slotsSet.isEmpty { changes.append(.update(other, slots: slotsSet, values: slotsSet.map { values[$0] })) }
+                if !slotsSet.isEmpty { try appendUpdate(other, slots: slotsSet, values: slotsSet.map { values[$0] }) }
                 for l in later { try applyLink(l, owner: other, isNew: false) }
                 return other
             }
@@ -239,12 +327,12 @@ public final class ModelContext {
         let id = ObjectID(entity: e, pk: pk)
         changes.append(.insert(id, values))
         pendingInserted[id] = e
-        insertedLog.append(id)
-        for (k, v) in keys {
-            pendingUnique[k, default: [:]][v] = id
-            uniqueLog.append((k, v))
+        if !e.uniqueSlotSets.isEmpty { insertedRows[id] = values }
+        undoLog.append { [unowned self] in
+            self.pendingInserted[id] = nil
+            self.insertedRows[id] = nil
         }
-        if !keys.isEmpty { uniqueKeysOf[id] = keys }
+        if !keys.isEmpty { setUniqueKeys(id, keys.map { ($0.name, $0.values) }) }
         for l in later { try applyLink(l, owner: id, isNew: true) }
         return id
     }
@@ -351,7 +439,15 @@ public final class ModelContext {
                 if !nested || nestedLink == nil { needsSet = true }
             }
         }
-        if needsSet { changes.append(.setRelated(owner, rel, targets)) }
+        if needsSet {
+            changes.append(.setRelated(owner, rel, targets))
+            // The link lives in the targets' rows: it may be part of their unique keys.
+            if case .inverseForeignKey(let col) = rel.storage {
+                for t in targets {
+                    if let slot = t.entity.slotByName[col] { try noteKeySlots(t, slots: [slot], values: [.int(owner.pk)]) }
+                }
+            }
+        }
     }
 
     // MARK: Update and delete
@@ -377,16 +473,20 @@ public final class ModelContext {
             try requireWritable()
             let id = try resolve(text)
             let e = id.entity
-            try atomically {
+            try atomically(input: patch) {
                 var r = JSONReader(patch)
                 guard try r.peek() == .object else {
-                    throw StrataError(.invalid, "expected a JSON object with the values to change", entity: e.name, path: "/")
+                    throw StrataError(.invalid, "expected a JSON object with the values to change", entity: e.name, path: "")
                 }
                 var slots: [Int] = []
                 var values: [SQLValue] = []
                 var links: [PendingLink] = []
+                var seen: Set<String> = []
                 let path = JSONPath()
-                try r.readObject { r, key in
+                try r.readObject(checkDuplicates: false) { r, key in
+                    guard seen.insert(key).inserted else {
+                        throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
+                    }
                     if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot] {
                         slots.append(slot)
                         values.append(try readAttribute(&r, a, e, path / key))
@@ -429,7 +529,7 @@ public final class ModelContext {
                         later.append(l)
                     }
                 }
-                if !slots.isEmpty { changes.append(.update(id, slots: slots, values: values)) }
+                if !slots.isEmpty { try appendUpdate(id, slots: slots, values: values) }
                 for l in later { try applyLink(l, owner: id, isNew: false) }
             }
         }
@@ -447,7 +547,6 @@ public final class ModelContext {
             let id = try resolve(text)
             changes.append(.delete(id))
             pendingDeleted.insert(id)
-            deletedLog.append(id)
             if let keys = uniqueKeysOf[id] {
                 for (k, v) in keys where pendingUnique[k]?[v] == id { pendingUnique[k]?[v] = nil }
             }
@@ -479,9 +578,10 @@ public final class ModelContext {
         pendingDeleted.removeAll()
         pendingUnique.removeAll()
         uniqueKeysOf.removeAll()
-        insertedLog.removeAll()
-        uniqueLog.removeAll()
-        deletedLog.removeAll()
+        insertedRows.removeAll()
+        updatedKeySlots.removeAll()
+        rekeyed.removeAll()
+        undoLog.removeAll()
     }
 
     // MARK: Reads

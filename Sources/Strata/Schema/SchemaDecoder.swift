@@ -75,25 +75,26 @@ enum SchemaDecoder {
         }
         let byName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
 
-        // Inheritance.
+        // Inheritance: check names and cycles before linking (subentities are strong references).
         for (i, e) in entities.enumerated() {
             guard let s = e.superentityName else { continue }
-            guard let sup = byName[s] else {
+            guard byName[s] != nil else {
                 throw fail("superentity '\(s)' of entity '\(e.name)' is not defined", path / "entities" / i / "superentity", entity: e.name)
             }
-            e.superentity = sup
-            sup.subentities.append(e)
-        }
-        for (i, e) in entities.enumerated() {
             var seen: Set<String> = [e.name]
-            var s = e.superentity
-            while let x = s {
-                if seen.contains(x.name) {
+            var next: String? = s
+            while let x = next {
+                if seen.contains(x) {
                     throw fail("inheritance cycle through entity '\(e.name)'", path / "entities" / i / "superentity", entity: e.name)
                 }
-                seen.insert(x.name)
-                s = x.superentity
+                seen.insert(x)
+                next = byName[x]?.superentityName
             }
+        }
+        for e in entities {
+            guard let s = e.superentityName, let sup = byName[s] else { continue }
+            e.superentity = sup
+            sup.subentities.append(e)
         }
         // Inherited properties, in hierarchy order (ancestors first).
         func resolveProperties(_ e: Entity) throws {

@@ -125,6 +125,19 @@ public final class SQLiteSession: StoreSession {
         }
     }
 
+    /// The saved values of some columns of `id`'s row (nulls when there is no such row).
+    func savedValues(_ id: ObjectID, columns: [String]) throws -> [SQLValue] {
+        try locked {
+            guard !columns.isEmpty else { return [] }
+            var out = columns.map { _ in SQLValue.null }
+            let sql = "SELECT \(columns.map(quote).joined(separator: ", ")) FROM \(quote(id.entity.tableName)) WHERE _pk = ?1"
+            try connection.statement(sql).query([.int(id.pk)]) { s in
+                for i in columns.indices { out[i] = s.value(at: Int32(i)) }
+            }
+            return out
+        }
+    }
+
     // MARK: Save
 
     enum ApplyMode { case save, preview }
@@ -211,11 +224,8 @@ public final class SQLiteSession: StoreSession {
                 stmt.bind(v, at: Int32(i + 3))
             }
         }
-        do { while try stmt.step() {} } catch var err as StrataError {
-            if err.sqliteCode.map({ $0 & 0xFF }) == SQLITE_CONSTRAINT {
-                err = StrataError(.constraint, "cannot save \(id): a unique constraint of '\(e.name)' is violated by a saved object", entity: e.name)
-            }
-            throw err
+        do { while try stmt.step() {} } catch let err as StrataError {
+            throw SQLiteSession.uniqueViolation(err, id, "a unique constraint of '\(e.name)' is violated by a saved object")
         }
         if !plan.oneToOneSlots.isEmpty { try clearOtherOneToOne(id, slots: nil, values: values) }
         state.touch(id)
@@ -237,15 +247,28 @@ public final class SQLiteSession: StoreSession {
         defer { stmt.reset() }
         sqlite3_bind_int64(stmt.handle, 1, id.pk)
         for (k, v) in bound.enumerated() { stmt.bind(v, at: Int32(k + 2)) }
-        do { while try stmt.step() {} } catch var err as StrataError {
-            if err.sqliteCode.map({ $0 & 0xFF }) == SQLITE_CONSTRAINT {
-                err = StrataError(.constraint, "cannot save \(id): the update violates a unique constraint of '\(e.name)'", entity: e.name)
-            }
-            throw err
+        do { while try stmt.step() {} } catch let err as StrataError {
+            throw SQLiteSession.uniqueViolation(err, id, "the update violates a unique constraint of '\(e.name)'")
         }
         try clearOtherOneToOne(id, slots: slots, values: values)
         state.touch(id)
         try touchInverseOwners(e, slots: slots, values: values, &state)
+    }
+
+    /// A SQLite constraint failure as a Strata error naming the columns
+    /// (SQLite reports "UNIQUE constraint failed: Trip.name, Trip.startDate").
+    static func uniqueViolation(_ err: StrataError, _ id: ObjectID, _ what: String) -> StrataError {
+        guard err.sqliteCode.map({ $0 & 0xFF }) == SQLITE_CONSTRAINT else { return err }
+        var columns: [String] = []
+        if let r = err.message.firstRange(of: "constraint failed: ") {
+            columns = err.message[r.upperBound...].split(separator: ",").map { part in
+                let t = part.drop(while: { $0 == " " })
+                return String(t.split(separator: ".").last ?? t)
+            }
+        }
+        let list = columns.isEmpty ? "" : " (\(columns.joined(separator: ", ")))"
+        return StrataError(.constraint, "cannot save \(id): \(what)\(list)", entity: id.entity.name,
+                           attribute: columns.count == 1 ? columns[0] : nil)
     }
 
     /// A one-to-one link held in this row: no other row may keep pointing at the same target.
@@ -357,7 +380,8 @@ public final class SQLiteSession: StoreSession {
             let targets = try related(id, rel).filter { !state.deleted.contains($0) }
             switch rel.deleteRule {
             case .deny:
-                if !targets.isEmpty {
+                // A preview (reads with pending changes) shows the deletion; only a save refuses it.
+                if !targets.isEmpty && state.mode == .save {
                     throw StrataError(.constraint, "cannot delete \(id): relationship '\(rel.name)' has delete rule deny and still holds \(targets.count) object(s), e.g. \(targets[0])",
                                       entity: e.name, attribute: rel.name)
                 }

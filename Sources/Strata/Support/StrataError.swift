@@ -108,7 +108,7 @@ struct JSONPath: CustomStringConvertible {
     static func / (lhs: JSONPath, rhs: Int) -> JSONPath { lhs.appending(rhs) }
 
     var description: String {
-        if tokens.isEmpty { return "/" }
+        if tokens.isEmpty { return "" }
         var out = ""
         for t in tokens {
             out += "/"

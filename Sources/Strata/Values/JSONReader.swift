@@ -287,7 +287,7 @@ struct JSONReader {
     /// Skips one value of any kind.
     mutating func skipValue() throws {
         switch try peek() {
-        case .object: try readObject { r, _ in try r.skipValue() }
+        case .object: try readObject(checkDuplicates: false) { r, _ in try r.skipValue() }
         case .array: try readArray { r, _ in try r.skipValue() }
         case .string: _ = try readString()
         case .number: _ = try scanNumber()
