@@ -149,6 +149,8 @@ public final class SQLiteSession: StoreSession {
         var deleted: Set<ObjectID> = []
         var writtenFiles: [String] = []
         var obsoleteFiles: [String] = []
+        /// Deletions that a deny rule allows only if these related objects are deleted by the same save.
+        var denied: [(object: ObjectID, rel: Relationship, targets: [ObjectID])] = []
 
         /// Whether touched objects are collected (only when some entity needs checks at save).
         var tracksTouched = true
@@ -168,6 +170,7 @@ public final class SQLiteSession: StoreSession {
             try connection.begin()
             do {
                 try apply(changes, &state)
+                try checkDenied(state)
                 try validate(&state)
                 try connection.commit()
             } catch {
@@ -227,7 +230,7 @@ public final class SQLiteSession: StoreSession {
         do { while try stmt.step() {} } catch let err as StrataError {
             throw SQLiteSession.uniqueViolation(err, id, "a unique constraint of '\(e.name)' is violated by a saved object")
         }
-        if !plan.oneToOneSlots.isEmpty { try clearOtherOneToOne(id, slots: nil, values: values) }
+        if !plan.oneToOneSlots.isEmpty { try clearOtherOneToOne(id, slots: nil, values: values, &state) }
         state.touch(id)
         if !plan.boundedInverseSlots.isEmpty { try touchInverseOwners(e, slots: nil, values: values, &state) }
     }
@@ -242,6 +245,7 @@ public final class SQLiteSession: StoreSession {
             }
             if case .blob(let bytes) = values[k] { bound[k] = try externalValue(bytes, &state) }
         }
+        if state.mode == .save && state.tracksTouched { try touchPreviousTargets(id, slots: slots, &state) }
         let sets = slots.enumerated().map { k, slot in "\(quote(e.storedColumns[slot].name)) = ?\(k + 2)" }.joined(separator: ", ")
         let stmt = try connection.statement("UPDATE \(quote(e.tableName)) SET \(sets) WHERE _pk = ?1")
         defer { stmt.reset() }
@@ -250,9 +254,26 @@ public final class SQLiteSession: StoreSession {
         do { while try stmt.step() {} } catch let err as StrataError {
             throw SQLiteSession.uniqueViolation(err, id, "the update violates a unique constraint of '\(e.name)'")
         }
-        try clearOtherOneToOne(id, slots: slots, values: values)
+        try clearOtherOneToOne(id, slots: slots, values: values, &state)
         state.touch(id)
         try touchInverseOwners(e, slots: slots, values: values, &state)
+    }
+
+    /// Whether losing a link through `rel` may break a check at save (a minimum count or a required to-one).
+    static func losingALinkNeedsCheck(_ rel: Relationship) -> Bool {
+        rel.isToMany ? rel.minimumModelCount != nil : !rel.isOptional
+    }
+
+    /// Before foreign keys of `id` change: the objects they point at now lose a link; check them when that matters.
+    private func touchPreviousTargets(_ id: ObjectID, slots: [Int], _ state: inout ApplyState) throws {
+        let e = id.entity
+        for slot in slots {
+            guard case .foreignKey(let r) = e.storedColumns[slot], let inv = r.inverse, SQLiteSession.losingALinkNeedsCheck(inv) else { continue }
+            let sql = "SELECT \(quote(e.storedColumns[slot].name)) FROM \(quote(e.tableName)) WHERE _pk = ?1"
+            if case .int(let old)? = try connection.statement(sql).scalar([.int(id.pk)]) {
+                state.touch(ObjectID(entity: r.destination, pk: old))
+            }
+        }
     }
 
     /// A SQLite constraint failure as a Strata error naming the columns
@@ -272,14 +293,18 @@ public final class SQLiteSession: StoreSession {
     }
 
     /// A one-to-one link held in this row: no other row may keep pointing at the same target.
-    private func clearOtherOneToOne(_ id: ObjectID, slots: [Int]?, values: [SQLValue]) throws {
+    private func clearOtherOneToOne(_ id: ObjectID, slots: [Int]?, values: [SQLValue], _ state: inout ApplyState) throws {
         let e = id.entity
         for (k, v) in values.enumerated() {
             guard case .int(let target) = v else { continue }
             let slot = slots?[k] ?? k
             guard case .foreignKey(let r) = e.storedColumns[slot], let inv = r.inverse, !inv.isToMany else { continue }
             let col = quote(e.storedColumns[slot].name)
-            try connection.execute("UPDATE \(quote(e.tableName)) SET \(col) = NULL WHERE \(col) = ?1 AND _pk <> ?2", [.int(target), .int(id.pk)])
+            let sql = "UPDATE \(quote(e.tableName)) SET \(col) = NULL WHERE \(col) = ?1 AND _pk <> ?2 RETURNING _pk, _entity"
+            // The rows let go lose their link: check them when it is required.
+            try connection.statement(sql).query([.int(target), .int(id.pk)]) { s in
+                if !r.isOptional { state.touch(ObjectID(entity: schema.entity(named: s.text(1)) ?? e, pk: s.int64(0))) }
+            }
         }
     }
 
@@ -331,12 +356,22 @@ public final class SQLiteSession: StoreSession {
             let table = quote(rel.destination.tableName)
             let c = quote(col)
             let inverseRequired = rel.inverse.map { !$0.isOptional } ?? false
+            if SQLiteSession.losingALinkNeedsCheck(rel) {
+                // Targets taken from other owners leave those owners with one link fewer.
+                let previous = "SELECT DISTINCT \(c) FROM \(table) WHERE _pk IN (SELECT value FROM json_each(?2)) AND \(c) IS NOT NULL AND \(c) <> ?1"
+                try connection.statement(previous).query([.int(owner.pk), list]) { s in state.touch(ObjectID(entity: rel.entity, pk: s.int64(0))) }
+            }
             let clear = "UPDATE \(table) SET \(c) = NULL WHERE \(c) = ?1 AND _pk NOT IN (SELECT value FROM json_each(?2)) RETURNING _pk"
             try connection.statement(clear).query([.int(owner.pk), list]) { s in
                 if inverseRequired { state.touch(ObjectID(entity: rel.destination, pk: s.int64(0))) }
             }
             try connection.execute("UPDATE \(table) SET \(c) = ?1 WHERE _pk IN (SELECT value FROM json_each(?2))", [.int(owner.pk), list])
         case .joinTable(let table, let ownerCol, let targetCol):
+            if let inv = rel.inverse, inv.minimumModelCount != nil || inv.maximumModelCount != nil {
+                // Every target before and after changes its count through the inverse.
+                for old in try related(owner, rel) { state.touch(old) }
+                for t in targets { state.touch(t) }
+            }
             try connection.execute("DELETE FROM \(quote(table)) WHERE \(quote(ownerCol)) = ?1", [.int(owner.pk)])
             try connection.execute("INSERT OR IGNORE INTO \(quote(table)) (\(quote(ownerCol)), \(quote(targetCol))) SELECT ?1, value FROM json_each(?2)",
                                    [.int(owner.pk), list])
@@ -380,11 +415,10 @@ public final class SQLiteSession: StoreSession {
             let targets = try related(id, rel).filter { !state.deleted.contains($0) }
             switch rel.deleteRule {
             case .deny:
-                // A preview (reads with pending changes) shows the deletion; only a save refuses it.
-                if !targets.isEmpty && state.mode == .save {
-                    throw StrataError(.constraint, "cannot delete \(id): relationship '\(rel.name)' has delete rule deny and still holds \(targets.count) object(s), e.g. \(targets[0])",
-                                      entity: e.name, attribute: rel.name)
-                }
+                // Checked once every deletion of the save is applied: related objects the same
+                // save deletes do not count, whatever the order (`checkDenied`). A preview
+                // (reads with pending changes) shows the deletion; only a save refuses it.
+                if !targets.isEmpty && state.mode == .save { state.denied.append((id, rel, targets)) }
             case .cascade:
                 cascades += targets
             case .nullify:
@@ -415,6 +449,16 @@ public final class SQLiteSession: StoreSession {
         }
         try connection.execute("DELETE FROM \(quote(e.tableName)) WHERE _pk = ?1", [.int(id.pk)])
         for target in cascades { try deleteObject(target, &state) }
+    }
+
+    /// Fails when a deny rule still has related objects that the save did not delete.
+    private func checkDenied(_ state: ApplyState) throws {
+        for (id, rel, targets) in state.denied {
+            let remaining = targets.filter { !state.deleted.contains($0) }
+            guard let first = remaining.first else { continue }
+            throw StrataError(.constraint, "cannot delete \(id): relationship '\(rel.name)' has delete rule deny and still holds \(remaining.count) object(s), e.g. \(first)",
+                              entity: id.entity.name, attribute: rel.name)
+        }
     }
 
     private func nullify(_ id: ObjectID, _ rel: Relationship, _ targets: [ObjectID], _ state: inout ApplyState) throws {
