@@ -318,7 +318,12 @@ public final class ModelContext {
                                       entity: e.name, path: path.description)
                 }
                 let slotsSet = provided.indices.filter { provided[$0] }
-                if !slotsSet.isEmpty { try appendUpdate(other, slots: slotsSet, values: slotsSet.map { values[$0] }) }
+                if !slotsSet.isEmpty {
+                    changes.append(.update(other, slots: slotsSet, values: slotsSet.map { values[$0] }))
+                    // The matched key keeps its values; only slots outside it can move another unique key.
+                    let moved = slotsSet.filter { !k.slots.contains($0) }
+                    try noteKeySlots(other, slots: moved, values: moved.map { values[$0] })
+                }
                 for l in later { try applyLink(l, owner: other, isNew: false) }
                 return other
             }

@@ -203,6 +203,45 @@ final class UpsertTests: StoreTestCase {
         }
     }
 
+    func testAnUpsertThatMovesASecondKey() {
+        let schema = #"""
+            {"version": "1", "entities": [{"name": "Member", "attributes": [
+              {"name": "email", "type": "string", "unique": true},
+              {"name": "phone", "type": "string", "unique": true, "optional": true},
+              {"name": "name", "type": "string", "optional": true}]}]}
+            """#
+        forEachSetup(schema) { h in
+            let m = try h.context.insert(entity: "Member", json: #"{"email": "m@x.org", "phone": "111"}"#)
+            try h.context.save()
+            // Upsert on the email gives the member a new phone: "111" is free, "222" is hers.
+            XCTAssertEqual(try h.context.insert(entity: "Member", json: #"{"email": "m@x.org", "phone": "222"}"#), m)
+            let other = try h.context.insert(entity: "Member", json: #"{"email": "o@x.org", "phone": "111", "name": "Other"}"#)
+            XCTAssertNotEqual(other, m)
+            XCTAssertEqual(try h.context.insert(entity: "Member", json: #"{"email": "m@x.org", "phone": "222", "name": "Mia"}"#), m)
+            try h.context.save()
+            try h.reopen()
+            XCTAssertEqual(try count(h.context, "Member"), 2)
+            XCTAssertEqual(try get(h.context, m)["phone"], .string("222"))
+            XCTAssertEqual(try get(h.context, m)["name"], .string("Mia"))
+            XCTAssertEqual(try get(h.context, other)["phone"], .string("111"))
+        }
+    }
+
+    func testAFailedUpdateForgetsTheKeyItSet() {
+        forEachSetup(Self.schema) { h in
+            let a = try h.context.insert(entity: "Person", json: #"{"email": "a@x.org"}"#)
+            try h.context.save()
+            // The update fails (a missing pet) after taking the new email: the new key must not stick.
+            assertError(.notFound) { try h.context.update(id: a.description, patch: #"{"email": "new@x.org", "pets": ["Pet/999"]}"#) }
+            XCTAssertFalse(h.context.hasChanges)
+            XCTAssertEqual(try h.context.insert(entity: "Person", json: #"{"email": "a@x.org", "age": 3}"#), a)
+            XCTAssertNotEqual(try h.context.insert(entity: "Person", json: #"{"email": "new@x.org"}"#), a)
+            try h.context.save()
+            try h.reopen()
+            XCTAssertEqual(try count(h.context, "Person"), 2)
+        }
+    }
+
     func testAnUpdateThatCollidesFailsAtSave() {
         forEachSetup(Self.schema) { h in
             let a = try h.context.insert(entity: "Person", json: #"{"email": "a@x.org"}"#)
