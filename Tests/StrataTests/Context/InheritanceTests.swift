@@ -1,0 +1,151 @@
+import XCTest
+@testable import Strata
+
+/// Single-table inheritance: subentities share their root's table with an
+/// `_entity` discriminator; identifiers carry the concrete entity.
+final class InheritanceTests: StoreTestCase {
+    func trip(_ name: String, _ extra: String = "") -> String {
+        #"{"name": "\#(name)", "startDate": 0, "endDate": 86400\#(extra.isEmpty ? "" : ", " + extra)}"#
+    }
+
+    func testSubentityRowsLiveInTheRootTable() throws {
+        let h = try harness(.file)
+        let t = try h.context.insert(entity: "Trip", json: trip("Plain"))
+        let p = try h.context.insert(entity: "PersonalTrip", json: trip("Home", #""reason": "family""#))
+        let b = try h.context.insert(entity: "BusinessTrip", json: trip("Work", #""perdiem": 80"#))
+        try h.context.save()
+        let rows = try self.rows(storePath("file"), "SELECT _pk, _entity, name, reason, perdiem FROM Trip ORDER BY _pk")
+        XCTAssertEqual(rows, [
+            [.int(t.pk), .text("Trip"), .text("Plain"), .null, .null],
+            [.int(p.pk), .text("PersonalTrip"), .text("Home"), .text("family"), .null],
+            [.int(b.pk), .text("BusinessTrip"), .text("Work"), .null, .double(80)],
+        ])
+    }
+
+    func testIdentifiersCarryTheConcreteEntity() {
+        forEachSetup { h in
+            let p = try h.context.insert(entity: "Trip", json: trip("Home", #""_entity": "PersonalTrip", "reason": "wellness""#))
+            XCTAssertEqual(p.entity.name, "PersonalTrip")
+            XCTAssertTrue(p.description.hasPrefix("PersonalTrip/"))
+            try h.context.save()
+            try h.reopen()
+            // Asked for as a Trip, it answers as what it is.
+            let v = try get(h.context, "Trip/\(p.pk)")
+            XCTAssertEqual(v["_id"], .string(p.description))
+            XCTAssertEqual(v["_entity"], .string("PersonalTrip"))
+            XCTAssertEqual(v["reason"], .string("wellness"))
+            XCTAssertEqual(try identifiers(h.context, "Trip"), [p.description])
+            // But not as a sibling, and no plain Trip has its key.
+            assertError(.notFound) { try h.context.get(id: "BusinessTrip/\(p.pk)") }
+        }
+    }
+
+    func testFetchingTheRootReturnsEveryObjectWithItsOwnAttributes() {
+        forEachSetup { h in
+            _ = try h.context.insert(entity: "Trip", json: trip("Plain"))
+            _ = try h.context.insert(entity: "PersonalTrip", json: trip("Home"))
+            _ = try h.context.insert(entity: "BusinessTrip", json: trip("Work", #""perdiem": 80.5"#))
+            try h.context.save()
+            try h.reopen()
+            let all = try fetch(h.context, "Trip")
+            XCTAssertEqual(all.count, 3)
+            let plain = try XCTUnwrap(all.first { $0["_entity"] == .string("Trip") })
+            let personal = try XCTUnwrap(all.first { $0["_entity"] == .string("PersonalTrip") })
+            let business = try XCTUnwrap(all.first { $0["_entity"] == .string("BusinessTrip") })
+            XCTAssertNil(plain["reason"])
+            XCTAssertNil(plain["perdiem"])
+            XCTAssertEqual(personal["reason"], .string("unknown"), "the subentity's default")
+            XCTAssertNil(personal["perdiem"])
+            XCTAssertEqual(business["perdiem"]?.numberText.flatMap(Double.init), 80.5)
+            XCTAssertNil(business["reason"])
+            for o in all {
+                XCTAssertNotNil(o["name"])
+                XCTAssertEqual(o["bucketList"], .array([]), "inherited relationships appear on every object")
+                XCTAssertEqual(o["livingAccommodation"], .null)
+            }
+        }
+    }
+
+    func testSubentityAttributesBelongToTheSubentity() throws {
+        let context = try openInMemory().makeContext()
+        let e = assertError(.invalid) { try context.insert(entity: "Trip", json: trip("x", #""reason": "family""#)) }
+        XCTAssertEqual(e?.path, "/reason")
+        assertError(.validation) { try context.insert(entity: "PersonalTrip", json: trip("x", #""reason": "holiday""#)) }
+        assertError(.invalid) { try context.insert(entity: "Trip", json: trip("x", #""_entity": "BucketListItem""#)) }
+        assertError(.invalid) { try context.insert(entity: "PersonalTrip", json: trip("x", #""_entity": "BusinessTrip""#)) }
+        assertError(.invalid) { try context.insert(entity: "PersonalTrip", json: trip("x", #""_entity": "Trip""#)) }
+        XCTAssertFalse(context.hasChanges)
+    }
+
+    func testUpdateThroughTheRootIdentifier() {
+        forEachSetup { h in
+            let p = try h.context.insert(entity: "PersonalTrip", json: trip("Home"))
+            try h.context.save()
+            try h.context.update(id: "Trip/\(p.pk)", patch: #"{"reason": "reunion", "name": "Home again"}"#)
+            try h.context.save()
+            try h.reopen()
+            let v = try get(h.context, p)
+            XCTAssertEqual(v["reason"], .string("reunion"))
+            XCTAssertEqual(v["name"], .string("Home again"))
+        }
+    }
+
+    func testRelationshipsToTheRootLinkSubentities() {
+        forEachSetup { h in
+            let p = try h.context.insert(entity: "PersonalTrip", json: trip("Home", #""bucketList": [{"title": "Garden"}]"#))
+            let b = try h.context.insert(entity: "BusinessTrip", json: trip("Work"))
+            let item = try h.context.insert(entity: "BucketListItem", json: #"{"title": "Meeting", "trip": "\#(b)"}"#)
+            try h.context.save()
+            try h.reopen()
+            XCTAssertEqual(try get(h.context, item)["trip"], .string(b.description))
+            let garden = try XCTUnwrap(get(h.context, p)["bucketList"]?.array?.first?.stringValue)
+            XCTAssertEqual(try get(h.context, garden)["trip"], .string(p.description))
+            XCTAssertEqual(try get(h.context, b)["bucketList"], .array([.string(item.description)]))
+            // Linking with the root's name finds the concrete object.
+            try h.context.update(id: item.description, patch: #"{"trip": "Trip/\#(p.pk)"}"#)
+            try h.context.save()
+            XCTAssertEqual(try get(h.context, item)["trip"], .string(p.description))
+        }
+    }
+
+    func testKeysAreUniqueAcrossTheHierarchy() throws {
+        let context = try openInMemory().makeContext()
+        var seen: Set<Int64> = []
+        for i in 0..<30 {
+            let entity = ["Trip", "PersonalTrip", "BusinessTrip"][i % 3]
+            let id = try context.insert(entity: entity, json: trip("t\(i)"))
+            XCTAssertTrue(seen.insert(id.pk).inserted)
+        }
+        try context.save()
+        XCTAssertEqual(try count(context, "Trip"), 30)
+        XCTAssertEqual(try count(context, "PersonalTrip"), 10)
+        XCTAssertEqual(try count(context, "Trip", subentities: false), 10)
+    }
+
+    func testThreeLevels() {
+        let schema = #"""
+            {"version": "1", "entities": [
+              {"name": "Animal", "attributes": [{"name": "name", "type": "string"}]},
+              {"name": "Dog", "superentity": "Animal", "attributes": [{"name": "breed", "type": "string", "optional": true}]},
+              {"name": "Puppy", "superentity": "Dog", "attributes": [{"name": "weeks", "type": "int", "default": 8}]},
+              {"name": "Cat", "superentity": "Animal"}]}
+            """#
+        forEachSetup(schema) { h in
+            let a = try h.context.insert(entity: "Animal", json: #"{"name": "generic"}"#)
+            let d = try h.context.insert(entity: "Dog", json: #"{"name": "Rex", "breed": "collie"}"#)
+            let p = try h.context.insert(entity: "Puppy", json: #"{"name": "Bit", "breed": "pug"}"#)
+            let c = try h.context.insert(entity: "Cat", json: #"{"name": "Tom"}"#)
+            try h.context.save()
+            try h.reopen()
+            XCTAssertEqual(try identifiers(h.context, "Animal"), [a, d, p, c].map(\.description))
+            XCTAssertEqual(try identifiers(h.context, "Dog"), [d, p].map(\.description))
+            XCTAssertEqual(try identifiers(h.context, "Dog", subentities: false), [d.description])
+            XCTAssertEqual(try identifiers(h.context, "Puppy"), [p.description])
+            XCTAssertEqual(try count(h.context, "Cat"), 1)
+            let puppy = try get(h.context, "Animal/\(p.pk)")
+            XCTAssertEqual(puppy["breed"], .string("pug"))
+            XCTAssertEqual(puppy["weeks"]?.numberText, "8")
+            XCTAssertEqual(try fetch(h.context, "Dog").map { $0["_entity"] }, [.string("Dog"), .string("Puppy")])
+        }
+    }
+}
