@@ -57,21 +57,41 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
             }
         }
         let c = try Connection(path: path, readOnly: configuration.readOnly, create: true)
-        let tables = try SQLiteStore.userTables(c)
-        if tables.isEmpty {
+        // Opening races with other connections creating or opening the same file; SQLite refuses
+        // some lock upgrades at once (SQLITE_BUSY without waiting) to avoid deadlocks: start over.
+        var attempt = 0
+        while true {
+            do {
+                try openOrCreate(c)
+                break
+            } catch let e as StrataError where e.code == .busy && attempt < 2_000 {
+                c.rollback()
+                attempt += 1
+                usleep(5_000)
+            }
+        }
+        storeUUID = try SQLiteStore.metadata(c, "storeUUID").flatMap { if case .text(let s) = $0 { return s } else { return nil } } ?? ""
+    }
+
+    /// Creates the store in an empty database, or checks the one the file holds.
+    private func openOrCreate(_ c: Connection) throws {
+        var created = false
+        if try SQLiteStore.isEmptyDatabase(c) {
             guard !configuration.readOnly else {
                 throw StrataError(.incompatibleStore, "'\(path)' is an empty database, not a Strata store; a read-only open cannot create one")
             }
             try c.execute(script: "PRAGMA journal_mode=WAL")
-            try SQLiteStore.createStore(c, schema: schema, dialect: dialect)
-        } else {
+            // Another connection may create the store first: then this one opens it.
+            created = try SQLiteStore.createStore(c, schema: schema, dialect: dialect, onlyIfEmpty: true)
+        }
+        if !created {
+            let tables = try SQLiteStore.userTables(c)
             guard tables.contains("strata_metadata") else {
                 throw StrataError(.incompatibleStore, "'\(path)' is a SQLite database but not a Strata store (it has no strata_metadata table; the file was left untouched)")
             }
             try checkSchema(c)
             if !configuration.readOnly { try c.execute(script: "PRAGMA journal_mode=WAL") }
         }
-        storeUUID = try SQLiteStore.metadata(c, "storeUUID").flatMap { if case .text(let s) = $0 { return s } else { return nil } } ?? ""
     }
 
     public func makeSession() throws -> StoreSession {
@@ -103,6 +123,14 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         return out
     }
 
+    /// A database nobody has put anything in: no schema object at all (not even a view)
+    /// and no user_version or application_id. Only such a file may become a store.
+    static func isEmptyDatabase(_ c: Connection) throws -> Bool {
+        guard try c.statement("SELECT count(*) FROM sqlite_master").scalar() == .int(0) else { return false }
+        return try c.statement("PRAGMA user_version").scalar() == .int(0)
+            && c.statement("PRAGMA application_id").scalar() == .int(0)
+    }
+
     static func metadata(_ c: Connection, _ key: String) throws -> SQLValue? {
         try c.statement("SELECT value FROM strata_metadata WHERE key = ?").scalar([.text(key)])
     }
@@ -112,8 +140,12 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
                       [.text(key), value])
     }
 
-    static func createStore(_ c: Connection, schema: Schema, dialect: SQLiteDialect) throws {
+    /// Creates the tables and metadata of a new store in one transaction; with `onlyIfEmpty`,
+    /// does nothing and returns false when the database is no longer empty once the write lock is held.
+    @discardableResult
+    static func createStore(_ c: Connection, schema: Schema, dialect: SQLiteDialect, onlyIfEmpty: Bool = false) throws -> Bool {
         try c.transaction {
+            if onlyIfEmpty, try !isEmptyDatabase(c) { return false }
             for sql in SQLiteDialect.metadataDDL { try c.execute(script: sql) }
             for sql in dialect.createSchema(schema) { try c.execute(script: sql) }
             try writeSchemaMetadata(c, schema: schema)
@@ -122,6 +154,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
             for root in schema.rootEntities {
                 try c.execute("INSERT OR IGNORE INTO strata_sequence (entity, next) VALUES (?, 1)", [.text(root.name)])
             }
+            return true
         }
     }
 

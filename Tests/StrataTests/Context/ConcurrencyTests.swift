@@ -116,9 +116,30 @@ final class ConcurrencyTests: StoreTestCase {
         XCTAssertEqual(try scalar(storePath(), "SELECT count(DISTINCT _pk) FROM Trip"), .int(400))
     }
 
+    func testContainersOpeningANewFileAtOnce() throws {
+        // Several threads (as several processes would) create the same new store: one creates it, the others open it.
+        for round in 0..<5 {
+            let path = storePath("race\(round)")
+            let config = UncheckedBox(try configuration())
+            let failures = Failures()
+            onThreads(4) { t in
+                do {
+                    let context = try ModelContainer(path: path, configuration: config.value).makeContext()
+                    _ = try context.insert(entity: "Trip", json: #"{"name": "r\#(t)", "startDate": 0, "endDate": 1}"#)
+                    try context.save()
+                } catch {
+                    failures.add("thread \(t): \(error) \((error as? StrataError)?.sqliteCode ?? 0)")
+                }
+            }
+            XCTAssertEqual(failures.items, [], "round \(round)")
+            XCTAssertEqual(try rowCount(path, "Trip"), 4)
+        }
+    }
+
     func testReadersSeeOnlyWholeSaves() throws {
         let container = try openFile()
         let box = UncheckedBox(container)
+        let test = UncheckedBox(self)
         let failures = Failures()
         onThreads(2) { t in
             do {
@@ -133,9 +154,7 @@ final class ConcurrencyTests: StoreTestCase {
                 } else {
                     var last: Int64 = 0
                     for _ in 0..<200 {
-                        var r = FetchRequest(entity: try XCTUnwrap(context.schema.entity(named: "Trip")))
-                        r.includePendingChanges = false
-                        let n = try context.fetchCount(r)
+                        let n = try test.value.count(context, "Trip", pending: false)
                         if n % 10 != 0 { failures.add("saw a partial save: \(n) rows") }
                         if n < last { failures.add("count went back from \(last) to \(n)") }
                         last = n

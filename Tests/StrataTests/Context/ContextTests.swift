@@ -186,7 +186,7 @@ final class ContextTests: StoreTestCase {
         XCTAssertTrue(context.hasChanges)
         try context.save()
         XCTAssertFalse(context.hasChanges)
-        _ = try context.fetch(FetchRequest(entity: try XCTUnwrap(context.schema.entity(named: "Trip"))))
+        _ = try fetch(context, "Trip")
         XCTAssertFalse(context.hasChanges, "reading changes nothing")
     }
 

@@ -130,7 +130,7 @@ final class DDLTests: StoreTestCase {
         XCTAssertTrue(e?.message.contains("destination") == true, e?.message ?? "")
         XCTAssertTrue(e?.message.contains("type changed from string to int") == true, e?.message ?? "")
         XCTAssertTrue(e?.message.contains("1.0.0") == true && e?.message.contains("2.0.0") == true, e?.message ?? "")
-        XCTAssertEqual(fileBytes(path), before)
+        XCTAssertTrue(fileBytes(path) == before, "the file changed")
         // The store still opens with its own schema.
         XCTAssertEqual(try count(openFile(path: path).makeContext(), "Trip"), 1)
     }
@@ -150,7 +150,7 @@ final class DDLTests: StoreTestCase {
         XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
         let e = assertError(.incompatibleStore) { try openFile(path: path) }
         XCTAssertTrue(e?.message.contains("not a SQLite database") == true, e?.message ?? "")
-        XCTAssertEqual(fileBytes(path), bytes)
+        XCTAssertTrue(fileBytes(path) == bytes, "the file changed")
         XCTAssertEqual(filesIn(tempDirectory), ["store.sqlite"], "no side files")
         // A file shorter than a SQLite header too.
         XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data([1, 2, 3])))
@@ -167,11 +167,28 @@ final class DDLTests: StoreTestCase {
         let before = try XCTUnwrap(fileBytes(path))
         let e = assertError(.incompatibleStore) { try openFile(path: path) }
         XCTAssertTrue(e?.message.contains("strata_metadata") == true, e?.message ?? "")
-        XCTAssertEqual(fileBytes(path), before)
+        XCTAssertTrue(fileBytes(path) == before, "the file changed")
         XCTAssertEqual(try tableNames(path), ["notes"])
         // Read-only too.
         assertError(.incompatibleStore) { try openFile(path: path) { $0.readOnly = true } }
-        XCTAssertEqual(fileBytes(path), before)
+        XCTAssertTrue(fileBytes(path) == before, "the file changed")
+    }
+
+    func testASQLiteFileWithOnlyAViewOrAUserVersionIsLeftUntouched() throws {
+        for (name, sql) in [("view", "CREATE VIEW answer AS SELECT 42 AS value"), ("version", "PRAGMA user_version = 7"),
+                            ("app", "PRAGMA application_id = 1234")] {
+            let path = storePath(name)
+            do {
+                let c = try Connection(path: path, readOnly: false, create: true)
+                try c.execute(script: sql)
+            }
+            let before = try XCTUnwrap(fileBytes(path))
+            XCTAssertGreaterThan(before.count, 0)
+            let e = assertError(.incompatibleStore) { try openFile(path: path) }
+            XCTAssertTrue(e?.message.contains("not a Strata store") == true, e?.message ?? "")
+            XCTAssertTrue(fileBytes(path) == before, "\(name): the file changed")
+            XCTAssertEqual(try tableNames(path), [], name)
+        }
     }
 
     func testAnEmptyFileBecomesAStore() throws {
@@ -221,7 +238,7 @@ final class DDLTests: StoreTestCase {
         XCTAssertFalse(context.hasChanges)
         XCTAssertNoThrow(try context.save(), "saving nothing is fine")
         XCTAssertEqual(try count(context, "Trip"), 1)
-        XCTAssertEqual(fileBytes(path), before)
+        XCTAssertTrue(fileBytes(path) == before, "the file changed")
     }
 
     func testReadOnlyOpenOfAMissingFileFails() {
