@@ -64,13 +64,20 @@ enum SchemaDecoder {
 
         var entities: [Entity] = []
         var seenEntities: [String: Int] = [:]
+        // SQLite table names ignore case: "Trip" and "trip" would be one table.
+        var seenFolded: [String: Int] = [:]
         for (i, ej) in entityJSON.enumerated() {
             let ep = path / "entities" / i
             let entity = try decodeEntity(ej, path: ep)
             if let first = seenEntities[entity.name] {
                 throw fail("duplicate entity name '\(entity.name)' (also at /entities/\(first))", ep / "name", entity: entity.name)
             }
+            if let first = seenFolded[entity.name.lowercased()] {
+                throw fail("entity name '\(entity.name)' differs from '\(entities[first].name)' (at /entities/\(first)) only in case; SQLite table names ignore case",
+                           ep / "name", entity: entity.name)
+            }
             seenEntities[entity.name] = i
+            seenFolded[entity.name.lowercased()] = i
             entities.append(entity)
         }
         let byName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
@@ -116,22 +123,23 @@ enum SchemaDecoder {
         for e in entities { try resolveProperties(e) }
         // Names must be unique within a whole table (a hierarchy shares one).
         for root in entities where root.superentity == nil {
+            // Keyed by the lowercased name: SQLite column names ignore case.
             var owner: [String: Entity] = [:]
             for e in root.descendants {
                 let ei = seenEntities[e.name] ?? 0
                 for (ai, a) in e.ownAttributes.enumerated() {
-                    if let o = owner[a.name] {
-                        throw fail("duplicate property name '\(a.name)' in entity '\(e.name)' (already declared by '\(o.name)', which shares table '\(root.name)')",
+                    if let o = owner[a.name.lowercased()] {
+                        throw fail("duplicate property name '\(a.name)' in entity '\(e.name)' (already declared by '\(o.name)', which shares table '\(root.name)'; column names ignore case)",
                                    path / "entities" / ei / "attributes" / ai / "name", entity: e.name, attribute: a.name)
                     }
-                    owner[a.name] = e
+                    owner[a.name.lowercased()] = e
                 }
                 for (ri, r) in e.ownRelationships.enumerated() {
-                    if let o = owner[r.name] {
-                        throw fail("duplicate property name '\(r.name)' in entity '\(e.name)' (already declared by '\(o.name)', which shares table '\(root.name)')",
+                    if let o = owner[r.name.lowercased()] {
+                        throw fail("duplicate property name '\(r.name)' in entity '\(e.name)' (already declared by '\(o.name)', which shares table '\(root.name)'; column names ignore case)",
                                    path / "entities" / ei / "relationships" / ri / "name", entity: e.name, attribute: r.name)
                     }
-                    owner[r.name] = e
+                    owner[r.name.lowercased()] = e
                 }
             }
         }
@@ -218,7 +226,8 @@ enum SchemaDecoder {
                 }
             }
         }
-        for (table, r) in joinTables where byName[table] != nil {
+        let tableNames = Set(entities.map { $0.name.lowercased() })
+        for (table, r) in joinTables where tableNames.contains(table.lowercased()) {
             throw fail("join table '\(table)' of relationship '\(r.entity.name).\(r.name)' has the name of an entity; rename one of them",
                        path / "entities", entity: r.entity.name, attribute: r.name)
         }
@@ -323,22 +332,25 @@ enum SchemaDecoder {
         try checkIdentifier(name, "entity", path / "name", entity: name)
         let sup = try o.string("superentity")
         var attrs: [Attribute] = []
-        var names: [String: JSONPath] = [:]
+        // Property names by their lowercased form (SQLite column names ignore case).
+        var names: [String: String] = [:]
+        func checkNew(_ property: String, _ p: JSONPath) throws {
+            guard let other = names[property.lowercased()] else { names[property.lowercased()] = property; return }
+            if other == property {
+                throw fail("duplicate property name '\(property)' in entity '\(name)'", p / "name", entity: name, attribute: property)
+            }
+            throw fail("property name '\(property)' in entity '\(name)' differs from '\(other)' only in case; SQLite column names ignore case",
+                       p / "name", entity: name, attribute: property)
+        }
         for (i, aj) in (try o.array("attributes") ?? []).enumerated() {
             let a = try decodeAttribute(aj, path: path / "attributes" / i, entity: name)
-            if names[a.name] != nil {
-                throw fail("duplicate property name '\(a.name)' in entity '\(name)'", path / "attributes" / i / "name", entity: name, attribute: a.name)
-            }
-            names[a.name] = path / "attributes" / i
+            try checkNew(a.name, path / "attributes" / i)
             attrs.append(a)
         }
         var rels: [Relationship] = []
         for (i, rj) in (try o.array("relationships") ?? []).enumerated() {
             let r = try decodeRelationship(rj, path: path / "relationships" / i, entity: name)
-            if names[r.name] != nil {
-                throw fail("duplicate property name '\(r.name)' in entity '\(name)'", path / "relationships" / i / "name", entity: name, attribute: r.name)
-            }
-            names[r.name] = path / "relationships" / i
+            try checkNew(r.name, path / "relationships" / i)
             rels.append(r)
         }
         let uniques = try stringLists(o.array("uniqueConstraints") ?? [], path / "uniqueConstraints", entity: name)

@@ -84,6 +84,51 @@ final class SchemaValidationTests: StoreTestCase {
             """#, path: "/entities/2/attributes/0/name", mentions: ["'x'"])
     }
 
+    func testNamesThatDifferOnlyInCaseCollideInSQLite() {
+        // SQLite table and column names ignore case: these would fail only when the store is created.
+        assertSchemaError(#"{"version": "1", "entities": [{"name": "Trip"}, {"name": "trip"}]}"#,
+                          path: "/entities/1/name", mentions: ["'trip'", "'Trip'"])
+        assertSchemaError(Fixtures.schema(attributes: #"{"name": "name", "type": "string"}, {"name": "Name", "type": "string"}"#),
+                          path: "/entities/0/attributes/1/name", mentions: ["'Name'"])
+        assertSchemaError(Fixtures.schema(attributes: #"{"name": "owner", "type": "string"}"#,
+                                          relationships: #"{"name": "OWNER", "destination": "Thing"}"#),
+                          path: "/entities/0/relationships/0/name", mentions: ["'OWNER'"])
+        assertSchemaError(#"""
+            {"version": "1", "entities": [
+              {"name": "A", "attributes": [{"name": "x", "type": "string"}]},
+              {"name": "B", "superentity": "A", "attributes": [{"name": "X", "type": "int"}]}]}
+            """#, path: "/entities/1/attributes/0/name", mentions: ["'X'"])
+        // A join table named like an entity, up to case.
+        assertError(.schema) {
+            try SchemaDecoder.decode(#"""
+                {"version": "1", "entities": [
+                  {"name": "Trip", "relationships": [{"name": "tags", "destination": "Tag", "toMany": true}]},
+                  {"name": "Tag"}, {"name": "trip_Tags"}]}
+                """#)
+        }
+    }
+
+    func testKeywordNamesAreQuoted() throws {
+        // SQL keywords are fine names: every statement quotes identifiers.
+        let json = #"""
+            {"version": "1", "entities": [
+              {"name": "Order", "attributes": [{"name": "select", "type": "string", "unique": true}, {"name": "group", "type": "int", "index": true}],
+               "relationships": [{"name": "where", "destination": "Table", "optional": true},
+                                 {"name": "from", "destination": "Table", "toMany": true}]},
+              {"name": "Table", "attributes": [{"name": "order", "type": "string"}]}]}
+            """#
+        let context = try openFile(json).makeContext()
+        let id = try context.insert(entity: "Order", json: #"{"select": "s", "group": 1, "where": {"order": "o"}, "from": [{"order": "p"}]}"#)
+        XCTAssertEqual(try context.insert(entity: "Order", json: #"{"select": "s", "group": 2}"#), id)
+        try context.save()
+        let v = try get(context, id)
+        XCTAssertEqual(v["group"]?.numberText, "2")
+        XCTAssertEqual(v["from"]?.array?.count, 1)
+        try context.delete(id: try XCTUnwrap(v["where"]?.stringValue))
+        try context.save()
+        XCTAssertEqual(try get(context, id)["where"], .null)
+    }
+
     func testBadIdentifiers() {
         for bad in ["1abc", "has space", "_x", "", "naïve", "a-b", "strata_meta", "sqlite_x"] {
             assertSchemaError(#"{"version": "1", "entities": [{"name": "\#(bad)"}]}"#, path: "/entities/0/name")
