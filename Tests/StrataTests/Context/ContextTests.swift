@@ -340,6 +340,30 @@ final class ContextTests: StoreTestCase {
         XCTAssertTrue(e?.message.contains("Tripp") == true)
     }
 
+    func testReadsDoNotRunOneQueryPerObject() throws {
+        let context = try openFile().makeContext()
+        _ = try context.insertMany(entity: "Trip", json: "[" + (0..<50).map { i in
+            #"{"name": "t\#(i)", "startDate": 0, "endDate": 1, "bucketList": [{"title": "a"}, {"title": "b"}], "livingAccommodation": {"address": "x", "placeName": "y"}}"#
+        }.joined(separator: ",") + "]")
+        try context.save()
+        var trips: [JSONValue] = []
+        let fetchSQL = try captureSQL(context) { trips = try fetch(context, "Trip") }
+        XCTAssertEqual(trips.count, 50)
+        XCTAssertTrue(trips.allSatisfy { $0["bucketList"]?.array?.count == 2 && $0["livingAccommodation"]?.stringValue != nil })
+        // The rows, then one query per relationship not held in the row (bucketList, livingAccommodation).
+        XCTAssertEqual(fetchSQL.count, 3, fetchSQL.joined(separator: "\n"))
+        let countSQL = try captureSQL(context) { XCTAssertEqual(try count(context, "Trip"), 50) }
+        XCTAssertEqual(countSQL.count, 1, countSQL.joined(separator: "\n"))
+        // Saving a batch reuses one prepared insert per entity.
+        let insertSQL = try captureSQL(context) {
+            _ = try context.insertMany(entity: "Trip", json: "[" + (50..<80).map { #"{"name": "t\#($0)", "startDate": 0, "endDate": 1}"# }.joined(separator: ",") + "]")
+        }
+        // Inserting looks each unique key up once (upsert against saved rows), nothing more.
+        XCTAssertEqual(insertSQL.filter { $0.hasPrefix("SELECT") }.count, 30, "\(insertSQL)")
+        let saveSQL = try captureSQL(context) { try context.save() }
+        XCTAssertLessThan(saveSQL.count, 10, "no statement per row: \(saveSQL)")
+    }
+
     func testPrimaryKeysAreNotReusedAcrossContexts() throws {
         let container = try openFile()
         let a = try container.makeContext()
