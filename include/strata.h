@@ -374,20 +374,39 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
 /* ------------------------------------------------------------------------ */
 
 /**
- * Fetches objects as a JSON array (shapes as strata_get()), in insertion order.
+ * Fetches the objects a fetch descriptor matches, as a JSON array (objects
+ * shaped as by strata_get()).
  *
- * `descriptor_json`: {"entity": "Trip", "includeSubentities": true,
- * "includePendingChanges": true}. With includeSubentities false only objects
- * whose concrete entity is `entity` match.
+ * The descriptor (docs/predicates.md, docs/JSON.md):
+ *   {"entity": "Trip",
+ *    "predicate": {"and": [{"is": "PersonalTrip"},
+ *                          {">=": [{"key": "endDate"}, {"var": "now"}]}]},
+ *    "bindings": {"now": "2026-11-22T00:00:00Z"},
+ *    "sortBy": [{"key": "startDate", "order": "forward"}],
+ *    "fetchLimit": 10, "fetchOffset": 0,
+ *    "propertiesToFetch": ["name"],
+ *    "relationshipKeyPathsForPrefetching": ["livingAccommodation"],
+ *    "includeSubentities": true, "includePendingChanges": true}
+ * "predicate" may also be SwiftData #Predicate text, e.g.
+ *   "$0.endDate >= now && $0.name.localizedStandardContains(q)".
+ * Only "entity" is required. Without sortBy, objects come in primary-key
+ * (insertion) order. The fetch is one SQL query with every value bound as
+ * a parameter, plus one query per prefetched relationship and per to-many
+ * relationship whose identifiers are returned — never one per object.
  *
  * @param[out] out_json  new string, free with strata_free(); NULL on failure.
- * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_INVALID (malformed descriptor,
- * unknown key or entity).
+ * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx, NULL descriptor or out),
+ * STRATA_ERR_INVALID (malformed descriptor, unknown key, entity or key path,
+ * type mismatch, operator not valid for a type, transient attribute in a
+ * predicate, unknown variable, predicate text that does not parse — the
+ * error names the JSON path, e.g. "/predicate/and/1/==/0/key", or the text
+ * position).
  */
 strata_status strata_fetch(strata_context *ctx, const char *descriptor_json, char **out_json);
 
 /**
- * Counts the objects a descriptor matches (as strata_fetch()).
+ * Counts the objects a descriptor matches (as strata_fetch(), honouring
+ * fetchLimit and fetchOffset), without reading them.
  *
  * @param[out] out_count  the count; 0 on failure.
  * Fails with: as strata_fetch().
@@ -396,11 +415,35 @@ strata_status strata_fetch_count(strata_context *ctx, const char *descriptor_jso
 
 /**
  * The identifiers of the objects a descriptor matches, as a JSON array of
- * strings (as strata_fetch(), without reading attributes).
+ * strings, in the descriptor's order (as strata_fetch(), reading no attributes).
  *
  * Fails with: as strata_fetch().
  */
 strata_status strata_fetch_identifiers(strata_context *ctx, const char *descriptor_json, char **out_json);
+
+/**
+ * Explains a fetch: {"sql": "SELECT …", "parameterCount": 2,
+ * "queryPlan": [{"id": 7, "parent": 0, "detail": "SEARCH t USING INDEX …"}]}
+ * — the objects query strata_fetch() would run, how many values it binds,
+ * and SQLite's EXPLAIN QUERY PLAN (to check that an index serves a query).
+ *
+ * @param[out] out_json  new string, free with strata_free(); NULL on failure.
+ * Fails with: as strata_fetch().
+ */
+strata_status strata_explain(strata_context *ctx, const char *descriptor_json, char **out_json);
+
+/**
+ * Deletes every object of `entity` (and its subentities) that a predicate
+ * matches, as pending changes: delete rules apply when strata_save() writes
+ * them, as for strata_delete(). All or nothing.
+ *
+ * @param[in] predicate_json  a predicate (JSON tree, or #Predicate text as a
+ *            JSON string), or {"predicate": …, "bindings": {…},
+ *            "includeSubentities": true}; NULL deletes every object of the entity.
+ * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_INVALID (as strata_fetch()),
+ * STRATA_ERR_READONLY.
+ */
+strata_status strata_delete_where(strata_context *ctx, const char *entity, const char *predicate_json);
 
 /* ------------------------------------------------------------------------ */
 /* Saving                                                                   */
@@ -426,6 +469,31 @@ strata_status strata_save(strata_context *ctx);
  * Fails with: STRATA_ERR_MISUSE (NULL or stale ctx).
  */
 strata_status strata_rollback(strata_context *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Tracing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/** Called with the text of each SQL statement a container's connections run. */
+typedef void (*strata_trace_fn)(const char *sql, void *userdata);
+/** Frees a callback's userdata; may be NULL. */
+typedef void (*strata_free_fn)(void *userdata);
+
+/**
+ * Installs (or with fn NULL, removes) a hook that sees every SQL statement
+ * the container's connections execute — for counting queries in tests and
+ * for debugging. (STRATA_SQL_DEBUG=1 in the environment prints them to stderr.)
+ *
+ * The hook is called on the thread that runs the statement, possibly from
+ * several threads at once; it must not call back into Strata. The previous
+ * hook's free_userdata is called when it is replaced or removed, and the
+ * current one's when the container and all its contexts are gone. When fn
+ * is NULL, free_userdata (if any) is called on userdata at once.
+ *
+ * Fails with: STRATA_ERR_MISUSE (NULL or stale container).
+ */
+strata_status strata_set_trace(strata_container *container, strata_trace_fn fn, void *userdata,
+                               strata_free_fn free_userdata);
 
 #ifdef __cplusplus
 }

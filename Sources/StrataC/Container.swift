@@ -39,3 +39,30 @@ public func strata_container_schema(_ container: OpaquePointer?, _ outJSON: Unsa
         o.pointee = try cString(box.container.schema.json.text)
     }
 }
+
+public typealias StrataTraceFn = @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
+public typealias StrataFreeFn = @convention(c) (UnsafeMutableRawPointer?) -> Void
+
+/// The C trace callback and its userdata; the userdata is freed when the hook is replaced or the store goes away.
+final class TraceBox: @unchecked Sendable {
+    let fn: StrataTraceFn
+    let userdata: UnsafeMutableRawPointer?
+    let free: StrataFreeFn?
+    init(fn: StrataTraceFn, userdata: UnsafeMutableRawPointer?, free: StrataFreeFn?) { self.fn = fn; self.userdata = userdata; self.free = free }
+    deinit { free?(userdata) }
+}
+
+@_cdecl("strata_set_trace")
+public func strata_set_trace(_ container: OpaquePointer?, _ fn: StrataTraceFn?, _ userdata: UnsafeMutableRawPointer?,
+                             _ freeUserdata: StrataFreeFn?) -> Int32 {
+    shim {
+        let box = try Handles.resolve(container, as: ContainerBox.self, "container")
+        guard let fn else {
+            box.container.store.trace.set(nil)
+            freeUserdata?(userdata)
+            return
+        }
+        let traceBox = TraceBox(fn: fn, userdata: userdata, free: freeUserdata)
+        box.container.store.trace.set { sql in sql.withCString { traceBox.fn($0, traceBox.userdata) } }
+    }
+}

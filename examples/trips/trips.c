@@ -111,6 +111,32 @@ int main(int argc, char **argv) {
     printf("\nbucket list items:\n%s\n", json);
     strata_free(json);
 
+    /* The app's queries. The segmented control: personal trips only, searched
+       and sorted, with #Predicate text and bindings. */
+    TRY(strata_fetch(ctx,
+        "{\"entity\": \"Trip\","
+        " \"predicate\": \"$0 is PersonalTrip && (searchText.isEmpty ? true :"
+        " $0.name.localizedStandardContains(searchText) || $0.destination.localizedStandardContains(searchText))\","
+        " \"bindings\": {\"searchText\": \"zur\"},"
+        " \"sortBy\": [{\"key\": \"startDate\"}], \"propertiesToFetch\": [\"name\", \"destination\"]}", &json));
+    printf("\npersonal trips matching \"zur\":\n%s\n", json);
+    strata_free(json);
+
+    /* The widget: the next trip that has not ended, served by the endDate index. */
+    const char *widget = "{\"entity\": \"Trip\","
+        " \"predicate\": {\">=\": [{\"key\": \"endDate\"}, {\"var\": \"now\"}]},"
+        " \"bindings\": {\"now\": \"2026-11-22T00:00:00Z\"},"
+        " \"sortBy\": [{\"key\": \"startDate\"}], \"fetchLimit\": 1,"
+        " \"relationshipKeyPathsForPrefetching\": [\"livingAccommodation\"]}";
+    TRY(strata_fetch(ctx, widget, &json));
+    printf("\nnext trip (widget):\n%s\n", json);
+    strata_free(json);
+
+    /* Trips with something planned in their bucket list. */
+    TRY(strata_fetch_identifiers(ctx, "{\"entity\": \"Trip\", \"predicate\": \"$0.bucketList.contains { $0.isInPlan }\"}", &json));
+    printf("\ntrips with a planned bucket-list item: %s\n", json);
+    strata_free(json);
+
     /* Deleting a trip cascades to its bucket list and accommodation. */
     char *ids = NULL;
     TRY(strata_fetch_identifiers(ctx, "{\"entity\": \"PersonalTrip\"}", &ids));

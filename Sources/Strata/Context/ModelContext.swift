@@ -549,12 +549,15 @@ public final class ModelContext {
     public func delete(id text: String) throws {
         try lock.withLock {
             try requireWritable()
-            let id = try resolve(text)
-            changes.append(.delete(id))
-            pendingDeleted.insert(id)
-            if let keys = uniqueKeysOf[id] {
-                for (k, v) in keys where pendingUnique[k]?[v] == id { pendingUnique[k]?[v] = nil }
-            }
+            markDeleted(try resolve(text))
+        }
+    }
+
+    private func markDeleted(_ id: ObjectID) {
+        changes.append(.delete(id))
+        pendingDeleted.insert(id)
+        if let keys = uniqueKeysOf[id] {
+            for (k, v) in keys where pendingUnique[k]?[v] == id { pendingUnique[k]?[v] = nil }
         }
     }
 
@@ -602,20 +605,35 @@ public final class ModelContext {
         }
     }
 
-    public func fetch(_ request: FetchRequest) throws -> [UInt8] {
-        try lock.withLock { try session.fetchJSON(request, changes: changes) }
+    public func fetch(_ descriptor: FetchDescriptor) throws -> [UInt8] {
+        try lock.withLock { try session.fetchJSON(descriptor, changes: changes) }
     }
 
-    public func fetchCount(_ request: FetchRequest) throws -> Int64 {
-        try lock.withLock { try session.count(request, changes: changes) }
+    public func fetchCount(_ descriptor: FetchDescriptor) throws -> Int64 {
+        try lock.withLock { try session.count(descriptor, changes: changes) }
     }
 
-    public func fetchIdentifiers(_ request: FetchRequest) throws -> [UInt8] {
-        try lock.withLock { try session.identifiersJSON(request, changes: changes) }
+    public func fetchIdentifiers(_ descriptor: FetchDescriptor) throws -> [UInt8] {
+        try lock.withLock { try session.identifiersJSON(descriptor, changes: changes) }
+    }
+
+    /// The SQL, parameter count and SQLite query plan of a fetch, as JSON.
+    public func explain(_ descriptor: FetchDescriptor) throws -> [UInt8] {
+        try lock.withLock { try session.explain(descriptor, changes: changes) }
+    }
+
+    /// Marks every object matching a descriptor for deletion (delete rules
+    /// apply when saved), all or nothing. Returns how many objects matched.
+    @discardableResult
+    public func delete(matching descriptor: FetchDescriptor) throws -> Int {
+        try lock.withLock {
+            try requireWritable()
+            let ids = try session.withChangesApplied(changes) { try session.identifiers(descriptor).ids }
+            for id in ids where !pendingDeleted.contains(id) { markDeleted(id) }
+            return ids.count
+        }
     }
 }
-
-
 
 extension ModelContext {
     /// `["Trip/1","Trip/2"]`

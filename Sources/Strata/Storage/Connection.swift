@@ -59,7 +59,10 @@ final class Statement {
 
     /// Steps once; returns true when a row is available.
     @inline(__always) func step() throws -> Bool {
-        if sqlDebug, sqlite3_stmt_busy(handle) == 0 { connection.debugLog(self) }
+        if sqlite3_stmt_busy(handle) == 0 {
+            if sqlDebug { connection.debugLog(self) }
+            if let t = connection.trace, t.isActive { t.emit(sql) }
+        }
         let rc = sqlite3_step(handle)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
@@ -128,6 +131,8 @@ final class Connection {
     let lock = Lock()
     /// Statements executed since `resetStatementLog()` (for tests and debugging).
     var statementLog: [String]? = nil
+    /// The container's trace hook, if any.
+    var trace: TraceHook?
 
     init(path: String, readOnly: Bool, create: Bool, uri: Bool = false) throws {
         var db: OpaquePointer?
@@ -146,6 +151,7 @@ final class Connection {
         self.readOnly = readOnly
         sqlite3_extended_result_codes(h, 1)
         sqlite3_busy_timeout(h, 10_000)
+        SQLFunctions.register(h)
     }
 
     deinit {
@@ -172,6 +178,7 @@ final class Connection {
     func execute(script sql: String) throws {
         statementLog?.append(sql)
         if sqlDebug { fputs("[strata sql] \(sql)\n", stderr) }
+        if let t = trace, t.isActive { t.emit(sql) }
         var err: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &err)
         if rc != SQLITE_OK {

@@ -1,17 +1,5 @@
 import CSQLite
 
-/// What a fetch reads (the full descriptor grows in the Query layer).
-public struct FetchRequest {
-    public var entity: Entity
-    public var includeSubentities = true
-    public var includePendingChanges = true
-
-    public init(entity: Entity) { self.entity = entity }
-
-    /// The concrete entities whose rows match.
-    var entities: [Entity] { includeSubentities ? entity.descendants : [entity] }
-}
-
 /// The SQL and output plan for writing rows of some entities of one table as JSON objects.
 final class RowPlan {
     enum Kind {
@@ -24,12 +12,16 @@ final class RowPlan {
         let entity: Entity
         var columns: [Column] = []
         var constants: [(key: [UInt8], json: [UInt8])] = []
-        /// Relationships read in a second query per relationship (never per row).
+        /// Relationships written after the row: ids read in one query per relationship, or prefetched objects.
         var deferred: [Relationship] = []
     }
 
     let root: Entity
-    let selectSQL: String
+    let alias: String
+    /// `pk, entity, columns…` (after the leading columns).
+    let selectList: String
+    let joins: String
+    let leading: Int32
     var plans: [String: EntityPlan] = [:]
     let single: EntityPlan?
     let deferred: [Relationship]
@@ -40,24 +32,31 @@ final class RowPlan {
         return w.bytes
     }
 
-    init(entities: [Entity]) {
+    /// - Parameters:
+    ///   - properties: names to read (nil: all).
+    ///   - prefetched: relationships returned as objects (always read).
+    ///   - leading: SQL expressions selected before the row (e.g. the owner of a prefetched object).
+    init(entities: [Entity], alias: String = "t", properties: [String]? = nil, prefetched: [Relationship] = [], leading: [String] = []) {
         let root = entities[0].root
         self.root = root
-        var select = ["t._pk", "t._entity"]
+        self.alias = alias
+        self.leading = Int32(leading.count)
+        var select = leading + ["\(alias)._pk", "\(alias)._entity"]
         var columnIndex: [String: Int32] = [:]
         var joins: [String] = []
         var joinIndex: [String: Int32] = [:]
         func column(_ name: String) -> Int32 {
             if let i = columnIndex[name] { return i }
             let i = Int32(select.count)
-            select.append("t.\(quote(name))")
+            select.append("\(alias).\(quote(name))")
             columnIndex[name] = i
             return i
         }
+        func wanted(_ name: String) -> Bool { properties.map { $0.contains(name) } ?? true }
         var allDeferred: [Relationship] = []
         for e in entities {
             var plan = EntityPlan(entity: e)
-            for a in e.attributes {
+            for a in e.attributes where wanted(a.name) {
                 if a.isTransient {
                     var w = JSONWriter()
                     if let d = a.defaultJSON { d.write(to: &w) } else { w.null() }
@@ -67,15 +66,17 @@ final class RowPlan {
                 }
             }
             for r in e.relationships {
-                if let col = r.foreignKeyColumn {
+                let isPrefetched = prefetched.contains { $0 === r }
+                guard wanted(r.name) || isPrefetched else { continue }
+                if let col = r.foreignKeyColumn, !isPrefetched {
                     let i = column(col)
                     var entityColumn: Int32?
                     if r.destination.root.isInHierarchy {
                         if let j = joinIndex[col] { entityColumn = j } else {
-                            let alias = "j\(joins.count)"
-                            joins.append("LEFT JOIN \(quote(r.destination.tableName)) \(alias) ON \(alias)._pk = t.\(quote(col))")
+                            let ra = "r\(alias)\(joins.count)"
+                            joins.append("LEFT JOIN \(quote(r.destination.tableName)) \(ra) ON \(ra)._pk = \(alias).\(quote(col))")
                             let j = Int32(select.count)
-                            select.append("\(alias)._entity")
+                            select.append("\(ra)._entity")
                             joinIndex[col] = j
                             entityColumn = j
                         }
@@ -90,31 +91,127 @@ final class RowPlan {
         }
         single = entities.count == 1 && !root.isInHierarchy ? plans[entities[0].name] : nil
         deferred = allDeferred
-        selectSQL = "SELECT \(select.joined(separator: ", ")) FROM \(quote(root.name)) t" + (joins.isEmpty ? "" : " " + joins.joined(separator: " "))
+        selectList = select.joined(separator: ", ")
+        self.joins = joins.joined(separator: " ")
+    }
+}
+
+/// Objects written as JSON, each a byte range of `bytes`, with its owner (for prefetched objects).
+struct ObjectBatch {
+    var bytes: [UInt8] = []
+    var items: [(owner: Int64, pk: Int64, range: Range<Int>)] = []
+
+    /// Objects grouped by owner: a JSON array (to-many) or the object (to-one).
+    func byOwner(toMany: Bool) -> [Int64: [UInt8]] {
+        var out: [Int64: [UInt8]] = [:]
+        for item in items {
+            let json = bytes[item.range]
+            if toMany {
+                if var existing = out[item.owner] {
+                    existing.removeLast()
+                    existing.append(UInt8(ascii: ","))
+                    existing.append(contentsOf: json)
+                    existing.append(UInt8(ascii: "]"))
+                    out[item.owner] = existing
+                } else {
+                    out[item.owner] = [UInt8(ascii: "[")] + json + [UInt8(ascii: "]")]
+                }
+            } else if out[item.owner] == nil {
+                out[item.owner] = Array(json)
+            }
+        }
+        return out
+    }
+
+    /// A JSON array of every object, in order.
+    var array: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + items.count + 2)
+        out.append(UInt8(ascii: "["))
+        for (n, item) in items.enumerated() {
+            if n > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: bytes[item.range])
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+}
+
+/// A descriptor compiled to SQL: `FROM … WHERE … ORDER BY … LIMIT …` with its arguments.
+struct CompiledFetch {
+    let root: Entity
+    /// Joins the predicate and sort keys need (alias `t` is the fetched row).
+    let joins: String
+    let whereSQL: String
+    let orderSQL: String
+    let limitSQL: String
+    let args: [SQLValue]
+
+    init(_ d: FetchDescriptor) {
+        root = d.entity.root
+        var c = PredicateCompiler(root: d.entity)
+        var conditions: [String] = []
+        let entities = d.entities
+        if root.isInHierarchy && entities.count != root.descendants.count {
+            conditions.append("t._entity IN (\(entities.map { c.bind(.text($0.name)) }.joined(separator: ", ")))")
+        }
+        if let p = d.predicate { conditions.append(c.predicate(p)) }
+        var order: [String] = []
+        for key in d.sortBy {
+            let col = c.column(key.ref)
+            var collate = ""
+            if case .attribute(let a) = key.ref.end {
+                if a.type == .decimal { collate = " COLLATE strata_decimal" }
+                else if (a.type == .string || a.type == .url) && key.comparator == .localizedStandard { collate = " COLLATE strata_standard" }
+            }
+            order.append("\(col)\(collate) \(key.reverse ? "DESC" : "ASC")")
+        }
+        order.append("t._pk ASC")
+        var limit = ""
+        if let l = d.fetchLimit { limit = " LIMIT \(c.bind(.int(Int64(l))))" } else if d.fetchOffset > 0 { limit = " LIMIT -1" }
+        if d.fetchOffset > 0 { limit += " OFFSET \(c.bind(.int(Int64(d.fetchOffset))))" }
+        joins = c.rootJoins.joined(separator: " ")
+        whereSQL = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        orderSQL = " ORDER BY " + order.joined(separator: ", ")
+        limitSQL = limit
+        args = c.args
+    }
+
+    var from: String { "FROM \(quote(root.name)) t" + (joins.isEmpty ? "" : " " + joins) }
+
+    /// The primary keys of the matching rows, in order (usable as a subquery).
+    var keysSQL: String { "SELECT t._pk \(from)\(whereSQL)\(orderSQL)\(limitSQL)" }
+
+    func objectsSQL(_ plan: RowPlan) -> String {
+        "SELECT \(plan.selectList) FROM \(quote(root.name)) t" + (plan.joins.isEmpty ? "" : " " + plan.joins)
+            + (joins.isEmpty ? "" : " " + joins) + whereSQL + orderSQL + limitSQL
     }
 }
 
 extension SQLiteSession {
-    struct ObjectSpan { let pk: Int64; let entity: Entity; let start: Int; let end: Int }
+    struct ObjectSpan { let owner: Int64; let pk: Int64; let entity: Entity; let start: Int; let end: Int }
 
-    /// Writes every matching row as a JSON object (without its closing brace) into `out`.
+    /// Writes every row of `stmt` as a JSON object without its closing brace.
     func writeRows(_ plan: RowPlan, sql: String, args: [SQLValue], into out: inout JSONWriter) throws -> [ObjectSpan] {
         var spans: [ObjectSpan] = []
         let stmt = try connection.statement(sql)
         defer { stmt.reset() }
         stmt.bind(args)
+        let pkColumn = plan.leading
+        let idPrefix = Array("{\"_id\":".utf8)
+        let entityKey = Array("\"_entity\":".utf8)
         while try stmt.step() {
-            let pk = stmt.int64(0)
+            let pk = stmt.int64(pkColumn)
             let ep: RowPlan.EntityPlan
             if let s = plan.single { ep = s } else {
-                guard let p = plan.plans[stmt.text(1)] else { continue }
+                guard let p = plan.plans[stmt.text(pkColumn + 1)] else { continue }
                 ep = p
             }
             let start = out.bytes.count
-            out.bytes.append(contentsOf: [UInt8(ascii: "{")] + Array("\"_id\":".utf8))
+            out.bytes.append(contentsOf: idPrefix)
             out.needsComma = false
             ObjectID(entity: ep.entity, pk: pk).write(to: &out)
-            out.rawKey(Array("\"_entity\":".utf8))
+            out.rawKey(entityKey)
             out.string(ep.entity.name)
             for c in ep.columns {
                 out.rawKey(c.key)
@@ -125,7 +222,8 @@ extension SQLiteSession {
                 out.bytes.append(contentsOf: json)
                 out.needsComma = true
             }
-            spans.append(ObjectSpan(pk: pk, entity: ep.entity, start: start, end: out.bytes.count))
+            let owner = plan.leading > 0 ? stmt.int64(0) : 0
+            spans.append(ObjectSpan(owner: owner, pk: pk, entity: ep.entity, start: start, end: out.bytes.count))
         }
         return spans
     }
@@ -159,43 +257,51 @@ extension SQLiteSession {
             }
         case .foreignKey(let r, let entityColumn):
             let target = s.int64(i)
-            var name = r.destination.name
-            if let ec = entityColumn {
-                if s.columnType(ec) == SQLITE_NULL { w.null(); return }  // dangling link (noAction)
-                name = s.text(ec)
-            }
             w.beginRawString()
-            w.bytes.append(contentsOf: name.utf8)
+            if let ec = entityColumn {
+                if s.columnType(ec) == SQLITE_NULL { w.bytes.removeLast(); w.null(); return }  // dangling link (noAction)
+                w.bytes.append(contentsOf: s.textBuffer(ec))
+            } else {
+                w.bytes.append(contentsOf: r.destination.name.utf8)
+            }
             w.bytes.append(UInt8(ascii: "/"))
             JSONWriter.appendInt(target, to: &w.bytes)
             w.endRawString()
         }
     }
 
-    /// Identifiers related through `rel` for each owner key in `owners` (one query, bound as a JSON array).
-    func relatedIdentifiers(_ rel: Relationship, owners: [Int64]) throws -> [Int64: [UInt8]] {
+    static func pkArray(_ pks: [Int64]) -> SQLValue {
         var bytes: [UInt8] = [UInt8(ascii: "[")]
-        for (i, pk) in owners.enumerated() {
+        for (i, pk) in pks.enumerated() {
             if i > 0 { bytes.append(UInt8(ascii: ",")) }
             JSONWriter.appendInt(pk, to: &bytes)
         }
         bytes.append(UInt8(ascii: "]"))
-        let list = SQLValue.text(String(decoding: bytes, as: UTF8.self))
-        let dest: Entity = rel.destination
-        let sql: String
+        return .text(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// `FROM … ` of a relationship's related rows as (owner, row) with the row aliased `d`, and the owner expression.
+    private func relatedSource(_ rel: Relationship, ownerTable: Entity) -> (owner: String, from: String, order: String) {
+        let dest = quote(rel.destination.tableName)
         switch rel.storage {
-        case .foreignKey:
-            return [:]
+        case .foreignKey(let col):
+            return ("o._pk", "\(quote(ownerTable.tableName)) o JOIN \(dest) d ON d._pk = o.\(quote(col))", "o._pk")
         case .inverseForeignKey(let col):
-            sql = "SELECT \(quote(col)), _pk, _entity FROM \(quote(dest.tableName)) WHERE \(quote(col)) IN (SELECT value FROM json_each(?1)) ORDER BY \(quote(col)), _pk"
+            return ("d.\(quote(col))", "\(dest) d", "d.\(quote(col)), d._pk")
         case .joinTable(let table, let ownerCol, let targetCol):
-            sql = "SELECT j.\(quote(ownerCol)), d._pk, d._entity FROM \(quote(table)) j JOIN \(quote(dest.tableName)) d ON d._pk = j.\(quote(targetCol)) WHERE j.\(quote(ownerCol)) IN (SELECT value FROM json_each(?1)) ORDER BY j.\(quote(ownerCol)), d._pk"
+            return ("j.\(quote(ownerCol))", "\(quote(table)) j JOIN \(dest) d ON d._pk = j.\(quote(targetCol))", "j.\(quote(ownerCol)), d._pk")
         }
+    }
+
+    /// Identifiers related through `rel` for each owner key (one query, owners bound as one JSON array).
+    func relatedIdentifiers(_ rel: Relationship, owners: [Int64]) throws -> [Int64: [UInt8]] {
+        let src = relatedSource(rel, ownerTable: rel.entity)
+        let sql = "SELECT \(src.owner), d._pk, d._entity FROM \(src.from) WHERE \(src.owner) IN (SELECT value FROM json_each(?1)) ORDER BY \(src.order)"
         var result: [Int64: [UInt8]] = [:]
         var current: Int64 = 0
         var buf: [UInt8] = []
         var first = true
-        try connection.statement(sql).query([list]) { s in
+        try connection.statement(sql).query([SQLiteSession.pkArray(owners)]) { s in
             let owner = s.int64(0)
             if first || owner != current {
                 if !first { buf.append(UInt8(ascii: "]")); result[current] = buf }
@@ -206,8 +312,7 @@ extension SQLiteSession {
                 buf.append(UInt8(ascii: ","))
             }
             buf.append(UInt8(ascii: "\""))
-            let name = s.textBuffer(2)
-            buf.append(contentsOf: name)
+            buf.append(contentsOf: s.textBuffer(2))
             buf.append(UInt8(ascii: "/"))
             JSONWriter.appendInt(s.int64(1), to: &buf)
             buf.append(UInt8(ascii: "\""))
@@ -216,88 +321,123 @@ extension SQLiteSession {
         return result
     }
 
-    /// Runs `sql` (a SELECT built on `plan.selectSQL`) and writes the objects.
-    /// - Parameter asArray: a JSON array of objects, or (false) the first object alone.
-    func writeObjects(_ plan: RowPlan, sql: String, args: [SQLValue], asArray: Bool) throws -> (json: [UInt8], count: Int) {
+    /// Runs a row query and completes each object with its deferred relationships.
+    /// - Parameter prefetched: objects of prefetched relationships by owner key.
+    func readObjects(_ plan: RowPlan, sql: String, args: [SQLValue],
+                     prefetched: [(Relationship, [Int64: [UInt8]])] = []) throws -> ObjectBatch {
         var rows = JSONWriter(capacity: 4096)
         let spans = try writeRows(plan, sql: sql, args: args, into: &rows)
-        var related: [(Relationship, [Int64: [UInt8]])] = []
-        if !plan.deferred.isEmpty && !spans.isEmpty {
-            let owners = spans.map(\.pk)
-            for rel in plan.deferred {
-                related.append((rel, try relatedIdentifiers(rel, owners: owners)))
+        var related: [(Relationship, [Int64: [UInt8]])] = prefetched
+        if !spans.isEmpty {
+            let pks = spans.map(\.pk)
+            for rel in plan.deferred where !prefetched.contains(where: { $0.0 === rel }) {
+                related.append((rel, try relatedIdentifiers(rel, owners: pks)))
             }
         }
-        var out: [UInt8] = []
-        out.reserveCapacity(rows.bytes.count + spans.count * 2 + 2)
-        if asArray { out.append(UInt8(ascii: "[")) }
-        let toOneNull: [UInt8] = Array("null".utf8)
-        let toManyEmpty: [UInt8] = Array("[]".utf8)
+        var batch = ObjectBatch()
+        batch.bytes.reserveCapacity(rows.bytes.count + spans.count * 2)
+        let null: [UInt8] = Array("null".utf8)
+        let empty: [UInt8] = Array("[]".utf8)
         rows.bytes.withUnsafeBufferPointer { all in
-            for (n, span) in spans.enumerated() {
-                if n > 0 { out.append(UInt8(ascii: ",")) }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: all[span.start..<span.end]))
+            for span in spans {
+                let start = batch.bytes.count
+                batch.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: all[span.start..<span.end]))
                 for (rel, map) in related where span.entity.relationshipByName[rel.name] === rel {
-                    out.append(UInt8(ascii: ","))
-                    out.append(contentsOf: RowPlan.keyBytes(rel.name))
-                    if let ids = map[span.pk] {
-                        if rel.isToMany { out.append(contentsOf: ids) } else { out.append(contentsOf: ids.dropFirst().dropLast()) }
+                    batch.bytes.append(UInt8(ascii: ","))
+                    batch.bytes.append(contentsOf: RowPlan.keyBytes(rel.name))
+                    if let v = map[span.pk] {
+                        if !rel.isToMany && v.first == UInt8(ascii: "[") {
+                            batch.bytes.append(contentsOf: v.dropFirst().dropLast())
+                        } else {
+                            batch.bytes.append(contentsOf: v)
+                        }
                     } else {
-                        out.append(contentsOf: rel.isToMany ? toManyEmpty : toOneNull)
+                        batch.bytes.append(contentsOf: rel.isToMany ? empty : null)
                     }
                 }
-                out.append(UInt8(ascii: "}"))
-                if !asArray { break }
+                batch.bytes.append(UInt8(ascii: "}"))
+                batch.items.append((span.owner, span.pk, start..<batch.bytes.count))
             }
         }
-        if asArray { out.append(UInt8(ascii: "]")) }
-        return (out, spans.count)
-    }
-
-    /// SQL restricting rows of `root`'s table to the concrete entities `entities`.
-    func entityFilter(_ entities: [Entity]) -> (sql: String, args: [SQLValue]) {
-        let root = entities[0].root
-        if !root.isInHierarchy || entities.count == root.descendants.count { return ("", []) }
-        if entities.count == 1 { return ("t._entity = ?", [.text(entities[0].name)]) }
-        return ("t._entity IN (\(entities.map { _ in "?" }.joined(separator: ", ")))", entities.map { .text($0.name) })
+        return batch
     }
 
     // MARK: Reads
 
-    /// All objects of a request as a JSON array.
-    func fetchJSON(_ request: FetchRequest, changes: [Change]) throws -> [UInt8] {
-        try withChangesApplied(request.includePendingChanges ? changes : []) {
-            let entities = request.entities
-            let plan = RowPlan(entities: entities)
-            let filter = entityFilter(entities)
-            let sql = plan.selectSQL + (filter.sql.isEmpty ? "" : " WHERE " + filter.sql) + " ORDER BY t._pk"
-            return try writeObjects(plan, sql: sql, args: filter.args, asArray: true).json
+    /// The objects a descriptor matches, as a JSON array.
+    func fetchJSON(_ d: FetchDescriptor, changes: [Change]) throws -> [UInt8] {
+        try withChangesApplied(d.includePendingChanges ? changes : []) {
+            let q = CompiledFetch(d)
+            let plan = RowPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
+            var prefetched: [(Relationship, [Int64: [UInt8]])] = []
+            for rel in d.prefetch {
+                // One query per relationship: the related rows of every matching owner, owners given by the fetch as a subquery.
+                let src = relatedSource(rel, ownerTable: d.entity)
+                let relPlan = RowPlan(entities: rel.destination.descendants, alias: "d", leading: [src.owner])
+                let sql = "SELECT \(relPlan.selectList) FROM \(src.from)" + (relPlan.joins.isEmpty ? "" : " " + relPlan.joins)
+                    + " WHERE \(src.owner) IN (\(q.keysSQL)) ORDER BY \(src.order)"
+                let batch = try readObjects(relPlan, sql: sql, args: q.args)
+                prefetched.append((rel, batch.byOwner(toMany: rel.isToMany)))
+            }
+            return try readObjects(plan, sql: q.objectsSQL(plan), args: q.args, prefetched: prefetched).array
         }
     }
 
-    func count(_ request: FetchRequest, changes: [Change]) throws -> Int64 {
-        try withChangesApplied(request.includePendingChanges ? changes : []) {
-            let filter = entityFilter(request.entities)
-            let sql = "SELECT count(*) FROM \(quote(request.entity.tableName)) t" + (filter.sql.isEmpty ? "" : " WHERE " + filter.sql)
-            guard case .int(let n)? = try connection.statement(sql).scalar(filter.args) else { return 0 }
+    func count(_ d: FetchDescriptor, changes: [Change]) throws -> Int64 {
+        try withChangesApplied(d.includePendingChanges ? changes : []) {
+            let q = CompiledFetch(d)
+            let sql = d.fetchLimit == nil && d.fetchOffset == 0
+                ? "SELECT count(*) \(q.from)\(q.whereSQL)"
+                : "SELECT count(*) FROM (\(q.keysSQL))"
+            guard case .int(let n)? = try connection.statement(sql).scalar(q.args) else { return 0 }
             return n
         }
     }
 
-    func identifiersJSON(_ request: FetchRequest, changes: [Change]) throws -> [UInt8] {
-        try withChangesApplied(request.includePendingChanges ? changes : []) {
-            let filter = entityFilter(request.entities)
-            let sql = "SELECT t._pk, t._entity FROM \(quote(request.entity.tableName)) t" + (filter.sql.isEmpty ? "" : " WHERE " + filter.sql) + " ORDER BY t._pk"
+    func identifiersJSON(_ d: FetchDescriptor, changes: [Change]) throws -> [UInt8] {
+        try withChangesApplied(d.includePendingChanges ? changes : []) {
+            try identifiers(d).bytes
+        }
+    }
+
+    /// Matching identifiers (call inside `withChangesApplied` when pending changes matter).
+    func identifiers(_ d: FetchDescriptor) throws -> (bytes: [UInt8], ids: [ObjectID]) {
+        let q = CompiledFetch(d)
+        let sql = "SELECT t._pk, t._entity \(q.from)\(q.whereSQL)\(q.orderSQL)\(q.limitSQL)"
+        var w = JSONWriter()
+        var ids: [ObjectID] = []
+        w.beginArray()
+        try connection.statement(sql).query(q.args) { s in
+            guard let e = schema.entity(named: s.text(1)) else { return }
+            let id = ObjectID(entity: e, pk: s.int64(0))
+            id.write(to: &w)
+            ids.append(id)
+        }
+        w.endArray()
+        return (w.bytes, ids)
+    }
+
+    /// The SQL of a fetch, its parameter count and SQLite's query plan, as JSON.
+    func explain(_ d: FetchDescriptor, changes: [Change]) throws -> [UInt8] {
+        try withChangesApplied(d.includePendingChanges ? changes : []) {
+            let q = CompiledFetch(d)
+            let plan = RowPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
+            let sql = q.objectsSQL(plan)
             var w = JSONWriter()
+            w.beginObject()
+            w.key("sql"); w.string(sql)
+            w.key("parameterCount"); w.int(Int64(q.args.count))
+            w.key("queryPlan")
             w.beginArray()
-            try connection.statement(sql).query(filter.args) { s in
-                w.beginRawString()
-                w.bytes.append(contentsOf: s.textBuffer(1))
-                w.bytes.append(UInt8(ascii: "/"))
-                JSONWriter.appendInt(s.int64(0), to: &w.bytes)
-                w.endRawString()
+            try connection.statement("EXPLAIN QUERY PLAN " + sql).query(q.args) { s in
+                w.beginObject()
+                w.key("id"); w.int(s.int64(0))
+                w.key("parent"); w.int(s.int64(1))
+                w.key("detail"); w.string(s.text(3))
+                w.endObject()
             }
             w.endArray()
+            w.endObject()
             return w.bytes
         }
     }
@@ -307,27 +447,10 @@ extension SQLiteSession {
         try withChangesApplied(changes) {
             guard let concrete = try concreteEntity(root: id.entity.root, pk: id.pk), concrete.isKind(of: id.entity) else { return nil }
             let plan = RowPlan(entities: [concrete])
-            let result = try writeObjects(plan, sql: plan.selectSQL + " WHERE t._pk = ?1", args: [.int(id.pk)], asArray: false)
-            return result.count == 0 ? nil : result.json
+            let sql = "SELECT \(plan.selectList) FROM \(quote(concrete.tableName)) t" + (plan.joins.isEmpty ? "" : " " + plan.joins) + " WHERE t._pk = ?1"
+            let batch = try readObjects(plan, sql: sql, args: [.int(id.pk)])
+            guard let item = batch.items.first else { return nil }
+            return Array(batch.bytes[item.range])
         }
-    }
-}
-
-extension FetchRequest {
-    /// Decodes a fetch descriptor (DESIGN §4). Unknown keys are errors naming their path.
-    public static func decode(_ json: UnsafeBufferPointer<UInt8>, schema: Schema) throws -> FetchRequest {
-        let value = try JSONValue.parse(json)
-        var o = try ObjectReader(value, path: JSONPath(), what: "fetch descriptor")
-        guard let name = try o.string("entity") else {
-            throw StrataError(.invalid, "fetch descriptor is missing 'entity'", path: "/entity")
-        }
-        guard let e = schema.entity(named: name) else {
-            throw StrataError(.invalid, "unknown entity '\(name)' in fetch descriptor", entity: name, path: "/entity")
-        }
-        var request = FetchRequest(entity: e)
-        request.includeSubentities = try o.bool("includeSubentities") ?? true
-        request.includePendingChanges = try o.bool("includePendingChanges") ?? true
-        try o.finish()
-        return request
     }
 }

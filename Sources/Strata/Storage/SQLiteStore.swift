@@ -22,6 +22,8 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     let externalDirectory: String?
     /// Read from metadata.
     public private(set) var storeUUID: String = ""
+    /// Sees every SQL statement of this store's connections.
+    public let trace = TraceHook()
 
     static let formatVersion: Int64 = 1
 
@@ -36,6 +38,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
             self.path = ":memory:"
             externalDirectory = nil
             let c = try Connection(path: ":memory:", readOnly: false, create: true)
+            c.trace = trace
             sharedConnection = c
             try SQLiteStore.createStore(c, schema: schema, dialect: dialect)
             storeUUID = try SQLiteStore.metadata(c, "storeUUID").flatMap { if case .text(let s) = $0 { return s } else { return nil } } ?? ""
@@ -97,6 +100,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     public func makeSession() throws -> StoreSession {
         if let shared = sharedConnection { return SQLiteSession(store: self, connection: shared) }
         let c = try Connection(path: path, readOnly: configuration.readOnly, create: false)
+        c.trace = trace
         try c.execute(script: "PRAGMA synchronous=FULL")
         return SQLiteSession(store: self, connection: c)
     }

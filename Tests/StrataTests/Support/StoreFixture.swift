@@ -205,21 +205,21 @@ class StoreTestCase: XCTestCase {
     func get(_ context: ModelContext, _ id: String) throws -> JSONValue { try parse(context.get(id: id)) }
 
     func fetch(_ context: ModelContext, _ entity: String, subentities: Bool = true, pending: Bool = true) throws -> [JSONValue] {
-        var r = FetchRequest(entity: try XCTUnwrap(context.schema.entity(named: entity)))
+        var r = FetchDescriptor(entity: try XCTUnwrap(context.schema.entity(named: entity)))
         r.includeSubentities = subentities
         r.includePendingChanges = pending
         return try XCTUnwrap(parse(context.fetch(r)).array)
     }
 
     func count(_ context: ModelContext, _ entity: String, subentities: Bool = true, pending: Bool = true) throws -> Int64 {
-        var r = FetchRequest(entity: try XCTUnwrap(context.schema.entity(named: entity)))
+        var r = FetchDescriptor(entity: try XCTUnwrap(context.schema.entity(named: entity)))
         r.includeSubentities = subentities
         r.includePendingChanges = pending
         return try context.fetchCount(r)
     }
 
     func identifiers(_ context: ModelContext, _ entity: String, subentities: Bool = true, pending: Bool = true) throws -> [String] {
-        var r = FetchRequest(entity: try XCTUnwrap(context.schema.entity(named: entity)))
+        var r = FetchDescriptor(entity: try XCTUnwrap(context.schema.entity(named: entity)))
         r.includeSubentities = subentities
         r.includePendingChanges = pending
         return try XCTUnwrap(parse(context.fetchIdentifiers(r)).array).compactMap(\.stringValue)

@@ -1,0 +1,85 @@
+/// The value semantics shared by the predicate evaluator, constant folding
+/// and the SQL compiler's helper functions — one definition, so that SQL and
+/// in-memory evaluation agree:
+///
+/// - `==` / `!=` treat nil as a value (nil == nil); ordering comparisons and
+///   string tests with a nil operand are false.
+/// - Strings compare by Unicode scalar values (UTF-8 byte order), after
+///   folding when options `c` / `d` are given.
+/// - Decimals compare exactly; ints and doubles compare numerically.
+/// - `contains`, `hasPrefix`, `hasSuffix` with an empty needle are true;
+///   `localizedStandardContains` with an empty needle is false (as Foundation).
+enum Evaluation {
+    static func compare(_ op: ComparisonOperator, _ x: SQLValue, _ y: SQLValue, domain: ValueType, options: StringOptions) -> Bool {
+        if x.isNull || y.isNull {
+            switch op {
+            case .equal: return x.isNull && y.isNull
+            case .notEqual: return !(x.isNull && y.isNull)
+            default: return false
+            }
+        }
+        guard let c = order(x, y, domain: domain, options: options) else { return op == .notEqual }
+        switch op {
+        case .equal: return c == 0
+        case .notEqual: return c != 0
+        case .less: return c < 0
+        case .lessOrEqual: return c <= 0
+        case .greater: return c > 0
+        case .greaterOrEqual: return c >= 0
+        }
+    }
+
+    /// -1, 0, 1 for two non-null values of a domain; nil when incomparable.
+    static func order(_ x: SQLValue, _ y: SQLValue, domain: ValueType, options: StringOptions) -> Int? {
+        if domain == .attribute(.decimal), case .text(let a) = x, case .text(let b) = y {
+            return DecimalText.compare(a, b)
+        }
+        switch (x, y) {
+        case let (.int(a), .int(b)): return a < b ? -1 : a > b ? 1 : 0
+        case let (.int(a), .double(b)): return sign(Double(a), b)
+        case let (.double(a), .int(b)): return sign(a, Double(b))
+        case let (.double(a), .double(b)): return sign(a, b)
+        case let (.text(a), .text(b)):
+            if options.isEmpty { return bytes(a, b) }
+            return bytes(fold(a, options), fold(b, options))
+        case let (.blob(a), .blob(b)):
+            return a.lexicographicallyPrecedes(b) ? -1 : a == b ? 0 : 1
+        default: return nil
+        }
+    }
+
+    private static func sign(_ a: Double, _ b: Double) -> Int { a < b ? -1 : a > b ? 1 : 0 }
+
+    static func bytes(_ a: String, _ b: String) -> Int {
+        var a = a, b = b
+        return a.withUTF8 { pa in
+            b.withUTF8 { pb in
+                let n = min(pa.count, pb.count)
+                for i in 0..<n where pa[i] != pb[i] { return pa[i] < pb[i] ? -1 : 1 }
+                return pa.count < pb.count ? -1 : pa.count > pb.count ? 1 : 0
+            }
+        }
+    }
+
+    static func fold(_ s: String, _ options: StringOptions) -> String {
+        TextFolding.fold(s, caseInsensitive: options.contains(.caseInsensitive),
+                         diacriticInsensitive: options.contains(.diacriticInsensitive))
+    }
+
+    static func stringTest(_ op: StringOperator, _ x: SQLValue, _ y: SQLValue, options: StringOptions) -> Bool {
+        guard case .text(var a) = x, case .text(var b) = y else { return false }
+        if op == .localizedStandardContains { return TextFolding.localizedStandardContains(a, b) }
+        if !options.isEmpty { a = fold(a, options); b = fold(b, options) }
+        let ua = Array(a.utf8), ub = Array(b.utf8)
+        switch op {
+        case .contains:
+            if ub.isEmpty { return true }
+            if ub.count > ua.count { return false }
+            for i in 0...(ua.count - ub.count) where ua[i] == ub[0] && Array(ua[i..<(i + ub.count)]) == ub { return true }
+            return false
+        case .hasPrefix: return ua.starts(with: ub)
+        case .hasSuffix: return ua.count >= ub.count && Array(ua[(ua.count - ub.count)...]) == ub
+        case .localizedStandardContains: return false
+        }
+    }
+}

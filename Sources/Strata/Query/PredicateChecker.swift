@@ -1,0 +1,434 @@
+/// Binds variables and type-checks a predicate against the model, before
+/// any SQL runs: unknown key paths, type mismatches, operators not valid for
+/// a type and transient attributes are `.invalid` errors naming the JSON
+/// path or text position. Constant parts (`searchText.isEmpty ? ...`) are
+/// folded away, so the SQL sees only what depends on the rows.
+struct PredicateChecker {
+    let schema: Schema
+    let bindings: [String: JSONValue]
+    /// Entities of the objects in scope; the last is `$0`.
+    private(set) var scopes: [Entity]
+
+    init(schema: Schema, root: Entity, bindings: [String: JSONValue]) {
+        self.schema = schema
+        self.bindings = bindings
+        self.scopes = [root]
+    }
+
+    func fail(_ message: String, _ at: SourceLocation) -> StrataError {
+        if let offset = at.textOffset {
+            return StrataError(.invalid, "\(message) (at position \(offset) of the predicate text)")
+        }
+        return StrataError(.invalid, "\(message) (at \(at))", path: at.jsonPath)
+    }
+
+    // MARK: Predicates
+
+    mutating func check(_ p: Predicate) throws -> TypedPredicate {
+        switch p {
+        case .constant(let b, _):
+            return .constant(b)
+        case .value(let e):
+            let t = try value(e, expected: .attribute(.bool))
+            guard t.type == .attribute(.bool) || t.type == .null else {
+                throw fail("expected a condition, found a value of type \(t.type)", e.location)
+            }
+            if let c = t.constantValue { return .constant(c == .int(1)) }
+            return .boolValue(t)
+        case .conjunction(let parts, _):
+            var out: [TypedPredicate] = []
+            for part in parts {
+                let t = try check(part)
+                if t.constantValue == false { return .constant(false) }
+                if t.constantValue == true { continue }
+                out.append(t)
+            }
+            return out.isEmpty ? .constant(true) : out.count == 1 ? out[0] : .and(out)
+        case .disjunction(let parts, _):
+            var out: [TypedPredicate] = []
+            for part in parts {
+                let t = try check(part)
+                if t.constantValue == true { return .constant(true) }
+                if t.constantValue == false { continue }
+                out.append(t)
+            }
+            return out.isEmpty ? .constant(false) : out.count == 1 ? out[0] : .or(out)
+        case .negation(let inner, _):
+            let t = try check(inner)
+            if let c = t.constantValue { return .constant(!c) }
+            return .not(t)
+        case .comparison(let op, let a, let b, let options, let at):
+            return try comparison(op, a, b, options, at)
+        case .string(let op, let a, let b, let options, let at):
+            return try stringTest(op, a, b, options, at)
+        case .inCollection(let element, let collection, let at):
+            return try membership(element, collection, at)
+        case .between(let x, let lo, let hi, let at):
+            return try check(.conjunction([.comparison(.greaterOrEqual, x, lo, [], at: at),
+                                           .comparison(.lessOrEqual, x, hi, [], at: at)], at: at))
+        case .typeCheck(let scope, let name, let at):
+            guard scope < scopes.count else { throw fail("'$\(scope)' is not in scope", at) }
+            let s = scopes[scopes.count - 1 - scope]
+            guard let target = schema.entity(named: name) else { throw fail("unknown entity '\(name)' in 'is'", at) }
+            if s.isKind(of: target) { return .constant(true) }
+            guard target.isKind(of: s) else {
+                throw fail("'\(s.name)' objects can never be '\(name)' (not a subentity)", at)
+            }
+            return .isA(scope: scope, entities: target.descendants)
+        case .anySatisfy(let seq, let inner, let at), .allSatisfy(let seq, let inner, let at):
+            let isAny: Bool
+            if case .anySatisfy = p { isAny = true } else { isAny = false }
+            guard case .keyPath(let scope, let path, let kat) = seq else {
+                throw fail("'\(isAny ? "contains(where:)" : "allSatisfy")' needs a to-many key path", seq.location)
+            }
+            let ref = try resolve(scope: scope, path: path, at: kat)
+            guard case .toMany(let rel) = ref.end else {
+                throw fail("'\(ref.text)' is not a to-many relationship", kat)
+            }
+            scopes.append(rel.destination)
+            defer { scopes.removeLast() }
+            let t = try check(inner)
+            _ = at
+            if let c = t.constantValue {
+                // any(true) = !isEmpty, any(false) = false; all(true) = true, all(false) = isEmpty
+                if isAny { return c ? .not(.isEmptyMany(ref)) : .constant(false) }
+                return c ? .constant(true) : .isEmptyMany(ref)
+            }
+            return isAny ? .any(ref, t) : .all(ref, t)
+        case .isEmpty(let e, let at):
+            if case .keyPath(let scope, let path, let kat) = e {
+                let ref = try resolve(scope: scope, path: path, at: kat)
+                if case .toMany = ref.end { return .isEmptyMany(ref) }
+            }
+            let t = try value(e, expected: nil)
+            switch t.type {
+            case .attribute(.string), .attribute(.url), .null:
+                if let c = t.constantValue { return .constant(c.isEmptyText) }
+                return .isEmptyString(t)
+            case .array:
+                if case .list(let items, _) = t { return .constant(items.isEmpty) }
+                return .constant(false)
+            default:
+                throw fail("'isEmpty' applies to strings and to-many relationships, not \(t.type)", at)
+            }
+        case .conditional(let test, let a, let b, _):
+            let t = try check(test)
+            if let c = t.constantValue { return try check(c ? a : b) }
+            return .conditional(t, try check(a), try check(b))
+        }
+    }
+
+    private static let ordered: Set<AttributeType> = [.string, .int, .double, .date, .decimal, .url]
+
+    private func isLiteralLike(_ e: PredicateExpression) -> Bool {
+        switch e {
+        case .literal, .variable: return true
+        default: return false
+        }
+    }
+
+    private mutating func comparison(_ op: ComparisonOperator, _ a: PredicateExpression, _ b: PredicateExpression,
+                                     _ options: StringOptions, _ at: SourceLocation) throws -> TypedPredicate {
+        // Type the anchored side (a key path, count, ...) first; literals take its type.
+        var ta: TypedExpression
+        var tb: TypedExpression
+        if isLiteralLike(a) && !isLiteralLike(b) {
+            tb = try value(b, expected: nil)
+            ta = try value(a, expected: tb.type)
+        } else {
+            ta = try value(a, expected: nil)
+            tb = try value(b, expected: ta.type)
+        }
+        // Two literals: a string literal next to a typed literal takes its type.
+        if ta.constantValue != nil && tb.constantValue != nil && ta.type != tb.type {
+            if case .literal = a, tb.type != .null, ta.type != .null { ta = try value(a, expected: tb.type) }
+            else if case .literal = b, ta.type != .null, tb.type != .null { tb = try value(b, expected: ta.type) }
+        }
+        let domain = try comparisonDomain(op, ta.type, tb.type, at)
+        if options != [] {
+            guard domain == .attribute(.string) || domain == .attribute(.url) || domain == .null else {
+                throw fail("string options 'c'/'d' apply to string comparisons, not \(domain)", at)
+            }
+        }
+        if let x = ta.constantValue, let y = tb.constantValue {
+            return .constant(Evaluation.compare(op, x, y, domain: domain, options: options))
+        }
+        return .compare(op, ta, tb, domain: domain, options: options)
+    }
+
+    private func comparisonDomain(_ op: ComparisonOperator, _ a: ValueType, _ b: ValueType, _ at: SourceLocation) throws -> ValueType {
+        let isEquality = op == .equal || op == .notEqual
+        switch (a, b) {
+        case (.null, .null):
+            guard isEquality else { throw fail("operator \(op.rawValue) is not valid with nil", at) }
+            return .null
+        case (.null, let t), (let t, .null):
+            guard isEquality else { throw fail("operator \(op.rawValue) is not valid with nil", at) }
+            switch t {
+            case .objects: throw fail("a to-many relationship is never nil; use isEmpty", at)
+            case .array: throw fail("an array cannot be compared with nil", at)
+            default: return t
+            }
+        case let (.attribute(x), .attribute(y)):
+            if x == .json || y == .json { throw fail("json attributes cannot be compared", at) }
+            let dx: AttributeType = x == .int ? .double : x
+            let dy: AttributeType = y == .int ? .double : y
+            guard dx == dy else { throw fail("type mismatch: cannot compare \(x.rawValue) with \(y.rawValue)", at) }
+            if !isEquality && !PredicateChecker.ordered.contains(x) {
+                throw fail("operator \(op.rawValue) is not valid for \(x.rawValue) values", at)
+            }
+            return x == y ? .attribute(x) : .attribute(.double)
+        case let (.object(x), .object(y)):
+            guard isEquality else { throw fail("operator \(op.rawValue) is not valid for objects", at) }
+            guard x.root === y.root else { throw fail("type mismatch: cannot compare \(x.name) with \(y.name)", at) }
+            return .object(x.root)
+        case (.objects, _), (_, .objects):
+            throw fail("a to-many relationship cannot be compared; use count, isEmpty or contains(where:)", at)
+        case (.array, _), (_, .array):
+            throw fail("an array cannot be compared; use contains (in)", at)
+        default:
+            throw fail("type mismatch: cannot compare \(a) with \(b)", at)
+        }
+    }
+
+    private mutating func stringTest(_ op: StringOperator, _ a: PredicateExpression, _ b: PredicateExpression,
+                                     _ options: StringOptions, _ at: SourceLocation) throws -> TypedPredicate {
+        // `names.contains($0.name)` with `names` bound to an array is membership.
+        if op == .contains, case .variable(let name, _) = a, case .array? = bindings[name] {
+            return try membership(b, a, at)
+        }
+        if op == .contains, case .literal(.array, _) = a { return try membership(b, a, at) }
+        let ta = try value(a, expected: .attribute(.string))
+        let tb = try value(b, expected: .attribute(.string))
+        for (t, e) in [(ta, a), (tb, b)] {
+            switch t.type {
+            case .attribute(.string), .attribute(.url), .null: break
+            default: throw fail("'\(op.rawValue)' applies to strings, not \(t.type)", e.location)
+            }
+        }
+        if let x = ta.constantValue, let y = tb.constantValue {
+            return .constant(Evaluation.stringTest(op, x, y, options: options))
+        }
+        return .string(op, ta, tb, options: options)
+    }
+
+    private mutating func membership(_ element: PredicateExpression, _ collection: PredicateExpression, _ at: SourceLocation) throws -> TypedPredicate {
+        let te = try value(element, expected: nil)
+        let elementType = te.type
+        let items: [PredicateLiteral]
+        switch collection {
+        case .literal(.array(let xs), _): items = xs
+        case .variable(let name, let vat):
+            guard let v = bindings[name] else { throw fail("unknown variable '\(name)' (bindings: \(bindings.keys.sorted().joined(separator: ", ")))", vat) }
+            guard case .array = v, case .array(let xs) = try PredicateJSON.literal(v, JSONPath()) else {
+                throw fail("variable '\(name)' must be bound to an array for 'in'", vat)
+            }
+            items = xs
+        default:
+            throw fail("'in' needs an array literal or a variable bound to an array", collection.location)
+        }
+        switch elementType {
+        case .attribute(let t) where t == .json || t == .data:
+            throw fail("'in' is not valid for \(t.rawValue) values", at)
+        case .objects, .array:
+            throw fail("'in' needs a single value on the left, not \(elementType)", element.location)
+        default: break
+        }
+        var values: [SQLValue] = []
+        for item in items {
+            values.append(try coerce(item, to: elementType, at: collection.location))
+        }
+        let domain: ValueType = elementType == .attribute(.int) && values.contains(where: { if case .double = $0 { return true } else { return false } })
+            ? .attribute(.double) : elementType
+        if let c = te.constantValue {
+            return .constant(values.contains { Evaluation.compare(.equal, c, $0, domain: domain, options: []) })
+        }
+        return .inList(te, values, domain: domain)
+    }
+
+    // MARK: Values
+
+    mutating func value(_ e: PredicateExpression, expected: ValueType?) throws -> TypedExpression {
+        switch e {
+        case .keyPath(let scope, let path, let at):
+            let ref = try resolve(scope: scope, path: path, at: at)
+            switch ref.end {
+            case .attribute(let a): return .keyPath(ref, .attribute(a.type))
+            case .toOne(let r): return .keyPath(ref, .object(r.destination))
+            case .toMany(let r): return .keyPath(ref, .objects(r.destination))
+            case .object: return .keyPath(ref, .object(scopes[scopes.count - 1 - scope]))
+            }
+        case .literal(let lit, let at):
+            if let expected { return constant(try coerce(lit, to: expected, at: at), expected, lit) }
+            return try inferred(lit, at: at)
+        case .variable(let name, let at):
+            guard let v = bindings[name] else {
+                throw fail("unknown variable '\(name)' (bindings: \(bindings.keys.sorted().joined(separator: ", ")))", at)
+            }
+            let lit = try PredicateJSON.literal(v, JSONPath() / "bindings" / name)
+            if let expected { return constant(try coerce(lit, to: expected, at: at), expected, lit) }
+            return try inferred(lit, at: at)
+        case .count(let inner, let at):
+            if case .keyPath(let scope, let path, let kat) = inner {
+                let ref = try resolve(scope: scope, path: path, at: kat)
+                if case .toMany = ref.end { return .count(ref) }
+            }
+            let t = try value(inner, expected: nil)
+            switch t.type {
+            case .attribute(.string), .attribute(.url):
+                if let c = t.constantValue { return .constant(.int(Int64(c.textValue?.count ?? 0)), .attribute(.int)) }
+                return .length(t)
+            case .array:
+                if case .list(let items, _) = t { return .constant(.int(Int64(items.count)), .attribute(.int)) }
+                throw fail("'count' needs a to-many relationship, a string or an array", at)
+            default:
+                throw fail("'count' applies to to-many relationships, strings and arrays, not \(t.type)", at)
+            }
+        case .conditional(let test, let a, let b, let at):
+            let t = try check(test)
+            if let c = t.constantValue { return try value(c ? a : b, expected: expected) }
+            var ta = try value(a, expected: expected)
+            var tb = try value(b, expected: expected ?? (isLiteralLike(b) ? ta.type : nil))
+            if expected == nil && isLiteralLike(a) && !isLiteralLike(b) { ta = try value(a, expected: tb.type) }
+            let type = try unify(ta.type, tb.type, at)
+            if type == .attribute(.double) {
+                if case .constant(.int(let i), _) = ta { ta = .constant(.double(Double(i)), type) }
+                if case .constant(.int(let i), _) = tb { tb = .constant(.double(Double(i)), type) }
+            }
+            return .conditional(t, ta, tb, type)
+        case .coalesce(let a, let b, let at):
+            let ta = try value(a, expected: expected)
+            let tb = try value(b, expected: ta.type == .null ? expected : ta.type)
+            let type = try unify(ta.type, tb.type, at)
+            if let c = ta.constantValue { return c.isNull ? tb : ta }
+            return .coalesce(ta, tb, type)
+        }
+    }
+
+    private func unify(_ a: ValueType, _ b: ValueType, _ at: SourceLocation) throws -> ValueType {
+        if a == b { return a }
+        if a == .null { return b }
+        if b == .null { return a }
+        if a.isNumeric && b.isNumeric { return .attribute(.double) }
+        throw fail("type mismatch: the two branches are \(a) and \(b)", at)
+    }
+
+    private func constant(_ v: SQLValue, _ t: ValueType, _ lit: PredicateLiteral) -> TypedExpression {
+        v.isNull ? .constant(.null, .null) : .constant(v, t)
+    }
+
+    /// The type of a literal seen without context.
+    private func inferred(_ lit: PredicateLiteral, at: SourceLocation) throws -> TypedExpression {
+        switch lit {
+        case .null: return .constant(.null, .null)
+        case .bool(let b): return .constant(.int(b ? 1 : 0), .attribute(.bool))
+        case .string(let s): return .constant(.text(s), .attribute(.string))
+        case .number(let n):
+            if let i = Int64(n) { return .constant(.int(i), .attribute(.int)) }
+            guard let d = Double(n), d.isFinite else { throw fail("number out of range", at) }
+            return .constant(.double(d), .attribute(.double))
+        case .typed(let t, _):
+            return .constant(try coerce(lit, to: .attribute(t), at: at), .attribute(t))
+        case .array(let items):
+            var typed: [TypedExpression] = []
+            for item in items { typed.append(try inferred(item, at: at)) }
+            var elementType: ValueType?
+            for t in typed where t.type != .null {
+                guard let current = elementType else { elementType = t.type; continue }
+                if current == t.type { continue }
+                guard current.isNumeric && t.type.isNumeric else { throw fail("array mixes \(current) and \(t.type) values", at) }
+                elementType = .attribute(.double)
+            }
+            return .list(typed.compactMap(\.constantValue), .array(elementType))
+        }
+    }
+
+    /// A literal converted to a type, with the same rules as object input.
+    func coerce(_ lit: PredicateLiteral, to type: ValueType, at: SourceLocation) throws -> SQLValue {
+        if lit == .null { return .null }
+        switch type {
+        case .null:
+            return try inferred(lit, at: at).constantValue ?? .null
+        case .attribute(let t):
+            let json: JSONValue
+            switch lit {
+            case .null: return .null
+            case .bool(let b): json = .bool(b)
+            case .number(let n): json = .number(n)
+            case .string(let s): json = .string(s)
+            case .array: throw fail("expected a \(t.rawValue) value, found an array", at)
+            case .typed(let lt, let inner):
+                let compatible = lt == t || (t == .string && lt == .url) || (t == .url && lt == .string)
+                guard compatible else { throw fail("type mismatch: expected \(t.rawValue), found a \(lt.rawValue) literal", at) }
+                json = inner
+            }
+            if t == .bool, case .bool = json {} else if t == .bool {
+                throw fail("type mismatch: expected bool, found \(json.typeName)", at)
+            }
+            if (t == .string || t == .url), case .string = json {} else if t == .string || t == .url {
+                throw fail("type mismatch: expected \(t.rawValue), found \(json.typeName)", at)
+            }
+            if (t == .int || t == .double), case .number = json {} else if t == .int || t == .double {
+                throw fail("type mismatch: expected \(t.rawValue), found \(json.typeName)", at)
+            }
+            if t == .int, case .number(let n) = json, Int64(n) == nil {
+                // An int attribute compared with 2.5: compare as doubles.
+                guard let d = Double(n), d.isFinite else { throw fail("number out of range", at) }
+                return .double(d)
+            }
+            do { return try ValueCodec.convert(json, type: t) } catch let e as StrataError {
+                throw fail("expected a \(t.rawValue) value: \(e.message)", at)
+            }
+        case .object(let entity):
+            guard case .string(let text) = lit else { throw fail("expected an identifier like \"\(entity.name)/1\" or nil", at) }
+            guard let parsed = ObjectID.parse(text), let named = schema.entity(named: parsed.entity), named.root === entity.root else {
+                throw fail("'\(text)' is not an identifier of a \(entity.name)", at)
+            }
+            return .int(parsed.pk)
+        case .objects:
+            throw fail("a to-many relationship cannot be compared with a literal", at)
+        case .array:
+            throw fail("expected an array", at)
+        }
+    }
+
+    // MARK: Key paths
+
+    func resolve(scope: Int, path: [String], at: SourceLocation) throws -> KeyPathRef {
+        guard scope < scopes.count else { throw fail("no object in scope \(scope)", at) }
+        var entity = scopes[scopes.count - 1 - scope]
+        var hops: [Relationship] = []
+        let text = path.joined(separator: ".")
+        if path.isEmpty { return KeyPathRef(scope: scope, hops: [], end: .object, text: "$\(scope)") }
+        for (i, name) in path.enumerated() {
+            let last = i == path.count - 1
+            if let a = entity.attributeByName[name] {
+                guard last else { throw fail("'\(name)' in key path '\(text)' is an attribute; only to-one relationships can be followed", at) }
+                if a.isTransient { throw fail("transient attribute '\(entity.name).\(name)' is not stored and cannot be used in a predicate", at) }
+                return KeyPathRef(scope: scope, hops: hops, end: .attribute(a), text: text)
+            }
+            guard let r = entity.relationshipByName[name] else {
+                throw fail("unknown key path '\(text)': '\(entity.name)' has no attribute or relationship '\(name)'", at)
+            }
+            if r.isToMany {
+                guard last else { throw fail("key path '\(text)' goes through to-many '\(name)'; use contains(where:), allSatisfy, count or isEmpty", at) }
+                return KeyPathRef(scope: scope, hops: hops, end: .toMany(r), text: text)
+            }
+            if last { return KeyPathRef(scope: scope, hops: hops, end: .toOne(r), text: text) }
+            hops.append(r)
+            entity = r.destination
+        }
+        throw fail("empty key path", at)
+    }
+}
+
+extension SQLValue {
+    var textValue: String? { if case .text(let s) = self { return s } else { return nil } }
+    var isEmptyText: Bool {
+        switch self {
+        case .null: return true
+        case .text(let s): return s.isEmpty
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,87 @@
+/// An object the evaluator can read: stored values and related objects.
+protocol EvaluatedObject: AnyObject {
+    var entity: Entity { get }
+    var pk: Int64 { get }
+    /// The stored value of an attribute (`.null` when none), in SQLite form.
+    func value(of attribute: Attribute) -> SQLValue
+    /// The objects related through a relationship (at most one for to-one).
+    func related(_ relationship: Relationship) -> [EvaluatedObject]
+}
+
+/// The second interpreter of typed predicates: evaluates them on objects in
+/// memory, with exactly the semantics of the SQL compiler (``Evaluation``).
+/// The differential tests check the two against each other.
+struct PredicateEvaluator {
+    func evaluate(_ p: TypedPredicate, on object: EvaluatedObject) -> Bool {
+        evaluate(p, [object])
+    }
+
+    func evaluate(_ p: TypedPredicate, _ scopes: [EvaluatedObject]) -> Bool {
+        switch p {
+        case .constant(let b): return b
+        case .and(let parts): return parts.allSatisfy { evaluate($0, scopes) }
+        case .or(let parts): return parts.contains { evaluate($0, scopes) }
+        case .not(let inner): return !evaluate(inner, scopes)
+        case .compare(let op, let a, let b, let domain, let options):
+            return Evaluation.compare(op, value(a, scopes), value(b, scopes), domain: domain, options: options)
+        case .string(let op, let a, let b, let options):
+            return Evaluation.stringTest(op, value(a, scopes), value(b, scopes), options: options)
+        case .inList(let e, let values, let domain):
+            let x = value(e, scopes)
+            if x.isNull { return values.contains(where: \.isNull) }
+            return values.contains { !$0.isNull && Evaluation.compare(.equal, x, $0, domain: domain, options: []) }
+        case .isA(let scope, let entities):
+            let o = scopes[scopes.count - 1 - scope]
+            return entities.contains { $0 === o.entity }
+        case .any(let ref, let inner):
+            return many(ref, scopes).contains { evaluate(inner, scopes + [$0]) }
+        case .all(let ref, let inner):
+            return many(ref, scopes).allSatisfy { evaluate(inner, scopes + [$0]) }
+        case .isEmptyMany(let ref):
+            return many(ref, scopes).isEmpty
+        case .isEmptyString(let e):
+            return value(e, scopes).isEmptyText
+        case .conditional(let t, let a, let b):
+            return evaluate(t, scopes) ? evaluate(a, scopes) : evaluate(b, scopes)
+        case .boolValue(let e):
+            if case .int(let i) = value(e, scopes) { return i != 0 }
+            return false
+        }
+    }
+
+    /// The object at the end of a key path's to-one hops, or nil.
+    private func hop(_ ref: KeyPathRef, _ scopes: [EvaluatedObject]) -> EvaluatedObject? {
+        var o: EvaluatedObject? = scopes[scopes.count - 1 - ref.scope]
+        for r in ref.hops { o = o?.related(r).first }
+        return o
+    }
+
+    private func many(_ ref: KeyPathRef, _ scopes: [EvaluatedObject]) -> [EvaluatedObject] {
+        guard case .toMany(let r) = ref.end, let o = hop(ref, scopes) else { return [] }
+        return o.related(r)
+    }
+
+    func value(_ e: TypedExpression, _ scopes: [EvaluatedObject]) -> SQLValue {
+        switch e {
+        case .keyPath(let ref, _):
+            guard let o = hop(ref, scopes) else { return .null }
+            switch ref.end {
+            case .attribute(let a): return o.value(of: a)
+            case .toOne(let r): return o.related(r).first.map { .int($0.pk) } ?? .null
+            case .object: return .int(o.pk)
+            case .toMany: return .null
+            }
+        case .constant(let v, _): return v
+        case .list: return .null
+        case .count(let ref): return .int(Int64(many(ref, scopes).count))
+        case .length(let inner):
+            if case .text(let s) = value(inner, scopes) { return .int(Int64(s.unicodeScalars.count)) }
+            return .null
+        case .conditional(let t, let a, let b, _):
+            return evaluate(t, scopes) ? value(a, scopes) : value(b, scopes)
+        case .coalesce(let a, let b, _):
+            let x = value(a, scopes)
+            return x.isNull ? value(b, scopes) : x
+        }
+    }
+}
