@@ -226,7 +226,7 @@ typedef struct strata_container strata_container;
  * @param[out] out_container  the open container; NULL on failure.
  * Returns STRATA_OK.
  * Fails with: STRATA_ERR_MISUSE (NULL config/out, NULL path for a file
- * store), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite database; a SQLite
+ * store), STRATA_ERR_INVALID (an empty path), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite database; a SQLite
  * database that is not a Strata store; a store of another schema — the
  * message names what changed), STRATA_ERR_IO (cannot open or create; a
  * read-only open of a missing file), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT.
