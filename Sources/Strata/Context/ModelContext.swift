@@ -219,7 +219,19 @@ public final class ModelContext {
         return e
     }
 
+    /// Levels of nested objects being inserted right now.
+    private var insertDepth = 0
+    /// How deep objects may nest in one insert or update: every level costs stack
+    /// (several kilobytes in a debug build), and no input may exhaust a thread's stack.
+    static let maxNestedObjects = 48
+
     private func decodeInsert(_ r: inout JSONReader, declared: Entity, path: JSONPath, link: (column: String, owner: ObjectID)?) throws -> ObjectID {
+        insertDepth += 1
+        defer { insertDepth -= 1 }
+        guard insertDepth <= ModelContext.maxNestedObjects else {
+            throw StrataError(.invalid, "objects nested deeper than \(ModelContext.maxNestedObjects) levels; insert the deeper ones separately and link them by identifier",
+                              entity: declared.name, path: path.description)
+        }
         let e = declared.subentities.isEmpty ? declared : try concreteEntity(r, declared: declared, path: path)
         var values = e.defaultRow
         var provided = [Bool](repeating: false, count: values.count)

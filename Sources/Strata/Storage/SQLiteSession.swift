@@ -403,10 +403,21 @@ public final class SQLiteSession: StoreSession {
         return out
     }
 
+    /// Deletes an object and, through cascade rules, the objects it reaches: a work list,
+    /// not recursion, so a chain of any length cannot exhaust the stack.
     private func deleteObject(_ requested: ObjectID, _ state: inout ApplyState) throws {
-        guard !state.deleted.contains(requested) else { return }
+        var work: [ObjectID] = [requested]
+        while let next = work.popLast() {
+            let cascades = try deleteOne(next, &state)
+            work.append(contentsOf: cascades.reversed())
+        }
+    }
+
+    /// Deletes one object, applying its delete rules; returns the objects its cascades reach.
+    private func deleteOne(_ requested: ObjectID, _ state: inout ApplyState) throws -> [ObjectID] {
+        guard !state.deleted.contains(requested) else { return [] }
         // Resolve the concrete entity from the row (cascades reach subentities).
-        guard let e = try concreteEntity(root: requested.entity.root, pk: requested.pk) else { return }
+        guard let e = try concreteEntity(root: requested.entity.root, pk: requested.pk) else { return [] }
         let id = ObjectID(entity: e, pk: requested.pk)
         state.deleted.insert(id)
 
@@ -448,7 +459,7 @@ public final class SQLiteSession: StoreSession {
             }
         }
         try connection.execute("DELETE FROM \(quote(e.tableName)) WHERE _pk = ?1", [.int(id.pk)])
-        for target in cascades { try deleteObject(target, &state) }
+        return cascades
     }
 
     /// Fails when a deny rule still has related objects that the save did not delete.
