@@ -191,7 +191,21 @@ public final class SQLiteSession: StoreSession {
             state.tracksTouched = false
             try connection.begin()
             defer { connection.rollback() }
-            try apply(changes, &state)
+            do {
+                try apply(changes, &state)
+            } catch let e as StrataError where e.code == .constraint {
+                // Pending changes collide on a unique key: the save will refuse them, but reads
+                // show them as they are. Replay without the unique indexes (the drop is rolled back).
+                connection.rollback()
+                try connection.begin()
+                var names: [String] = []
+                try connection.statement("SELECT name FROM sqlite_master WHERE type = 'index' AND sql LIKE 'CREATE UNIQUE INDEX %'")
+                    .query { s in names.append(s.text(0)) }
+                for name in names { try connection.execute(script: "DROP INDEX \(quote(name))") }
+                state = ApplyState(mode: .preview)
+                state.tracksTouched = false
+                try apply(changes, &state)
+            }
             return try body()
         }
     }

@@ -256,6 +256,29 @@ final class UpsertTests: StoreTestCase {
         }
     }
 
+    func testReadsShowAPendingCollisionThatTheSaveWillRefuse() {
+        forEachSetup(Self.schema) { h in
+            let a = try h.context.insert(entity: "Person", json: #"{"email": "a@x.org"}"#)
+            let b = try h.context.insert(entity: "Person", json: #"{"email": "b@x.org"}"#)
+            try h.context.save()
+            try h.context.update(id: a.description, patch: #"{"email": "b@x.org"}"#)
+            // Reads still work and show the pending state, as SwiftData's objects would...
+            XCTAssertEqual(try get(h.context, a)["email"], .string("b@x.org"))
+            XCTAssertEqual(try get(h.context, b)["email"], .string("b@x.org"))
+            XCTAssertEqual(try count(h.context, "Person"), 2)
+            XCTAssertEqual(try fetch(h.context, "Person").map { $0["email"] }, [.string("b@x.org"), .string("b@x.org")])
+            // ...and the save refuses it, leaving the store and the unique index as they were.
+            assertError(.constraint) { try h.context.save() }
+            h.context.rollback()
+            try h.reopen()
+            XCTAssertEqual(try fetch(h.context, "Person").map { $0["email"] }, [.string("a@x.org"), .string("b@x.org")])
+            _ = try h.context.insert(entity: "Person", json: #"{"email": "c@x.org"}"#)
+            try h.context.save()
+            try h.context.update(id: a.description, patch: #"{"email": "c@x.org"}"#)
+            assertError(.constraint) { try h.context.save() }
+        }
+    }
+
     func testUpsertAcrossAHierarchy() {
         forEachSetup { h in
             let p = try h.context.insert(entity: "PersonalTrip", json: trip("Home", 86400, #""reason": "family""#))
