@@ -172,6 +172,8 @@ public final class SQLiteSession: StoreSession {
                 try apply(changes, &state)
                 try checkDenied(state)
                 try validate(&state)
+                // New files' names must be durable before the commit that refers to them.
+                if !state.writtenFiles.isEmpty, let dir = sqliteStore.externalDirectory { try ExternalStorage.syncDirectory(dir) }
                 try connection.commit()
             } catch {
                 connection.rollback()
@@ -565,6 +567,14 @@ enum ExternalStorage {
             unlink(path)
             throw StrataError(.io, "cannot sync external storage file '\(path)'")
         }
+    }
+
+    /// Makes the folder's entries (new file names) durable.
+    static func syncDirectory(_ directory: String) throws {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw StrataError(.io, "cannot open external storage folder '\(directory)': \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        if fsync(fd) != 0 { throw StrataError(.io, "cannot sync external storage folder '\(directory)'") }
     }
 
     static func read(directory: String, name: String) throws -> [UInt8] {
