@@ -305,6 +305,8 @@ int strata_has_changes(strata_context *ctx);
  * values and returns its identifier; "error" fails with STRATA_ERR_CONSTRAINT;
  * "ignore" returns the existing identifier and changes nothing.
  *
+ * Related objects nest at most 48 levels deep (JSON at most 128 levels).
+ *
  * Nothing is written until strata_save(). On failure no change is recorded.
  *
  * @param[in]  entity       entity name, e.g. "Trip".

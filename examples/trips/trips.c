@@ -39,6 +39,28 @@ static char *read_file(const char *path) {
     return text;
 }
 
+/* Prints a JSON array of objects one object per line (a real program would
+   parse it with its JSON library of choice). */
+static void print_rows(const char *json) {
+    int depth = 0, in_string = 0;
+    fputs("  ", stdout);
+    for (const char *p = json; *p; p++) {
+        char c = *p;
+        if (in_string) {
+            putchar(c);
+            if (c == '\\' && p[1]) putchar(*++p);
+            else if (c == '"') in_string = 0;
+            continue;
+        }
+        if (c == '"') in_string = 1;
+        if ((c == '[' || c == '{') && depth++ == 0) continue;
+        if ((c == ']' || c == '}') && --depth == 0) continue;
+        if (c == ',' && depth == 1) { fputs("\n  ", stdout); continue; }
+        putchar(c);
+    }
+    putchar('\n');
+}
+
 static strata_container *open_store(const char *path) {
     char *schema = read_file(TRIPS_DIR "/schema.json");
     size_t n = strlen(schema) + 32;
@@ -100,15 +122,17 @@ int main(int argc, char **argv) {
     printf("\nthe store holds %lld trips:\n", (long long)count);
     char *json = NULL;
     TRY(strata_fetch(ctx, "{\"entity\": \"Trip\"}", &json));
-    printf("%s\n", json);
+    print_rows(json);
     strata_free(json);
 
     TRY(strata_fetch(ctx, "{\"entity\": \"Trip\", \"includeSubentities\": false}", &json));
-    printf("\nplain trips only (includeSubentities false):\n%s\n", json);
+    printf("\nplain trips only (includeSubentities false):\n");
+    print_rows(json);
     strata_free(json);
 
     TRY(strata_fetch(ctx, "{\"entity\": \"BucketListItem\"}", &json));
-    printf("\nbucket list items:\n%s\n", json);
+    printf("\nbucket list items:\n");
+    print_rows(json);
     strata_free(json);
 
     /* The app's queries. The segmented control: personal trips only, searched
@@ -119,7 +143,8 @@ int main(int argc, char **argv) {
         " $0.name.localizedStandardContains(searchText) || $0.destination.localizedStandardContains(searchText))\","
         " \"bindings\": {\"searchText\": \"zur\"},"
         " \"sortBy\": [{\"key\": \"startDate\"}], \"propertiesToFetch\": [\"name\", \"destination\"]}", &json));
-    printf("\npersonal trips matching \"zur\":\n%s\n", json);
+    printf("\npersonal trips matching \"zur\" (#Predicate text, sorted by startDate):\n");
+    print_rows(json);
     strata_free(json);
 
     /* The widget: the next trip that has not ended, served by the endDate index. */
@@ -129,7 +154,8 @@ int main(int argc, char **argv) {
         " \"sortBy\": [{\"key\": \"startDate\"}], \"fetchLimit\": 1,"
         " \"relationshipKeyPathsForPrefetching\": [\"livingAccommodation\"]}";
     TRY(strata_fetch(ctx, widget, &json));
-    printf("\nnext trip (widget):\n%s\n", json);
+    printf("\nnext trip (the widget: endDate >= now, fetchLimit 1, accommodation prefetched):\n");
+    print_rows(json);
     strata_free(json);
 
     /* Trips with something planned in their bucket list. */

@@ -258,10 +258,10 @@ extension SQLiteSession {
         case .foreignKey(let r, let entityColumn):
             let target = s.int64(i)
             w.beginRawString()
-            if let ec = entityColumn {
-                if s.columnType(ec) == SQLITE_NULL { w.bytes.removeLast(); w.null(); return }  // dangling link (noAction)
+            if let ec = entityColumn, s.columnType(ec) != SQLITE_NULL {
                 w.bytes.append(contentsOf: s.textBuffer(ec))
             } else {
+                // No subentities, or a dangling link (noAction): the declared destination.
                 w.bytes.append(contentsOf: r.destination.name.utf8)
             }
             w.bytes.append(UInt8(ascii: "/"))

@@ -10,7 +10,7 @@ struct JSONReader {
     let buffer: UnsafeBufferPointer<UInt8>
     private(set) var position = 0
     private var depth = 0
-    static let maxDepth = 256
+    static let maxDepth = 128
 
     init(_ buffer: UnsafeBufferPointer<UInt8>) { self.buffer = buffer }
 
