@@ -72,6 +72,20 @@ static inline void check_status_(int got, const char *expr, const char *file, in
 }
 
 /* Parses JSON text (the whole text, trailing whitespace allowed) or exits 1. */
+/* The whole file at `path` as a new NUL-terminated string (free with free()); exits on error. */
+static inline char *check_read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); exit(1); }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = (char *)malloc((size_t)n + 1);
+    if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "cannot read %s\n", path); exit(1); }
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
 static inline struct json_object *parse_json_or_die(const char *text) {
     if (text == NULL) {
         fprintf(stderr, "parse_json_or_die: NULL text\n");

@@ -27,25 +27,12 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "cannot read %s\n", path); exit(1); }
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
 static char *config_json(const char *schema_file, const char *options) {
     size_t pn = strlen(FIXTURES) + strlen(schema_file) + 1;
     char *path = malloc(pn);
     if (!path) exit(1);
     snprintf(path, pn, "%s%s", FIXTURES, schema_file);
-    char *schema = read_text(path);
+    char *schema = check_read_file(path);
     size_t n = strlen(schema) + strlen(options) + 32;
     char *json = malloc(n);
     if (!json) exit(1);

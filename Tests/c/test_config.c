@@ -15,19 +15,6 @@
 #endif
 #define FIXTURES STRATA_SOURCE_DIR "/Tests/c/fixtures/"
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "cannot read %s\n", path); exit(1); }
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
 /* printf into a new malloc'd string. */
 static char *format(const char *fmt, const char *a, const char *b) {
     size_t n = strlen(fmt) + strlen(a) + (b ? strlen(b) : 0) + 1;
@@ -68,7 +55,7 @@ static json_object *container_schema(strata_config *cfg) {
 static const char *schema_version(json_object *schema) { return string_field(schema, "version"); }
 
 static void test_from_schema(void) {
-    char *schema = read_text(FIXTURES "trips.json");
+    char *schema = check_read_file(FIXTURES "trips.json");
     char *json = format("{\"schema\": %s, \"inMemory\": true}", schema, NULL);
     strata_config *cfg = NULL;
     CHECK_STATUS(strata_config_new(json, &cfg));
@@ -106,8 +93,8 @@ static void test_from_schema(void) {
 }
 
 static void test_from_migration_plan(void) {
-    char *v1 = read_text(FIXTURES "trips.json");
-    char *v2 = read_text(FIXTURES "trips_changed.json");
+    char *v1 = check_read_file(FIXTURES "trips.json");
+    char *v2 = check_read_file(FIXTURES "trips_changed.json");
 
     /* A plan of one schema. */
     char *json = format("{\"inMemory\": true, \"migrationPlan\": {\"schemas\": [%s], \"stages\": []}}", v1, NULL);

@@ -33,12 +33,6 @@ static char *read_bytes(const char *path, size_t *len) {
     return data;
 }
 
-static char *read_text(const char *path) {
-    char *text = read_bytes(path, NULL);
-    if (!text) { perror(path); exit(1); }
-    return text;
-}
-
 static void write_bytes(const char *path, const char *data, size_t len) {
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0) { perror(path); exit(1); }
@@ -60,7 +54,7 @@ static char *concat(const char *a, const char *b) {
 /* A configuration of fixture `schema_file` with extra options ("" or ", \"k\": v"). */
 static strata_config *make_config(const char *schema_file, const char *options) {
     char *path = concat(FIXTURES, schema_file);
-    char *schema = read_text(path);
+    char *schema = check_read_file(path);
     size_t n = strlen(schema) + strlen(options) + 32;
     char *json = malloc(n);
     if (!json) exit(1);
@@ -133,7 +127,7 @@ static void test_file_store(void) {
     char *text = NULL;
     CHECK_STATUS(strata_container_schema(db, &text));
     json_object *reported = parse_json_or_die(text);
-    char *fixture = read_text(FIXTURES "trips.json");
+    char *fixture = check_read_file(FIXTURES "trips.json");
     json_object *declared = parse_json_or_die(fixture);
     CHECK(json_object_equal(reported, declared));
     json_object_put(reported);

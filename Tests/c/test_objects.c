@@ -21,19 +21,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "cannot read %s\n", path); exit(1); }
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
 /* A new malloc'd string from a printf format. */
 static char *strf(const char *fmt, ...) {
     va_list ap;
@@ -51,7 +38,7 @@ static char *strf(const char *fmt, ...) {
 
 /* Opens the trips fixture store at `path` (NULL: in memory). */
 static strata_container *open_trips(const char *path) {
-    char *schema = read_text(FIXTURES "trips.json");
+    char *schema = check_read_file(FIXTURES "trips.json");
     char *json = strf("{\"schema\": %s%s}", schema, path ? "" : ", \"inMemory\": true");
     strata_config *cfg = NULL;
     CHECK_STATUS(strata_config_new(json, &cfg));
@@ -806,7 +793,7 @@ static void test_insert_many(void) {
 /* ---- every value type (rules fixture: Sample) --------------------------- */
 
 static void test_value_types(void) {
-    char *schema = read_text(FIXTURES "rules.json");
+    char *schema = check_read_file(FIXTURES "rules.json");
     char *json = strf("{\"schema\": %s}", schema);
     strata_config *cfg = NULL;
     CHECK_STATUS(strata_config_new(json, &cfg));

@@ -20,21 +20,8 @@
 #define PER_THREAD 500
 #define BATCH 50 /* objects per save: 25 by strata_insert, 25 by one strata_insert_many */
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "cannot read %s\n", path); exit(1); }
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
 static strata_container *open_trips(const char *path) {
-    char *schema = read_text(FIXTURES "trips.json");
+    char *schema = check_read_file(FIXTURES "trips.json");
     size_t n = strlen(schema) + 64;
     char *json = malloc(n);
     if (!json) exit(1);
