@@ -276,7 +276,7 @@ struct PredicateChecker {
             let t = try value(inner, expected: nil)
             switch t.type {
             case .attribute(.string), .attribute(.url):
-                if let c = t.constantValue { return .constant(.int(Int64(c.textValue?.count ?? 0)), .attribute(.int)) }
+                if let c = t.constantValue { return .constant(.int(Int64(c.textValue?.unicodeScalars.count ?? 0)), .attribute(.int)) }
                 return .length(t)
             case .array:
                 if case .list(let items, _) = t { return .constant(.int(Int64(items.count)), .attribute(.int)) }
@@ -286,10 +286,19 @@ struct PredicateChecker {
             }
         case .conditional(let test, let a, let b, let at):
             let t = try check(test)
-            if let c = t.constantValue { return try value(c ? a : b, expected: expected) }
+            if let c = t.constantValue {
+                // A literal branch still takes the type of the other (`false ? $0.startDate : "2026-01-01T00:00:00Z"` is a date).
+                let (chosen, other) = c ? (a, b) : (b, a)
+                if isLiteralLike(chosen) && !isLiteralLike(other) {
+                    let to = try value(other, expected: expected)
+                    if to.type != .null { return try value(chosen, expected: to.type) }
+                }
+                return try value(chosen, expected: expected)
+            }
+            // A literal branch takes the type of a key path branch (a url, where a string is expected), else the expected one.
             var ta = try value(a, expected: expected)
-            var tb = try value(b, expected: expected ?? (isLiteralLike(b) ? ta.type : nil))
-            if expected == nil && isLiteralLike(a) && !isLiteralLike(b) { ta = try value(a, expected: tb.type) }
+            var tb = try value(b, expected: isLiteralLike(b) && !isLiteralLike(a) && ta.type != .null ? ta.type : expected)
+            if isLiteralLike(a) && !isLiteralLike(b) && tb.type != .null { ta = try value(a, expected: tb.type) }
             let type = try unify(ta.type, tb.type, at)
             if type == .attribute(.double) {
                 if case .constant(.int(let i), _) = ta { ta = .constant(.double(Double(i)), type) }

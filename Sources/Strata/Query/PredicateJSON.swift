@@ -52,6 +52,8 @@ enum PredicateJSON {
                 throw e
             }
         case .object(let members):
+            // A boolean attribute (with an optional "scope") or variable used as a condition.
+            if members.contains(where: { $0.0 == "key" || $0.0 == "var" }) { return .value(try expression(v, path)) }
             let (op, arg, options) = try operatorObject(members, path)
             let p = path / op
             if options != [] && ComparisonOperator(rawValue: op) == nil && StringOperator(rawValue: op) == nil {
@@ -85,9 +87,6 @@ enum PredicateJSON {
                 return .conditional(try predicate(ops[0], p / 0), try predicate(ops[1], p / 1), try predicate(ops[2], p / 2), at: loc(path))
             case "value":
                 return .value(try expression(arg, p))
-            case "key", "var":
-                // A boolean attribute or variable used as a condition.
-                return .value(try expression(v, path))
             default:
                 if let c = ComparisonOperator(rawValue: op) {
                     let ops = try operands(arg, 2, op, p)
