@@ -6,7 +6,8 @@
 ///   string tests with a nil operand are false.
 /// - Strings compare by Unicode scalar values (UTF-8 byte order), after
 ///   folding when options `c` / `d` are given.
-/// - Decimals compare exactly; ints and doubles compare numerically.
+/// - Decimals compare exactly; ints and doubles compare numerically, exactly
+///   (an int is not rounded to a double first).
 /// - `contains`, `hasPrefix`, `hasSuffix` with an empty needle are true;
 ///   `localizedStandardContains` with an empty needle is false (as Foundation).
 enum Evaluation {
@@ -36,8 +37,8 @@ enum Evaluation {
         }
         switch (x, y) {
         case let (.int(a), .int(b)): return a < b ? -1 : a > b ? 1 : 0
-        case let (.int(a), .double(b)): return sign(Double(a), b)
-        case let (.double(a), .int(b)): return sign(a, Double(b))
+        case let (.int(a), .double(b)): return exact(a, b)
+        case let (.double(a), .int(b)): return -exact(b, a)
         case let (.double(a), .double(b)): return sign(a, b)
         case let (.text(a), .text(b)):
             if options.isEmpty { return bytes(a, b) }
@@ -49,6 +50,18 @@ enum Evaluation {
     }
 
     private static func sign(_ a: Double, _ b: Double) -> Int { a < b ? -1 : a > b ? 1 : 0 }
+
+    /// An integer against a double, exactly (as SQLite compares them):
+    /// 9007199254740993 > 9007199254740992.0, though both convert to the same double.
+    static func exact(_ i: Int64, _ d: Double) -> Int {
+        if d.isNaN { return 1 }
+        if d >= 9_223_372_036_854_775_808.0 { return -1 }
+        if d < -9_223_372_036_854_775_808.0 { return 1 }
+        let floor = d.rounded(.down)
+        let f = Int64(floor)
+        if i != f { return i < f ? -1 : 1 }
+        return floor < d ? -1 : 0
+    }
 
     static func bytes(_ a: String, _ b: String) -> Int {
         var a = a, b = b

@@ -141,9 +141,13 @@ struct PredicateCompiler {
             let y = operand(b, options)
             let c: String
             switch op {
+            // Prefix and suffix compare bytes (SQLite's text length() stops at a NUL character;
+            // substr of an empty blob is NULL, hence the test for an empty needle).
             case .contains: c = "instr(\(x), \(y)) > 0"
-            case .hasPrefix: c = "substr(\(x), 1, length(\(y))) = \(y)"
-            case .hasSuffix: c = "(\(x) IS NOT NULL AND (length(\(y)) = 0 OR substr(\(x), -length(\(y))) = \(y)))"
+            case .hasPrefix:
+                c = "(\(x) IS NOT NULL AND (length(CAST(\(y) AS BLOB)) = 0 OR substr(CAST(\(x) AS BLOB), 1, length(CAST(\(y) AS BLOB))) = CAST(\(y) AS BLOB)))"
+            case .hasSuffix:
+                c = "(\(x) IS NOT NULL AND (length(CAST(\(y) AS BLOB)) = 0 OR substr(CAST(\(x) AS BLOB), -length(CAST(\(y) AS BLOB))) = CAST(\(y) AS BLOB)))"
             case .localizedStandardContains: c = "0"
             }
             return safe ? "coalesce(\(c), 0)" : "(\(c))"
@@ -155,7 +159,8 @@ struct PredicateCompiler {
             if !nonNull.isEmpty {
                 if domain == .attribute(.decimal) {
                     parts.append("(" + nonNull.map { "\(x) = \(bind($0)) COLLATE strata_decimal" }.joined(separator: " OR ") + ")")
-                } else if nonNull.count <= 16 {
+                } else if nonNull.count <= 16 || nonNull.contains(where: { $0.textValue?.utf8.contains(0) ?? false }) {
+                    // (json_each cuts text at a NUL character: such lists bind each value.)
                     parts.append("\(x) IN (\(nonNull.map { bind($0) }.joined(separator: ", ")))")
                 } else {
                     parts.append("\(x) IN (SELECT value FROM json_each(\(bind(PredicateCompiler.jsonArray(nonNull)))))")
@@ -197,7 +202,7 @@ struct PredicateCompiler {
         case .constant(let v, _): return v.isNull ? "NULL" : bind(v)
         case .list(let values, _): return bind(PredicateCompiler.jsonArray(values))
         case .count(let ref): return subquery(ref, select: "count(*)", inner: nil)
-        case .length(let inner): return "length(\(expression(inner)))"
+        case .length(let inner): return "strata_length(\(expression(inner)))"
         case .conditional(let t, let a, let b, _):
             return "(CASE WHEN \(predicate(t)) THEN \(expression(a)) ELSE \(expression(b)) END)"
         case .coalesce(let a, let b, _):

@@ -6,6 +6,7 @@ import Synchronization
 ///
 /// - `strata_fold(text, flags)`: case (1) and/or diacritic (2) folding.
 /// - `strata_lsc(text, text)`: localizedStandardContains, 0 or 1 (0 with a NULL).
+/// - `strata_length(text)`: the number of Unicode scalars (NULL with a NULL).
 /// - collation `strata_standard`: localizedStandard order (Finder order).
 /// - collation `strata_decimal`: exact numeric order of decimal text.
 enum SQLFunctions {
@@ -35,6 +36,14 @@ enum SQLFunctions {
             let h = String(decoding: UnsafeBufferPointer(start: p0, count: Int(sqlite3_value_bytes(a0))), as: UTF8.self)
             let n = String(decoding: UnsafeBufferPointer(start: p1, count: Int(sqlite3_value_bytes(a1))), as: UTF8.self)
             sqlite3_result_int(ctx, TextFolding.localizedStandardContains(h, n) ? 1 : 0)
+        }, nil, nil, nil)
+        sqlite3_create_function_v2(db, "strata_length", 1, flags, nil, { ctx, argc, argv in
+            guard let ctx, let argv, argc == 1, let a0 = argv[0] else { return }
+            guard sqlite3_value_type(a0) != SQLITE_NULL, let p = sqlite3_value_text(a0) else { sqlite3_result_null(ctx); return }
+            // Unicode scalars: bytes that do not continue a UTF-8 sequence (SQLite's length() stops at NUL).
+            var n: Int64 = 0
+            for b in UnsafeBufferPointer(start: p, count: Int(sqlite3_value_bytes(a0))) where b & 0xC0 != 0x80 { n += 1 }
+            sqlite3_result_int64(ctx, n)
         }, nil, nil, nil)
         sqlite3_create_collation_v2(db, "strata_standard", SQLITE_UTF8, nil, { _, n1, p1, n2, p2 in
             let a = UnsafeBufferPointer(start: p1?.assumingMemoryBound(to: UInt8.self), count: Int(n1))
