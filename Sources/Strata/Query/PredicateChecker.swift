@@ -289,9 +289,8 @@ struct PredicateChecker {
             if let c = t.constantValue {
                 // A literal branch still takes the type of the other (`false ? $0.startDate : "2026-01-01T00:00:00Z"` is a date).
                 let (chosen, other) = c ? (a, b) : (b, a)
-                if isLiteralLike(chosen) && !isLiteralLike(other) {
-                    let to = try value(other, expected: expected)
-                    if to.type != .null { return try value(chosen, expected: to.type) }
+                if isLiteralLike(chosen) && !isLiteralLike(other), let to = try? value(other, expected: expected), to.type != .null {
+                    return try value(chosen, expected: to.type)
                 }
                 return try value(chosen, expected: expected)
             }

@@ -155,7 +155,8 @@ struct CompiledFetch {
         if root.isInHierarchy && entities.count != root.descendants.count {
             conditions.append("t._entity IN (\(entities.map { c.bind(.text($0.name)) }.joined(separator: ", ")))")
         }
-        if let p = d.predicate { conditions.append(c.predicate(p)) }
+        // A predicate folded to true is no condition at all (docs/predicates.md §3).
+        if let p = d.predicate, p.constantValue != true { conditions.append(c.predicate(p)) }
         var order: [String] = []
         for key in d.sortBy {
             let col = c.column(key.ref)
