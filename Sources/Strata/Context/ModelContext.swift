@@ -239,11 +239,6 @@ public final class ModelContext {
         var links: [PendingLink] = []
         var seenOther: Set<String> = []
         try r.readObject(checkDuplicates: false) { r, key in
-            if key.hasPrefix("_") || e.attributeByName[key]?.isTransient == true {
-                guard seenOther.insert(key).inserted else {
-                    throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
-                }
-            }
             if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot] {
                 if provided[slot] {
                     throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
@@ -259,6 +254,10 @@ public final class ModelContext {
                 links.append(PendingLink(rel: rel, reader: r, path: path / key))
                 try r.skipValue()
                 return
+            }
+            // Stored attributes and relationships check duplicates above; the rest here.
+            guard seenOther.insert(key).inserted else {
+                throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
             }
             if let a = e.attributeByName[key], a.isTransient {
                 _ = try readAttribute(&r, a, e, path / key)  // validated, not stored

@@ -139,7 +139,9 @@ final class Connection {
         var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         if uri { flags |= SQLITE_OPEN_URI }
-        flags |= SQLITE_OPEN_FULLMUTEX
+        // Strata serializes every use of a connection with its own lock (`Connection.lock`),
+        // so SQLite's per-call mutex would only be overhead.
+        flags |= SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let h = db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"

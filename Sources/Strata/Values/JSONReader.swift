@@ -206,19 +206,21 @@ struct JSONReader {
     mutating func readString() throws -> String {
         try expect(UInt8(ascii: "\""), "a string")
         let start = position
-        // Fast path: no escapes.
+        // Fast path: no escapes; ASCII needs no validation.
+        var ascii = true
         while position < buffer.count {
             let c = buffer[position]
             if c == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: buffer[start..<position])
                 position += 1
-                guard let s = String(validating: slice, as: UTF8.self) else {
+                guard ascii || TextFolding.isValidUTF8(slice) else {
                     throw StrataError(.invalid, "malformed JSON at offset \(start): string is not valid UTF-8")
                 }
-                return s
+                return String(decoding: slice, as: UTF8.self)
             }
             if c == UInt8(ascii: "\\") { break }
             if c < 0x20 { throw syntaxError("control character in string") }
+            if c >= 0x80 { ascii = false }
             position += 1
         }
         var bytes = Array(UnsafeBufferPointer(rebasing: buffer[start..<min(position, buffer.count)]))
