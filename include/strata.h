@@ -393,8 +393,9 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  *   "$0.endDate >= now && $0.name.localizedStandardContains(q)".
  * Only "entity" is required. Without sortBy, objects come in primary-key
  * (insertion) order. The fetch is one SQL query with every value bound as
- * a parameter, plus one query per prefetched relationship and per to-many
- * relationship whose identifiers are returned — never one per object.
+ * a parameter, plus one query per prefetched relationship and one per
+ * relationship whose identifiers live in another table (to-many, and to-one
+ * whose link the other side holds) — never one per object.
  *
  * @param[out] out_json  new string, free with strata_free(); NULL on failure.
  * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx, NULL descriptor or out),

@@ -52,6 +52,11 @@ public struct FetchDescriptor {
     }
 
     public static func decode(_ value: JSONValue, schema: Schema) throws -> FetchDescriptor {
+        try decode(value, schema: schema, predicatePath: JSONPath() / "predicate")
+    }
+
+    /// - Parameter predicatePath: where the predicate sits in the caller's input (for error paths).
+    static func decode(_ value: JSONValue, schema: Schema, predicatePath: JSONPath) throws -> FetchDescriptor {
         var o = try ObjectReader(value, path: JSONPath(), what: "fetch descriptor")
         guard let name = try o.string("entity") else {
             throw StrataError(.invalid, "fetch descriptor is missing 'entity'", path: "/entity")
@@ -70,7 +75,7 @@ public struct FetchDescriptor {
         let checker = PredicateChecker(schema: schema, root: e, bindings: bindings)
         var predicate: TypedPredicate?
         if let p = o.value("predicate"), p != .null {
-            predicate = try check(p, checker: checker, path: JSONPath() / "predicate", entity: e)
+            predicate = try check(p, checker: checker, path: predicatePath, entity: e)
         }
         var d = FetchDescriptor(entity: e, predicate: predicate)
         d.includeSubentities = try o.bool("includeSubentities") ?? true
@@ -164,6 +169,6 @@ extension FetchDescriptor {
             }
             return try decode(.object(members + [("entity", .string(name))]), schema: schema)
         }
-        return try decode(.object([("entity", .string(name)), ("predicate", value)]), schema: schema)
+        return try decode(.object([("entity", .string(name)), ("predicate", value)]), schema: schema, predicatePath: JSONPath())
     }
 }

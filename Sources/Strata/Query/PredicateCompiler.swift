@@ -125,12 +125,14 @@ struct PredicateCompiler {
         case .compare(let op, let a, let b, let domain, let options):
             let x = operand(a, options)
             let y = operand(b, options)
+            // The collation goes on the left operand: SQLite 3.40 can answer a
+            // right-hand COLLATE from a BINARY index and return wrong rows.
             let collate = domain == .attribute(.decimal) ? " COLLATE strata_decimal" : ""
             switch op {
-            case .equal: return "(\(x) IS \(y)\(collate))"
-            case .notEqual: return "(\(x) IS NOT \(y)\(collate))"
+            case .equal: return "(\(x)\(collate) IS \(y))"
+            case .notEqual: return "(\(x)\(collate) IS NOT \(y))"
             default:
-                let c = "\(x) \(op.rawValue) \(y)\(collate)"
+                let c = "\(x)\(collate) \(op.rawValue) \(y)"
                 return safe ? "coalesce(\(c), 0)" : "(\(c))"
             }
         case .string(let op, let a, let b, let options):
@@ -158,7 +160,7 @@ struct PredicateCompiler {
             var parts: [String] = []
             if !nonNull.isEmpty {
                 if domain == .attribute(.decimal) {
-                    parts.append("(" + nonNull.map { "\(x) = \(bind($0)) COLLATE strata_decimal" }.joined(separator: " OR ") + ")")
+                    parts.append("(" + nonNull.map { "\(x) COLLATE strata_decimal = \(bind($0))" }.joined(separator: " OR ") + ")")
                 } else if nonNull.count <= 16 || nonNull.contains(where: { $0.textValue?.utf8.contains(0) ?? false }) {
                     // (json_each cuts text at a NUL character: such lists bind each value.)
                     parts.append("\(x) IN (\(nonNull.map { bind($0) }.joined(separator: ", ")))")

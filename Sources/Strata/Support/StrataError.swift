@@ -107,6 +107,9 @@ struct JSONPath: CustomStringConvertible {
     static func / (lhs: JSONPath, rhs: String) -> JSONPath { lhs.appending(rhs) }
     static func / (lhs: JSONPath, rhs: Int) -> JSONPath { lhs.appending(rhs) }
 
+    /// " at /a/b" for messages, or "" at the top level.
+    var at: String { tokens.isEmpty ? "" : " at \(description)" }
+
     var description: String {
         if tokens.isEmpty { return "" }
         var out = ""

@@ -298,16 +298,21 @@ struct JSONReader {
         }
     }
 
-    /// Reads any value as a tree.
-    mutating func readValue() throws -> JSONValue {
+    /// Reads any value as a tree; a duplicate key is an error naming its JSON path.
+    mutating func readValue(at path: JSONPath = JSONPath()) throws -> JSONValue {
         switch try peek() {
         case .object:
             var members: [(String, JSONValue)] = []
-            try readObject { r, key in members.append((key, try r.readValue())) }
+            try readObject(checkDuplicates: false) { r, key in
+                if members.contains(where: { $0.0 == key }) {
+                    throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", path: (path / key).description)
+                }
+                members.append((key, try r.readValue(at: path / key)))
+            }
             return .object(members)
         case .array:
             var items: [JSONValue] = []
-            try readArray { r, _ in items.append(try r.readValue()) }
+            try readArray { r, i in items.append(try r.readValue(at: path / i)) }
             return .array(items)
         case .string: return .string(try readString())
         case .number:

@@ -112,7 +112,7 @@ struct ObjectReader {
 
     init(_ value: JSONValue, path: JSONPath, what: String) throws {
         guard case .object(let m) = value else {
-            throw StrataError(.invalid, "\(what) at \(path) must be a JSON object, found \(value.typeName)", path: path.description)
+            throw StrataError(.invalid, "\(what)\(path.at) must be a JSON object, found \(value.typeName)", path: path.description)
         }
         members = m
         self.path = path
@@ -126,7 +126,7 @@ struct ObjectReader {
 
     mutating func string(_ key: String, required: Bool = false) throws -> String? {
         guard let v = value(key) else {
-            if required { throw StrataError(.invalid, "\(what) at \(path) is missing required key '\(key)'", path: (path / key).description) }
+            if required { throw StrataError(.invalid, "\(what)\(path.at) is missing required key '\(key)'", path: (path / key).description) }
             return nil
         }
         guard case .string(let s) = v else {
@@ -163,7 +163,7 @@ struct ObjectReader {
     func finish(allowed: [String] = []) throws {
         for (k, _) in members where !used.contains(k) && !allowed.contains(k) {
             let known = (Array(used) + allowed).sorted().joined(separator: ", ")
-            throw StrataError(.invalid, "unknown key '\(k)' in \(what) at \(path) (known keys: \(known))", path: (path / k).description)
+            throw StrataError(.invalid, "unknown key '\(k)' in \(what)\(path.at) (known keys: \(known))", path: (path / k).description)
         }
     }
 }
