@@ -143,6 +143,7 @@ public struct FetchDescriptor {
         var checker = checker
         do {
             let tree = try PredicateJSON.predicate(p, path)
+            try checker.checkKeyPaths(tree)
             return try checker.check(tree)
         } catch var e as StrataError {
             if e.path == nil { e.path = path.description }  // text predicates: the position is in the message

@@ -402,6 +402,48 @@ struct PredicateChecker {
 
     // MARK: Key paths
 
+    /// Checks every key path and entity name of the tree against the model,
+    /// including branches that constant folding later drops (a typo in the
+    /// search part of `searchText.isEmpty ? true : …` must fail even while
+    /// `searchText` is empty). Types are checked by ``check(_:)``.
+    mutating func checkKeyPaths(_ p: Predicate) throws {
+        switch p {
+        case .constant: return
+        case .value(let e): try checkKeyPaths(e)
+        case .conjunction(let parts, _), .disjunction(let parts, _):
+            for part in parts { try checkKeyPaths(part) }
+        case .negation(let inner, _): try checkKeyPaths(inner)
+        case .comparison(_, let a, let b, _, _), .string(_, let a, let b, _, _), .inCollection(let a, let b, _):
+            try checkKeyPaths(a); try checkKeyPaths(b)
+        case .between(let x, let lo, let hi, _):
+            try checkKeyPaths(x); try checkKeyPaths(lo); try checkKeyPaths(hi)
+        case .typeCheck(let scope, let name, let at):
+            guard scope < scopes.count else { throw fail("'$\(scope)' is not in scope", at) }
+            guard schema.entity(named: name) != nil else { throw fail("unknown entity '\(name)' in 'is'", at) }
+        case .anySatisfy(let seq, let inner, _), .allSatisfy(let seq, let inner, _):
+            try checkKeyPaths(seq)
+            guard case .keyPath(let scope, let path, let at) = seq,
+                  case .toMany(let rel) = try resolve(scope: scope, path: path, at: at).end else { return }
+            scopes.append(rel.destination)
+            defer { scopes.removeLast() }
+            try checkKeyPaths(inner)
+        case .isEmpty(let e, _): try checkKeyPaths(e)
+        case .conditional(let t, let a, let b, _):
+            try checkKeyPaths(t); try checkKeyPaths(a); try checkKeyPaths(b)
+        }
+    }
+
+    private mutating func checkKeyPaths(_ e: PredicateExpression) throws {
+        switch e {
+        case .keyPath(let scope, let path, let at): _ = try resolve(scope: scope, path: path, at: at)
+        case .variable, .literal: return
+        case .count(let inner, _): try checkKeyPaths(inner)
+        case .conditional(let t, let a, let b, _):
+            try checkKeyPaths(t); try checkKeyPaths(a); try checkKeyPaths(b)
+        case .coalesce(let a, let b, _): try checkKeyPaths(a); try checkKeyPaths(b)
+        }
+    }
+
     func resolve(scope: Int, path: [String], at: SourceLocation) throws -> KeyPathRef {
         guard scope < scopes.count else { throw fail("no object in scope \(scope)", at) }
         var entity = scopes[scopes.count - 1 - scope]

@@ -185,6 +185,23 @@ final class PredicateCheckTests: StoreTestCase {
         XCTAssertTrue(falseSQL.contains("WHERE 0"), "a false predicate: \(falseSQL)")
     }
 
+    /// Key paths are checked in every branch, also in those that constant
+    /// folding drops: a typo in the search part fails while searchText is empty.
+    func testKeyPathsAreCheckedInFoldedBranches() throws {
+        let schema = try makeSchema(QuerySchemas.trips)
+        let typo = assertError(.invalid) {
+            try Query.descriptor(#"{"entity": "Trip", "predicate": "searchText.isEmpty ? true : $0.nmae.localizedStandardContains(searchText)", "bindings": {"searchText": ""}}"#, schema)
+        }
+        XCTAssertTrue(typo?.message.contains("unknown key path 'nmae'") == true, typo?.message ?? "")
+        XCTAssertTrue(typo?.message.contains("position 29") == true, typo?.message ?? "")
+        let dropped = assertError(.invalid) {
+            try Query.descriptor(#"{"entity": "Trip", "predicate": {"and": [false, {"any": [{"key": "bucketList"}, {"key": "nope"}]}]}}"#, schema)
+        }
+        XCTAssertEqual(dropped?.path, "/predicate/and/1/any/1/key")
+        // Optional filters whose variable is bound to null keep working: only types depend on values.
+        XCTAssertNoThrow(try Query.descriptor(#"{"entity": "Trip", "predicate": "v == nil || $0.rating > v", "bindings": {"v": null}}"#, schema))
+    }
+
     /// Constant parts fold with the semantics rows are evaluated with: a
     /// comparison of two bound variables gives what the same comparison of
     /// two attributes holding those values gives, through SQL and the evaluator.
