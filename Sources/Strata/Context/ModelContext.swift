@@ -241,7 +241,7 @@ public final class ModelContext {
         try r.readObject(checkDuplicates: false) { r, key in
             if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot] {
                 if provided[slot] {
-                    throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
+                    throw duplicateKey(key, e, path)
                 }
                 values[slot] = try readAttribute(&r, a, e, path / key)
                 provided[slot] = true
@@ -249,7 +249,7 @@ public final class ModelContext {
             }
             if let rel = e.relationshipByName[key] {
                 if links.contains(where: { $0.rel === rel }) {
-                    throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
+                    throw duplicateKey(key, e, path)
                 }
                 links.append(PendingLink(rel: rel, reader: r, path: path / key))
                 try r.skipValue()
@@ -257,7 +257,7 @@ public final class ModelContext {
             }
             // Stored attributes and relationships check duplicates above; the rest here.
             guard seenOther.insert(key).inserted else {
-                throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
+                throw duplicateKey(key, e, path)
             }
             if let a = e.attributeByName[key], a.isTransient {
                 _ = try readAttribute(&r, a, e, path / key)  // validated, not stored
@@ -351,6 +351,10 @@ public final class ModelContext {
         if !keys.isEmpty { setUniqueKeys(id, keys.map { ($0.name, $0.values) }) }
         for l in later { try applyLink(l, owner: id, isNew: true) }
         return id
+    }
+
+    private func duplicateKey(_ key: String, _ e: Entity, _ path: JSONPath) -> StrataError {
+        StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
     }
 
     private func readString(_ r: inout JSONReader, _ path: JSONPath, _ e: Entity) throws -> String {
@@ -501,7 +505,7 @@ public final class ModelContext {
                 let path = JSONPath()
                 try r.readObject(checkDuplicates: false) { r, key in
                     guard seen.insert(key).inserted else {
-                        throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
+                        throw duplicateKey(key, e, path)
                     }
                     if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot] {
                         slots.append(slot)
