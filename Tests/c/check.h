@@ -19,6 +19,7 @@
 #define STRATA_TEST_CHECK_H
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +210,72 @@ static inline char *test_store_path(const char *name) {
     }
     free(side);
     return path;
+}
+
+/* ---- JSON comparison helpers shared by the C tests ---- */
+
+/* Equal JSON values; numbers compare by value (0 and 0.0 are equal). */
+static inline int same_value(struct json_object *a, struct json_object *b) {
+    int a_num = json_object_is_type(a, json_type_int) || json_object_is_type(a, json_type_double);
+    int b_num = json_object_is_type(b, json_type_int) || json_object_is_type(b, json_type_double);
+    if (a_num && b_num) return json_object_get_double(a) == json_object_get_double(b);
+    return json_object_equal(a, b);
+}
+
+/* Every key of the JSON object `fmt` (printf-formatted) is in `actual` with an equal value. */
+static inline void expect_fields(struct json_object *actual, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *text = malloc((size_t)n + 1);
+    if (!text) exit(1);
+    va_start(ap, fmt);
+    vsnprintf(text, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    struct json_object *expected = parse_json_or_die(text);
+    json_object_object_foreach(expected, key, want) {
+        struct json_object *got = NULL;
+        if (!json_object_object_get_ex(actual, key, &got) || !same_value(want, got)) {
+            fprintf(stderr, "field \"%s\": expected %s, got %s\n  in %s\n", key, json_object_to_json_string(want),
+                    got ? json_object_to_json_string(got) : "(missing)", json_object_to_json_string(actual));
+            CHECK(!"field mismatch");
+        }
+    }
+    json_object_put(expected);
+    free(text);
+}
+
+/* The object has exactly these keys (in any order). */
+static inline void expect_keys(struct json_object *obj, const char *const *keys, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        int present = json_object_object_get_ex(obj, keys[i], NULL);
+        if (!present) fprintf(stderr, "missing key \"%s\" in %s\n", keys[i], json_object_to_json_string(obj));
+        CHECK(present);
+    }
+    if ((size_t)json_object_object_length(obj) != n)
+        fprintf(stderr, "expected %zu keys: %s\n", n, json_object_to_json_string(obj));
+    CHECK((size_t)json_object_object_length(obj) == n);
+}
+
+/* Every object of every entity as `ctx` reads them; a failed read is {"status": N}. */
+static inline struct json_object *read_all(strata_context *ctx, const char *const *entities, size_t n) {
+    struct json_object *all = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        char descriptor[128];
+        snprintf(descriptor, sizeof descriptor, "{\"entity\": \"%s\", \"includeSubentities\": false}", entities[i]);
+        char *text = NULL;
+        strata_status st = strata_fetch(ctx, descriptor, &text);
+        if (st == STRATA_OK) {
+            json_object_array_add(all, parse_json_or_die(text));
+        } else {
+            struct json_object *failed = json_object_new_object();
+            json_object_object_add(failed, "status", json_object_new_int((int)st));
+            json_object_array_add(all, failed);
+        }
+        strata_free(text);
+    }
+    return all;
 }
 
 #endif /* STRATA_TEST_CHECK_H */

@@ -165,30 +165,6 @@ static void world_close(void) {
     free(w.text_path);
 }
 
-/*
- * Every object of every entity, as `ctx` reads them: [[...Trip], [...], ...].
- * A fetch that fails is recorded as {"status": N} (reads must not fail, but
- * see test_reads_with_pending_deny: that is checked there, not here).
- */
-static json_object *read_all(strata_context *ctx, const char *const *entities) {
-    json_object *all = json_object_new_array();
-    for (size_t i = 0; i < N_ENTITIES; i++) {
-        char descriptor[96];
-        snprintf(descriptor, sizeof descriptor, "{\"entity\": \"%s\", \"includeSubentities\": false}", entities[i]);
-        char *text = NULL;
-        strata_status st = strata_fetch(ctx, descriptor, &text);
-        if (st == STRATA_OK) {
-            json_object_array_add(all, parse_json_or_die(text));
-        } else {
-            json_object *failed = json_object_new_object();
-            json_object_object_add(failed, "status", json_object_new_int((int)st));
-            json_object_array_add(all, failed);
-        }
-        strata_free(text);
-    }
-    return all;
-}
-
 /* What the stores hold (fresh contexts) and what the case contexts read. */
 typedef struct {
     json_object *trips_store, *rules_store, *trips_ctx, *rules_ctx;
@@ -199,13 +175,13 @@ static fingerprint take_fingerprint(void) {
     fingerprint f;
     strata_context *fresh = NULL;
     CHECK_STATUS(strata_context_new(w.trips, &fresh));
-    f.trips_store = read_all(fresh, trip_entities);
+    f.trips_store = read_all(fresh, trip_entities, N_ENTITIES);
     strata_context_free(fresh);
     CHECK_STATUS(strata_context_new(w.rules, &fresh));
-    f.rules_store = read_all(fresh, rule_entities);
+    f.rules_store = read_all(fresh, rule_entities, N_ENTITIES);
     strata_context_free(fresh);
-    f.trips_ctx = read_all(w.tctx, trip_entities);
-    f.rules_ctx = read_all(w.rctx, rule_entities);
+    f.trips_ctx = read_all(w.tctx, trip_entities, N_ENTITIES);
+    f.rules_ctx = read_all(w.rctx, rule_entities, N_ENTITIES);
     f.trips_changes = strata_has_changes(w.tctx);
     f.rules_changes = strata_has_changes(w.rctx);
     return f;

@@ -101,52 +101,6 @@ static int64_t count(strata_context *ctx, const char *entity) {
     return n;
 }
 
-/* Equal JSON values; numbers compare by value (0 and 0.0 are equal). */
-static int same_value(json_object *a, json_object *b) {
-    int a_num = json_object_is_type(a, json_type_int) || json_object_is_type(a, json_type_double);
-    int b_num = json_object_is_type(b, json_type_int) || json_object_is_type(b, json_type_double);
-    if (a_num && b_num) return json_object_get_double(a) == json_object_get_double(b);
-    return json_object_equal(a, b);
-}
-
-/*
- * Every key of the JSON object `fmt` (printf-formatted) is in `actual` with
- * an equal value.
- */
-static void expect_fields(json_object *actual, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *text = malloc((size_t)n + 1);
-    if (!text) exit(1);
-    va_start(ap, fmt);
-    vsnprintf(text, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    json_object *expected = parse_json_or_die(text);
-    json_object_object_foreach(expected, key, want) {
-        json_object *got = NULL;
-        if (!json_object_object_get_ex(actual, key, &got) || !same_value(want, got)) {
-            fprintf(stderr, "field \"%s\": expected %s, got %s\n  in %s\n", key, json_object_to_json_string(want),
-                    got ? json_object_to_json_string(got) : "(missing)", json_object_to_json_string(actual));
-            CHECK(!"field mismatch");
-        }
-    }
-    json_object_put(expected);
-    free(text);
-}
-
-/* The object has exactly these keys (in any order). */
-static void expect_keys(json_object *obj, const char *const *keys, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        /* json-c gives a JSON null as a NULL object: test for the key itself. */
-        int present = json_object_object_get_ex(obj, keys[i], NULL);
-        if (!present) fprintf(stderr, "missing key \"%s\" in %s\n", keys[i], json_object_to_json_string(obj));
-        CHECK(present);
-    }
-    CHECK((size_t)json_object_object_length(obj) == n);
-}
-
 /* A relationship array holds exactly these identifiers, in this order. */
 static void expect_ids(json_object *obj, const char *key, const char *const *ids, size_t n) {
     json_object *arr = member(obj, key);

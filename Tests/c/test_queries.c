@@ -46,19 +46,6 @@ static int failures;
         }                                                                          \
     } while (0)
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "cannot read %s\n", path); exit(1); }
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
 /* A new malloc'd string from a printf format. */
 static char *strf(const char *fmt, ...) {
     va_list ap;
@@ -108,7 +95,7 @@ static char *json_quote(const char *text) {
 
 /* Opens a store of `schema_path` at `path` (NULL: in memory). */
 static strata_container *open_store(const char *schema_path, const char *path) {
-    char *schema = read_text(schema_path);
+    char *schema = check_read_file(schema_path);
     char *json = strf("{\"schema\": %s%s}", schema, path ? "" : ", \"inMemory\": true");
     strata_config *cfg = NULL;
     CHECK_STATUS(strata_config_new(json, &cfg));
@@ -234,50 +221,6 @@ static int plan_mentions(json_object *e, const char *needle) {
         if (detail && strstr(detail, needle)) return 1;
     }
     return 0;
-}
-
-/* Equal JSON values; numbers compare by value (0 and 0.0 are equal). */
-static int same_value(json_object *a, json_object *b) {
-    int a_num = json_object_is_type(a, json_type_int) || json_object_is_type(a, json_type_double);
-    int b_num = json_object_is_type(b, json_type_int) || json_object_is_type(b, json_type_double);
-    if (a_num && b_num) return json_object_get_double(a) == json_object_get_double(b);
-    return json_object_equal(a, b);
-}
-
-/* Every key of the JSON object `fmt` (printf-formatted) is in `actual` with an equal value. */
-static void expect_fields(json_object *actual, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *text = malloc((size_t)n + 1);
-    if (!text) exit(1);
-    va_start(ap, fmt);
-    vsnprintf(text, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    json_object *expected = parse_json_or_die(text);
-    json_object_object_foreach(expected, key, want) {
-        json_object *got = NULL;
-        if (!json_object_object_get_ex(actual, key, &got) || !same_value(want, got)) {
-            fprintf(stderr, "field \"%s\": expected %s, got %s\n  in %s\n", key, json_object_to_json_string(want),
-                    got ? json_object_to_json_string(got) : "(missing)", json_object_to_json_string(actual));
-            CHECK(!"field mismatch");
-        }
-    }
-    json_object_put(expected);
-    free(text);
-}
-
-/* The object has exactly these keys (in any order). */
-static void expect_keys(json_object *obj, const char *const *keys, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        int present = json_object_object_get_ex(obj, keys[i], NULL);
-        if (!present) fprintf(stderr, "missing key \"%s\" in %s\n", keys[i], json_object_to_json_string(obj));
-        CHECK(present);
-    }
-    if ((size_t)json_object_object_length(obj) != n)
-        fprintf(stderr, "expected %zu keys: %s\n", n, json_object_to_json_string(obj));
-    CHECK((size_t)json_object_object_length(obj) == n);
 }
 
 /* ---- SampleTrips -------------------------------------------------------- */

@@ -34,21 +34,8 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "cannot read %s\n", path); exit(1); }
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
 static strata_container *open_store(const char *schema_path, const char *path) {
-    char *schema = read_text(schema_path);
+    char *schema = check_read_file(schema_path);
     size_t n = strlen(schema) + 64;
     char *json = malloc(n);
     if (!json) exit(1);
@@ -132,26 +119,6 @@ static void world_close(void) {
     strata_free(w.family);
     strata_free(w.record);
     free(w.trips_path);
-}
-
-/* Every object of every entity as `ctx` reads them; a failed read is {"status": N}. */
-static json_object *read_all(strata_context *ctx, const char *const *entities, size_t n) {
-    json_object *all = json_object_new_array();
-    for (size_t i = 0; i < n; i++) {
-        char descriptor[128];
-        snprintf(descriptor, sizeof descriptor, "{\"entity\": \"%s\", \"includeSubentities\": false}", entities[i]);
-        char *text = NULL;
-        strata_status st = strata_fetch(ctx, descriptor, &text);
-        if (st == STRATA_OK) {
-            json_object_array_add(all, parse_json_or_die(text));
-        } else {
-            json_object *failed = json_object_new_object();
-            json_object_object_add(failed, "status", json_object_new_int((int)st));
-            json_object_array_add(all, failed);
-        }
-        strata_free(text);
-    }
-    return all;
 }
 
 typedef struct {
