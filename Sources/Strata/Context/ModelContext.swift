@@ -395,20 +395,24 @@ public final class ModelContext {
         guard named.isKind(of: destination) else {
             throw StrataError(.validation, "'\(e.name).\(rel)' links to '\(destination.name)' objects, not '\(named.name)'", entity: e.name, attribute: rel, path: path.description)
         }
-        let probe = ObjectID(entity: named, pk: parsed.pk)
-        if pendingDeleted.contains(probe) {
-            throw StrataError(.notFound, "\(text) is deleted in this context", entity: e.name, attribute: rel, path: path.description)
+        switch try lookup(named, parsed.pk) {
+        case .found(let id): return id
+        case .deleted: throw StrataError(.notFound, "\(text) is deleted in this context", entity: e.name, attribute: rel, path: path.description)
+        case .missing: throw StrataError(.notFound, "no object \(text)", entity: e.name, attribute: rel, path: path.description)
         }
+    }
+
+    private enum Lookup { case found(ObjectID), deleted, missing }
+
+    /// An object of `named`'s kind with key `pk`, as this context sees it (pending inserts and deletes included).
+    private func lookup(_ named: Entity, _ pk: Int64) throws -> Lookup {
+        let probe = ObjectID(entity: named, pk: pk)
+        if pendingDeleted.contains(probe) { return .deleted }
         if let concrete = pendingInserted[probe] {
-            guard concrete.isKind(of: named) else {
-                throw StrataError(.notFound, "no object \(text)", entity: e.name, attribute: rel, path: path.description)
-            }
-            return ObjectID(entity: concrete, pk: parsed.pk)
+            return concrete.isKind(of: named) ? .found(ObjectID(entity: concrete, pk: pk)) : .missing
         }
-        guard let concrete = try session.concreteEntity(root: named.root, pk: parsed.pk), concrete.isKind(of: named) else {
-            throw StrataError(.notFound, "no object \(text)", entity: e.name, attribute: rel, path: path.description)
-        }
-        return ObjectID(entity: concrete, pk: parsed.pk)
+        guard let concrete = try session.concreteEntity(root: named.root, pk: pk), concrete.isKind(of: named) else { return .missing }
+        return .found(ObjectID(entity: concrete, pk: pk))
     }
 
     /// A to-one value: null, an identifier, or a nested object to insert.
@@ -478,13 +482,11 @@ public final class ModelContext {
             throw StrataError(.invalid, "'\(text)' is not an identifier like \"Trip/1\"")
         }
         let named = try entity(named: parsed.entity)
-        let probe = ObjectID(entity: named, pk: parsed.pk)
-        if pendingDeleted.contains(probe) { throw StrataError(.notFound, "\(text) was deleted in this context", entity: named.name) }
-        if let concrete = pendingInserted[probe], concrete.isKind(of: named) { return ObjectID(entity: concrete, pk: parsed.pk) }
-        guard let concrete = try session.concreteEntity(root: named.root, pk: parsed.pk), concrete.isKind(of: named) else {
-            throw StrataError(.notFound, "no object \(text)", entity: named.name)
+        switch try lookup(named, parsed.pk) {
+        case .found(let id): return id
+        case .deleted: throw StrataError(.notFound, "\(text) was deleted in this context", entity: named.name)
+        case .missing: throw StrataError(.notFound, "no object \(text)", entity: named.name)
         }
-        return ObjectID(entity: concrete, pk: parsed.pk)
     }
 
     /// Applies a patch: attribute values and relationship links by name.

@@ -282,7 +282,7 @@ extension SQLiteSession {
     }
 
     /// `FROM … ` of a relationship's related rows as (owner, row) with the row aliased `d`, and the owner expression.
-    private func relatedSource(_ rel: Relationship, ownerTable: Entity) -> (owner: String, from: String, order: String) {
+    func relatedSource(_ rel: Relationship, ownerTable: Entity) -> (owner: String, from: String, order: String) {
         let dest = quote(rel.destination.tableName)
         switch rel.storage {
         case .foreignKey(let col):

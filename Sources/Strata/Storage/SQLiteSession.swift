@@ -352,18 +352,9 @@ public final class SQLiteSession: StoreSession {
         return nil
     }
 
-    static func jsonArray(_ ids: [ObjectID]) -> SQLValue {
-        var bytes: [UInt8] = [UInt8(ascii: "[")]
-        for (i, id) in ids.enumerated() {
-            if i > 0 { bytes.append(UInt8(ascii: ",")) }
-            JSONWriter.appendInt(id.pk, to: &bytes)
-        }
-        bytes.append(UInt8(ascii: "]"))
-        return .text(String(decoding: bytes, as: UTF8.self))
-    }
 
     private func setRelated(_ owner: ObjectID, _ rel: Relationship, _ targets: [ObjectID], _ state: inout ApplyState) throws {
-        let list = SQLiteSession.jsonArray(targets)
+        let list = SQLiteSession.pkArray(targets.map(\.pk))
         switch rel.storage {
         case .foreignKey(let col):
             let target: SQLValue = targets.first.map { .int($0.pk) } ?? .null
@@ -399,22 +390,11 @@ public final class SQLiteSession: StoreSession {
 
     /// The objects related to `id` through `rel`, as saved (in this transaction).
     func related(_ id: ObjectID, _ rel: Relationship) throws -> [ObjectID] {
-        let dest: Entity = rel.destination
+        let src = relatedSource(rel, ownerTable: id.entity)
         var out: [ObjectID] = []
-        func add(_ pk: Int64, _ name: String?) {
-            let e = name.flatMap { schema.entity(named: $0) } ?? dest
-            out.append(ObjectID(entity: e, pk: pk))
-        }
-        switch rel.storage {
-        case .foreignKey(let col):
-            let sql = "SELECT d._pk, d._entity FROM \(quote(id.entity.tableName)) s JOIN \(quote(dest.tableName)) d ON d._pk = s.\(quote(col)) WHERE s._pk = ?1"
-            try connection.statement(sql).query([.int(id.pk)]) { s in add(s.int64(0), s.text(1)) }
-        case .inverseForeignKey(let col):
-            let sql = "SELECT _pk, _entity FROM \(quote(dest.tableName)) WHERE \(quote(col)) = ?1 ORDER BY _pk"
-            try connection.statement(sql).query([.int(id.pk)]) { s in add(s.int64(0), s.text(1)) }
-        case .joinTable(let table, let ownerCol, let targetCol):
-            let sql = "SELECT d._pk, d._entity FROM \(quote(table)) j JOIN \(quote(dest.tableName)) d ON d._pk = j.\(quote(targetCol)) WHERE j.\(quote(ownerCol)) = ?1 ORDER BY d._pk"
-            try connection.statement(sql).query([.int(id.pk)]) { s in add(s.int64(0), s.text(1)) }
+        let sql = "SELECT d._pk, d._entity FROM \(src.from) WHERE \(src.owner) = ?1 ORDER BY d._pk"
+        try connection.statement(sql).query([.int(id.pk)]) { s in
+            out.append(ObjectID(entity: schema.entity(named: s.text(1)) ?? rel.destination, pk: s.int64(0)))
         }
         return out
     }
