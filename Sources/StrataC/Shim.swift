@@ -7,19 +7,19 @@ import Strata
 /// Live handles. A call with a pointer that is not live (never created,
 /// or already freed) fails with STRATA_ERR_MISUSE instead of crashing.
 enum Handles {
-    private static let lock = PthreadLock()
+    private static let lock = Lock()
     nonisolated(unsafe) private static var live: Set<UnsafeMutableRawPointer> = []
 
     static func register(_ object: AnyObject) -> OpaquePointer {
         let p = Unmanaged.passRetained(object).toOpaque()
-        lock.locked { _ = live.insert(p) }
+        lock.withLock { _ = live.insert(p) }
         return OpaquePointer(p)
     }
 
     static func resolve<T: AnyObject>(_ handle: OpaquePointer?, as type: T.Type, _ what: String) throws -> T {
         guard let handle else { throw StrataError(.misuse, "the \(what) handle is NULL") }
         let raw = UnsafeMutableRawPointer(handle)
-        let known = lock.locked { live.contains(raw) }
+        let known = lock.withLock { live.contains(raw) }
         guard known, let object = Unmanaged<AnyObject>.fromOpaque(raw).takeUnretainedValue() as? T else {
             throw StrataError(.misuse, "the \(what) handle is not a live \(what) (already freed, or not a \(what))")
         }
@@ -31,19 +31,9 @@ enum Handles {
     static func release(_ handle: OpaquePointer?) -> Bool {
         guard let handle else { return false }
         let raw = UnsafeMutableRawPointer(handle)
-        let known = lock.locked { live.remove(raw) != nil }
+        let known = lock.withLock { live.remove(raw) != nil }
         if known { Unmanaged<AnyObject>.fromOpaque(raw).release() }
         return known
-    }
-}
-
-final class PthreadLock: @unchecked Sendable {
-    private let m: UnsafeMutablePointer<pthread_mutex_t>
-    init() { m = .allocate(capacity: 1); pthread_mutex_init(m, nil) }
-    func locked<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(m)
-        defer { pthread_mutex_unlock(m) }
-        return try body()
     }
 }
 

@@ -2,10 +2,10 @@ import Glibc
 
 /// A recursive mutex. Strata never calls user code while holding one that a
 /// callback could need from another thread.
-final class Lock: @unchecked Sendable {
+public final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init() {
+    public init() {
         mutex = .allocate(capacity: 1)
         var attr = pthread_mutexattr_t()
         pthread_mutexattr_init(&attr)
@@ -20,7 +20,7 @@ final class Lock: @unchecked Sendable {
     }
 
     @inline(__always)
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    public func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
