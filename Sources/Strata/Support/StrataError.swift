@@ -96,7 +96,6 @@ struct JSONPath: CustomStringConvertible {
     private(set) var tokens: [String] = []
 
     init() {}
-    init(_ text: String) { tokens = text.split(separator: "/").map(String.init) }
 
     func appending(_ key: String) -> JSONPath {
         var copy = self

@@ -129,12 +129,6 @@ struct JSONReader {
         position += n
     }
 
-    /// Reads a number and returns its exact text (validated against the JSON grammar).
-    mutating func readNumberText() throws -> (text: Substring.UTF8View.SubSequence, isInteger: Bool) {
-        let range = try scanNumber()
-        let s = String(decoding: UnsafeBufferPointer(rebasing: buffer[range.lowerBound..<range.upperBound]), as: UTF8.self)
-        return (s.utf8[...], range.isInteger)
-    }
 
     struct NumberRange { var lowerBound: Int; var upperBound: Int; var isInteger: Bool }
 

@@ -117,31 +117,6 @@ enum ValueCodec {
         return true
     }
 
-    /// Writes a stored value as the JSON of its attribute type.
-    static func write(_ value: SQLValue, type: AttributeType, to w: inout JSONWriter) {
-        switch value {
-        case .null: w.null()
-        case .int(let i):
-            switch type {
-            case .bool: w.bool(i != 0)
-            case .double: w.double(Double(i))
-            case .date: writeDate(Double(i), to: &w)
-            default: w.int(i)
-            }
-        case .double(let d):
-            switch type {
-            case .date: writeDate(d, to: &w)
-            case .int: w.int(Int64(exactly: d.rounded()) ?? 0)
-            default: w.double(d)
-            }
-        case .text(let s):
-            if type == .json { w.raw(s) } else { w.string(s) }
-        case .blob(let b):
-            w.beginRawString()
-            b.withUnsafeBytes { Base64.encode($0, into: &w.bytes) }
-            w.endRawString()
-        }
-    }
 
     static func writeDate(_ seconds: Double, to w: inout JSONWriter) {
         w.beginRawString()
