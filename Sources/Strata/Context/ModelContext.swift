@@ -645,7 +645,7 @@ public final class ModelContext {
     public func delete(matching descriptor: FetchDescriptor) throws -> Int {
         try lock.withLock {
             try requireWritable()
-            let ids = try session.withChangesApplied(changes) { try session.identifiers(descriptor).ids }
+            let ids = try session.read(changes) { try session.identifiers(descriptor).ids }
             for id in ids where !pendingDeleted.contains(id) { markDeleted(id) }
             return ids.count
         }

@@ -226,10 +226,12 @@ enum SchemaDecoder {
                 }
             }
         }
-        let tableNames = Set(entities.map { $0.name.lowercased() })
-        for (table, r) in joinTables where tableNames.contains(table.lowercased()) {
-            throw fail("join table '\(table)' of relationship '\(r.entity.name).\(r.name)' has the name of an entity; rename one of them",
-                       path / "entities", entity: r.entity.name, attribute: r.name)
+        var tableNames = Set(entities.map { $0.name.lowercased() })
+        for (table, r) in joinTables {
+            guard tableNames.insert(table.lowercased()).inserted else {
+                throw fail("join table '\(table)' of relationship '\(r.entity.name).\(r.name)' has the name of an entity or of another join table; rename one of them",
+                           path / "entities", entity: r.entity.name, attribute: r.name)
+            }
         }
         // Relationship-level checks that need the resolved graph.
         for (ei, e) in entities.enumerated() {
@@ -256,6 +258,7 @@ enum SchemaDecoder {
             }
             _ = ei
         }
+        try checkColumnLimits(entities, path: path)
         for (ei, e) in entities.enumerated() {
             let ep = path / "entities" / ei
             for (ci, names) in e.uniqueConstraints.enumerated() {
@@ -287,6 +290,28 @@ enum SchemaDecoder {
         return Schema(version: version, entities: entities, json: json, versionHash: schemaHash, joinTables: joinTables)
     }
 
+    /// SQLite's column limit (SQLITE_MAX_COLUMN, 2000 in every build Strata supports).
+    static let maxColumns = 2000
+
+    /// A hierarchy's table holds `_pk`, `_entity` and every stored attribute and to-one link of its
+    /// entities; a read selects those, an owner key, and the concrete entity of each to-one link.
+    /// All of it must fit SQLite's column limit, or the store could not be created or read.
+    static func checkColumnLimits(_ entities: [Entity], path: JSONPath) throws {
+        for (ei, e) in entities.enumerated() where e.superentity == nil {
+            var attributes = 0, links = 0
+            for d in e.descendants {
+                attributes += d.ownAttributes.filter { !$0.isTransient }.count
+                links += d.ownRelationships.filter { $0.foreignKeyColumn != nil }.count
+            }
+            let needed = 3 + attributes + 2 * links
+            guard needed <= maxColumns else {
+                throw fail("entity '\(e.name)'\(e.subentities.isEmpty ? "" : " and its subentities") store \(attributes) attributes and \(links) to-one links: "
+                           + "at most \(maxColumns - 3) columns fit (each stored attribute counts 1, each to-one link held in the row 2; this needs \(needed - 3)); "
+                           + "move some attributes to a related entity", path / "entities" / ei, entity: e.name)
+            }
+        }
+    }
+
     static func checkKeyList(_ names: [String], of e: Entity, path: JSONPath, what: String) throws {
         guard !names.isEmpty else { throw fail("\(what) must name at least one property", path, entity: e.name) }
         var seen: Set<String> = []
@@ -295,6 +320,10 @@ enum SchemaDecoder {
             seen.insert(n)
             if let a = e.attributeByName[n] {
                 if a.isTransient { throw fail("\(what) cannot use transient attribute '\(n)'", path / i, entity: e.name, attribute: n) }
+                if a.externalStorage {
+                    throw fail("\(what) cannot use attribute '\(n)': it uses externalStorage (its value may live in a file; the column holds the file's name)",
+                               path / i, entity: e.name, attribute: n)
+                }
                 continue
             }
             if let r = e.relationshipByName[n] {
@@ -401,6 +430,14 @@ enum SchemaDecoder {
         if transient && index { throw err("transient attribute '\(name)' cannot be indexed", path / "index") }
         if transient && external { throw err("transient attribute '\(name)' cannot use external storage", path / "externalStorage") }
         if unique && type == .json { throw err("json attribute '\(name)' cannot be unique", path / "unique") }
+        // The column of an external-storage value holds a file name once the value moves to a file:
+        // a unique index or an index over it would compare names, not values.
+        if external && unique {
+            throw err("attribute '\(name)' uses externalStorage and cannot be unique (its value may live in a file; the column holds the file's name)", path / "unique")
+        }
+        if external && index {
+            throw err("attribute '\(name)' uses externalStorage and cannot be indexed (its value may live in a file; the column holds the file's name)", path / "index")
+        }
 
         var defaultValue: SQLValue?
         var defaultJ: JSONValue?

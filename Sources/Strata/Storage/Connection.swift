@@ -223,6 +223,18 @@ final class Connection {
         try execute(script: immediate ? "BEGIN IMMEDIATE" : "BEGIN")
     }
     func commit() throws { try execute(script: "COMMIT") }
+
+    /// Starts a deferred read transaction; unlike `begin`, not reported to the
+    /// statement log or the trace hook (STRATA_SQL_DEBUG still prints it).
+    func beginRead() throws { try control("BEGIN") }
+    /// Ends a read transaction started with `beginRead`.
+    func endRead() { if isInTransaction { _ = try? control("ROLLBACK") } }
+
+    private func control(_ sql: String) throws {
+        if sqlDebug { fputs("[strata sql] \(sql)\n", stderr) }
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        if rc != SQLITE_OK { throw error(rc, context: sql) }
+    }
     func rollback() {
         if isInTransaction { _ = try? execute(script: "ROLLBACK") }
     }

@@ -36,7 +36,7 @@ struct SQLiteDialect: SQLDialect {
             // A plain index on exactly the columns of a unique index would only cost writes.
             guard !seen.contains(key), !(kind != "unique" && seen.contains("unique:" + cols.joined(separator: ","))) else { return }
             seen.insert(key)
-            let name = "\(root.name)_\(kind)_\(cols.joined(separator: "_"))"
+            let name = SQLiteDialect.indexName(root.name, kind, cols)
             let unique = kind == "unique" ? "UNIQUE " : ""
             out.append("CREATE \(unique)INDEX \(quote(name)) ON \(quote(root.name)) (\(cols.map(quote).joined(separator: ", ")))")
         }
@@ -55,7 +55,14 @@ struct SQLiteDialect: SQLDialect {
 
     func createJoinTable(_ table: String) -> [String] {
         ["CREATE TABLE \(quote(table)) (\(quote("_source")) INTEGER NOT NULL, \(quote("_target")) INTEGER NOT NULL, PRIMARY KEY (\(quote("_source")), \(quote("_target")))) WITHOUT ROWID",
-         "CREATE INDEX \(quote(table + "_target")) ON \(quote(table)) (\(quote("_target")), \(quote("_source")))"]
+         "CREATE INDEX \(quote(SQLiteDialect.indexName(table, "index", ["_target", "_source"]))) ON \(quote(table)) (\(quote("_target")), \(quote("_source")))"]
+    }
+
+    /// `Trip.unique(name,startDate,endDate)`: '.', '(' and ',' cannot occur in entity,
+    /// attribute or relationship names, so a generated index name never collides with a
+    /// table (entity or join table) or with another index.
+    static func indexName(_ table: String, _ kind: String, _ columns: [String]) -> String {
+        "\(table).\(kind)(\(columns.joined(separator: ",")))"
     }
 
     /// The complete DDL of a schema.

@@ -20,7 +20,6 @@ final class RowPlan {
     let alias: String
     /// `pk, entity, columns…` (after the leading columns).
     let selectList: String
-    let joins: String
     let leading: Int32
     var plans: [String: EntityPlan] = [:]
     let single: EntityPlan?
@@ -43,7 +42,6 @@ final class RowPlan {
         self.leading = Int32(leading.count)
         var select = leading + ["\(alias)._pk", "\(alias)._entity"]
         var columnIndex: [String: Int32] = [:]
-        var joins: [String] = []
         var joinIndex: [String: Int32] = [:]
         func column(_ name: String) -> Int32 {
             if let i = columnIndex[name] { return i }
@@ -72,11 +70,11 @@ final class RowPlan {
                     let i = column(col)
                     var entityColumn: Int32?
                     if r.destination.root.isInHierarchy {
+                        // A scalar subquery, not a join: SQLite joins at most 64 tables, and an entity may hold more links.
                         if let j = joinIndex[col] { entityColumn = j } else {
-                            let ra = "r\(alias)\(joins.count)"
-                            joins.append("LEFT JOIN \(quote(r.destination.tableName)) \(ra) ON \(ra)._pk = \(alias).\(quote(col))")
+                            let ra = "r\(alias)\(joinIndex.count)"
                             let j = Int32(select.count)
-                            select.append("\(ra)._entity")
+                            select.append("(SELECT \(ra)._entity FROM \(quote(r.destination.tableName)) \(ra) WHERE \(ra)._pk = \(alias).\(quote(col)))")
                             joinIndex[col] = j
                             entityColumn = j
                         }
@@ -92,7 +90,6 @@ final class RowPlan {
         single = entities.count == 1 && !root.isInHierarchy ? plans[entities[0].name] : nil
         deferred = allDeferred
         selectList = select.joined(separator: ", ")
-        self.joins = joins.joined(separator: " ")
     }
 }
 
@@ -184,7 +181,7 @@ struct CompiledFetch {
     var keysSQL: String { "SELECT t._pk \(from)\(whereSQL)\(orderSQL)\(limitSQL)" }
 
     func objectsSQL(_ plan: RowPlan) -> String {
-        "SELECT \(plan.selectList) FROM \(quote(root.name)) t" + (plan.joins.isEmpty ? "" : " " + plan.joins)
+        "SELECT \(plan.selectList) FROM \(quote(root.name)) t"
             + (joins.isEmpty ? "" : " " + joins) + whereSQL + orderSQL + limitSQL
     }
 }
@@ -216,7 +213,7 @@ extension SQLiteSession {
             out.string(ep.entity.name)
             for c in ep.columns {
                 out.rawKey(c.key)
-                try writeColumn(stmt, c, into: &out)
+                try writeColumn(stmt, c, pk: pk, table: plan.root.name, into: &out)
             }
             for (key, json) in ep.constants {
                 out.rawKey(key)
@@ -230,7 +227,7 @@ extension SQLiteSession {
     }
 
     @inline(__always)
-    private func writeColumn(_ s: Statement, _ c: RowPlan.Column, into w: inout JSONWriter) throws {
+    private func writeColumn(_ s: Statement, _ c: RowPlan.Column, pk: Int64, table: String, into w: inout JSONWriter) throws {
         let i = c.index
         let type = s.columnType(i)
         if type == SQLITE_NULL { w.null(); return }
@@ -245,8 +242,9 @@ extension SQLiteSession {
             case .date: ValueCodec.writeDate(s.double(i), to: &w)
             case .json: w.raw(bytes: s.textBuffer(i))
             case .data:
-                if type == SQLITE_TEXT, let dir = sqliteStore.externalDirectory {
-                    let bytes = try ExternalStorage.read(directory: dir, name: s.text(i))
+                if type == SQLITE_TEXT, a.externalStorage, let folder = sqliteStore.externalFolder {
+                    // The column names a file in the store's folder (checked: the store file is untrusted).
+                    let bytes = try folder.read(s.textBuffer(i), entity: a.entity.name, attribute: a.name, table: table, pk: pk)
                     w.beginRawString()
                     bytes.withUnsafeBytes { Base64.encode($0, into: &w.bytes) }
                     w.endRawString()
@@ -367,7 +365,7 @@ extension SQLiteSession {
 
     /// The objects a descriptor matches, as a JSON array.
     func fetchJSON(_ d: FetchDescriptor, changes: [Change]) throws -> [UInt8] {
-        try withChangesApplied(d.includePendingChanges ? changes : []) {
+        try read(d.includePendingChanges ? changes : []) {
             let q = CompiledFetch(d)
             let plan = RowPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
             var prefetched: [(Relationship, [Int64: [UInt8]])] = []
@@ -375,7 +373,7 @@ extension SQLiteSession {
                 // One query per relationship: the related rows of every matching owner, owners given by the fetch as a subquery.
                 let src = relatedSource(rel, ownerTable: d.entity)
                 let relPlan = RowPlan(entities: rel.destination.descendants, alias: "d", leading: [src.owner])
-                let sql = "SELECT \(relPlan.selectList) FROM \(src.from)" + (relPlan.joins.isEmpty ? "" : " " + relPlan.joins)
+                let sql = "SELECT \(relPlan.selectList) FROM \(src.from)"
                     + " WHERE \(src.owner) IN (\(q.keysSQL)) ORDER BY \(src.order)"
                 let batch = try readObjects(relPlan, sql: sql, args: q.args)
                 prefetched.append((rel, batch.byOwner(toMany: rel.isToMany)))
@@ -385,7 +383,7 @@ extension SQLiteSession {
     }
 
     func count(_ d: FetchDescriptor, changes: [Change]) throws -> Int64 {
-        try withChangesApplied(d.includePendingChanges ? changes : []) {
+        try read(d.includePendingChanges ? changes : []) {
             let q = CompiledFetch(d)
             let sql = d.fetchLimit == nil && d.fetchOffset == 0
                 ? "SELECT count(*) \(q.from)\(q.whereSQL)"
@@ -396,12 +394,12 @@ extension SQLiteSession {
     }
 
     func identifiersJSON(_ d: FetchDescriptor, changes: [Change]) throws -> [UInt8] {
-        try withChangesApplied(d.includePendingChanges ? changes : []) {
+        try read(d.includePendingChanges ? changes : []) {
             try identifiers(d).bytes
         }
     }
 
-    /// Matching identifiers (call inside `withChangesApplied` when pending changes matter).
+    /// Matching identifiers (call inside `read` when pending changes matter).
     func identifiers(_ d: FetchDescriptor) throws -> (bytes: [UInt8], ids: [ObjectID]) {
         let q = CompiledFetch(d)
         let sql = "SELECT t._pk, t._entity \(q.from)\(q.whereSQL)\(q.orderSQL)\(q.limitSQL)"
@@ -420,7 +418,7 @@ extension SQLiteSession {
 
     /// The SQL of a fetch, its parameter count and SQLite's query plan, as JSON.
     func explain(_ d: FetchDescriptor, changes: [Change]) throws -> [UInt8] {
-        try withChangesApplied(d.includePendingChanges ? changes : []) {
+        try read(d.includePendingChanges ? changes : []) {
             let q = CompiledFetch(d)
             let plan = RowPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
             let sql = q.objectsSQL(plan)
@@ -445,10 +443,10 @@ extension SQLiteSession {
 
     /// One object as JSON, or nil when it does not exist.
     func objectJSON(_ id: ObjectID, changes: [Change]) throws -> [UInt8]? {
-        try withChangesApplied(changes) {
+        try read(changes) {
             guard let concrete = try concreteEntity(root: id.entity.root, pk: id.pk), concrete.isKind(of: id.entity) else { return nil }
             let plan = RowPlan(entities: [concrete])
-            let sql = "SELECT \(plan.selectList) FROM \(quote(concrete.tableName)) t" + (plan.joins.isEmpty ? "" : " " + plan.joins) + " WHERE t._pk = ?1"
+            let sql = "SELECT \(plan.selectList) FROM \(quote(concrete.tableName)) t WHERE t._pk = ?1"
             let batch = try readObjects(plan, sql: sql, args: [.int(id.pk)])
             guard let item = batch.items.first else { return nil }
             return Array(batch.bytes[item.range])

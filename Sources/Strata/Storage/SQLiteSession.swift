@@ -167,28 +167,66 @@ public final class SQLiteSession: StoreSession {
             guard !changes.isEmpty else { return }
             var state = ApplyState(mode: .save)
             state.tracksTouched = schemaNeedsValidation
+            // IMMEDIATE: external-storage files are written only while the write lock is held,
+            // so the sweep at open (which holds it too) never takes a file a save is about to commit.
             try connection.begin()
             do {
                 try apply(changes, &state)
                 try checkDenied(state)
                 try validate(&state)
                 // New files' names must be durable before the commit that refers to them.
-                if !state.writtenFiles.isEmpty, let dir = sqliteStore.externalDirectory { try ExternalStorage.syncDirectory(dir) }
+                if !state.writtenFiles.isEmpty, let folder = sqliteStore.externalFolder { try folder.sync() }
                 try connection.commit()
             } catch {
                 connection.rollback()
-                for f in state.writtenFiles { unlink(f) }
+                sqliteStore.externalFolder?.remove(state.writtenFiles)
                 throw error
             }
-            for f in state.obsoleteFiles { unlink(f) }
+            // Readers whose snapshot still names a removed file retry on a newer one (`read`).
+            sqliteStore.externalFolder?.remove(state.obsoleteFiles)
         }
     }
 
-    /// Runs `body` with `changes` applied inside a transaction that is then
+    /// Runs a read call on one committed snapshot plus `changes`.
+    ///
+    /// Every statement of `body` runs in one transaction: a deferred read
+    /// transaction when there are no pending changes (one WAL snapshot), or
+    /// the changes applied in a transaction that is rolled back. When the
+    /// snapshot names an external-storage file that a newer commit has
+    /// already replaced (and removed), the call starts over on a newer
+    /// snapshot; a file the latest committed state still names but that is
+    /// gone is an error.
+    func read<T>(_ changes: [Change], _ body: () throws -> T) throws -> T {
+        try locked {
+            var attempts = 0
+            while true {
+                do {
+                    return try withChangesApplied(changes, body)
+                } catch let missing as ExternalFolder.Missing {
+                    attempts += 1
+                    let sql = "SELECT \(quote(missing.attribute)) FROM \(quote(missing.table)) WHERE _pk = ?1"
+                    let now = connection.isInTransaction ? nil : try connection.statement(sql).scalar([.int(missing.pk)])
+                    if attempts < 1_000, now != .text(missing.name) { continue }
+                    throw StrataError(.io, "external storage file '\(missing.name)' of '\(missing.entity).\(missing.attribute)' is missing from the store's .strata folder",
+                                      entity: missing.entity, attribute: missing.attribute)
+                }
+            }
+        }
+    }
+
+    /// Runs `body` on one snapshot with `changes` applied inside a transaction that is then
     /// rolled back: reads see the context's pending changes exactly as a save would make them.
+    /// Inside a transaction the caller already holds, `body` runs in it.
     func withChangesApplied<T>(_ changes: [Change], _ body: () throws -> T) throws -> T {
         try locked {
-            if changes.isEmpty { return try body() }
+            if changes.isEmpty {
+                if connection.isInTransaction { return try body() }
+                // A deferred transaction: the first read takes the snapshot every later statement sees.
+                // (Not reported to the trace hook, which counts the statements that read data.)
+                try connection.beginRead()
+                defer { connection.endRead() }
+                return try body()
+            }
             var state = ApplyState(mode: .preview)
             state.tracksTouched = false
             try connection.begin()
@@ -256,7 +294,7 @@ public final class SQLiteSession: StoreSession {
         var bound = values
         for (k, slot) in slots.enumerated() {
             guard case .attribute(let a) = e.storedColumns[slot], a.externalStorage else { continue }
-            if state.mode == .save, let old = try externalFile(root: e.root, pk: id.pk, column: a.name) {
+            if state.mode == .save, let old = try externalFile(e, pk: id.pk, a) {
                 state.obsoleteFiles.append(old)
             }
             if case .blob(let bytes) = values[k] { bound[k] = try externalValue(bytes, &state) }
@@ -337,21 +375,22 @@ public final class SQLiteSession: StoreSession {
     }
 
     private func externalValue(_ bytes: [UInt8], _ state: inout ApplyState) throws -> SQLValue {
-        guard state.mode == .save, let dir = sqliteStore.externalDirectory,
+        guard state.mode == .save, let folder = sqliteStore.externalFolder,
               bytes.count >= sqliteStore.configuration.externalStorageThreshold else { return .blob(bytes) }
         let name = UUIDText.random()
-        try ExternalStorage.write(bytes, directory: dir, name: name)
-        state.writtenFiles.append(dir + "/" + name)
+        try folder.write(bytes, name: name)
+        state.writtenFiles.append(name)
         return .text(name)
     }
 
-    private func externalFile(root: Entity, pk: Int64, column: String) throws -> String? {
-        guard let dir = sqliteStore.externalDirectory else { return nil }
-        let v = try connection.statement("SELECT \(quote(column)) FROM \(quote(root.name)) WHERE _pk = ?").scalar([.int(pk)])
-        if case .text(let name)? = v { return dir + "/" + name }
-        return nil
+    /// The external-storage file a saved row names for `a`, if any (checked: only names Strata generates).
+    private func externalFile(_ e: Entity, pk: Int64, _ a: Attribute) throws -> String? {
+        guard sqliteStore.externalFolder != nil else { return nil }
+        let v = try connection.statement("SELECT \(quote(a.name)) FROM \(quote(e.tableName)) WHERE _pk = ?").scalar([.int(pk)])
+        guard case .text(let name)? = v else { return nil }
+        guard ExternalFolder.isValidName(name.utf8) else { throw ExternalFolder.corruptName(entity: e.name, attribute: a.name) }
+        return name
     }
-
 
     private func setRelated(_ owner: ObjectID, _ rel: Relationship, _ targets: [ObjectID], _ state: inout ApplyState) throws {
         let list = SQLiteSession.pkArray(targets.map(\.pk))
@@ -447,11 +486,9 @@ public final class SQLiteSession: StoreSession {
                 }
             }
         }
-        if state.mode == .save, let dir = sqliteStore.externalDirectory {
+        if state.mode == .save {
             for a in e.attributes where a.externalStorage {
-                if case .text(let name)? = try connection.statement("SELECT \(quote(a.name)) FROM \(quote(e.tableName)) WHERE _pk = ?").scalar([.int(id.pk)]) {
-                    state.obsoleteFiles.append(dir + "/" + name)
-                }
+                if let name = try externalFile(e, pk: id.pk, a) { state.obsoleteFiles.append(name) }
             }
         }
         try connection.execute("DELETE FROM \(quote(e.tableName)) WHERE _pk = ?1", [.int(id.pk)])
@@ -518,58 +555,5 @@ extension Entity {
         relationships.contains { r in
             (!r.isToMany && !r.isOptional) || (r.isToMany && (r.minimumModelCount != nil || r.maximumModelCount != nil))
         }
-    }
-}
-
-/// External-storage files: written (and synced) before the commit that references them.
-enum ExternalStorage {
-    static func write(_ bytes: [UInt8], directory: String, name: String) throws {
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-            throw StrataError(.io, "cannot create external storage folder '\(directory)': \(String(cString: strerror(errno)))")
-        }
-        let path = directory + "/" + name
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw StrataError(.io, "cannot create external storage file '\(path)': \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var offset = 0
-        try bytes.withUnsafeBytes { buf in
-            while offset < buf.count {
-                let n = Glibc.write(fd, buf.baseAddress! + offset, buf.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    unlink(path)
-                    throw StrataError(.io, "cannot write external storage file '\(path)': \(String(cString: strerror(errno)))")
-                }
-                offset += n
-            }
-        }
-        if fsync(fd) != 0 {
-            unlink(path)
-            throw StrataError(.io, "cannot sync external storage file '\(path)'")
-        }
-    }
-
-    /// Makes the folder's entries (new file names) durable.
-    static func syncDirectory(_ directory: String) throws {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw StrataError(.io, "cannot open external storage folder '\(directory)': \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        if fsync(fd) != 0 { throw StrataError(.io, "cannot sync external storage folder '\(directory)'") }
-    }
-
-    static func read(directory: String, name: String) throws -> [UInt8] {
-        let path = directory + "/" + name
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw StrataError(.io, "external storage file '\(path)' is missing") }
-        defer { close(fd) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 65536) }
-            if n < 0 { if errno == EINTR { continue }; throw StrataError(.io, "cannot read external storage file '\(path)'") }
-            if n == 0 { break }
-            out.append(contentsOf: chunk[0..<n])
-        }
-        return out
     }
 }

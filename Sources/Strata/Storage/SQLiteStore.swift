@@ -19,7 +19,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     /// For in-memory stores: the one connection every session shares.
     private var sharedConnection: Connection?
     /// The folder for external-storage files (`<store>.strata/`); nil in memory.
-    let externalDirectory: String?
+    let externalFolder: ExternalFolder?
     /// Read from metadata.
     public private(set) var storeUUID: String = ""
     /// Sees every SQL statement of this store's connections.
@@ -36,7 +36,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         self.configuration = configuration
         if configuration.inMemory {
             self.path = ":memory:"
-            externalDirectory = nil
+            externalFolder = nil
             let c = try Connection(path: ":memory:", readOnly: false, create: true)
             c.trace = trace
             sharedConnection = c
@@ -44,11 +44,12 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
             storeUUID = try SQLiteStore.metadata(c, "storeUUID").flatMap { if case .text(let s) = $0 { return s } else { return nil } } ?? ""
             return
         }
-        guard let path, !path.isEmpty else {
+        guard let path else {
             throw StrataError(.invalid, "a store path is required unless the configuration sets inMemory")
         }
+        let sqlitePath = try SQLiteStore.checkPath(path)
         self.path = path
-        externalDirectory = path + ".strata"
+        externalFolder = ExternalFolder(path: path + ".strata")
         let exists = SQLiteStore.fileSize(path)
         if configuration.readOnly && exists == nil {
             throw StrataError(.io, "cannot open '\(path)' read-only: no such file")
@@ -59,21 +60,98 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
                 throw StrataError(.incompatibleStore, "'\(path)' is not a Strata store: it is not a SQLite database (the file was left untouched)")
             }
         }
-        let c = try Connection(path: path, readOnly: configuration.readOnly, create: true)
-        // Opening races with other connections creating or opening the same file; SQLite refuses
-        // some lock upgrades at once (SQLITE_BUSY without waiting) to avoid deadlocks: start over.
-        var attempt = 0
-        while true {
-            do {
-                try openOrCreate(c)
-                break
-            } catch let e as StrataError where e.code == .busy && attempt < 2_000 {
-                c.rollback()
-                attempt += 1
-                usleep(5_000)
+        do {
+            let c = try Connection(path: sqlitePath, readOnly: configuration.readOnly, create: true)
+            // Opening races with other connections creating or opening the same file; SQLite refuses
+            // some lock upgrades at once (SQLITE_BUSY without waiting) to avoid deadlocks: start over.
+            var attempt = 0
+            while true {
+                do {
+                    try openOrCreate(c)
+                    break
+                } catch let e as StrataError where e.code == .busy && attempt < 2_000 {
+                    c.rollback()
+                    attempt += 1
+                    usleep(5_000)
+                }
+            }
+            storeUUID = try SQLiteStore.metadata(c, "storeUUID").flatMap { if case .text(let s) = $0 { return s } else { return nil } } ?? ""
+            if !configuration.readOnly {
+                // Best effort: a store whose folder cannot be swept still opens (reads report bad files).
+                try? sweepOrphanedFiles(c)
+            }
+        } catch {
+            // A failed open leaves no file behind that it created (a database with nothing in it).
+            if exists == nil { SQLiteStore.removeIfEmpty(path) }
+            throw error
+        }
+        self.sqlitePath = sqlitePath
+    }
+
+    /// The name SQLite opens: the path itself, made relative with "./" so that no
+    /// name is ever read as a SQLite URI (Debian's SQLite has URI names on).
+    private var sqlitePath = ""
+
+    /// Checks a store path: a plain file name, never a SQLite URI or `:memory:`.
+    ///
+    /// - Returns: the name to hand to SQLite.
+    /// - Throws: `.invalid` for an empty path, `:memory:`, a `file:` URI, a NUL byte,
+    ///   or a path that names a directory.
+    static func checkPath(_ path: String) throws -> String {
+        guard !path.isEmpty else {
+            throw StrataError(.invalid, "a store path is required unless the configuration sets inMemory")
+        }
+        if path == ":memory:" {
+            throw StrataError(.invalid, "':memory:' is not a store path: set \"inMemory\": true in the configuration for an in-memory store")
+        }
+        if path.hasPrefix("file:") {
+            throw StrataError(.invalid, "store paths are plain file names, not SQLite URIs ('\(path.prefix(5))…'); "
+                              + "to open a file whose name starts with 'file:', write './\(path.prefix(5))…'")
+        }
+        if path.utf8.contains(0) { throw StrataError(.invalid, "a store path cannot contain a NUL character") }
+        if path.hasSuffix("/") || SQLiteStore.isDirectory(path) {
+            throw StrataError(.invalid, "the store path '\(path)' names a directory, not a file")
+        }
+        return path.hasPrefix("/") ? path : "./" + path
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Removes a database file that holds nothing (and its side files): what a failed first open made.
+    static func removeIfEmpty(_ path: String) {
+        guard let size = fileSize(path) else { return }
+        if size > 0 {
+            guard hasSQLiteHeader(path),
+                  let c = try? Connection(path: path.hasPrefix("/") ? path : "./" + path, readOnly: true, create: false),
+                  (try? isEmptyDatabase(c)) == true,
+                  (try? c.statement("SELECT count(*) FROM sqlite_master").scalar()) == .int(0) else { return }
+        }
+        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+    }
+
+    /// Removes external-storage files no committed row names: files written by a save
+    /// whose process died before its commit. Runs under the write lock (saves write
+    /// files only while holding it), so no file of a save in progress is taken.
+    private func sweepOrphanedFiles(_ c: Connection) throws {
+        guard let folder = externalFolder else { return }
+        var columns: [(table: String, column: String)] = []
+        for root in schema.rootEntities {
+            for e in root.descendants {
+                for a in e.ownAttributes where a.externalStorage && !a.isTransient { columns.append((root.name, a.name)) }
             }
         }
-        storeUUID = try SQLiteStore.metadata(c, "storeUUID").flatMap { if case .text(let s) = $0 { return s } else { return nil } } ?? ""
+        guard !columns.isEmpty, try !folder.generatedNames().isEmpty else { return }
+        try c.transaction {
+            var referenced: Set<String> = []
+            for (table, column) in columns {
+                try c.statement("SELECT \(quote(column)) FROM \(quote(table)) WHERE typeof(\(quote(column))) = 'text'")
+                    .query { s in referenced.insert(s.text(0)) }
+            }
+            folder.remove(try folder.generatedNames().filter { !referenced.contains($0) })
+        }
     }
 
     /// Creates the store in an empty database, or checks the one the file holds.
@@ -99,7 +177,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
 
     public func makeSession() throws -> StoreSession {
         if let shared = sharedConnection { return SQLiteSession(store: self, connection: shared) }
-        let c = try Connection(path: path, readOnly: configuration.readOnly, create: false)
+        let c = try Connection(path: sqlitePath, readOnly: configuration.readOnly, create: false)
         c.trace = trace
         try c.execute(script: "PRAGMA synchronous=FULL")
         return SQLiteSession(store: self, connection: c)
