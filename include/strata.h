@@ -88,7 +88,17 @@
  *     its last completed save: each save is one SQLite transaction, and
  *     external-storage files are written and synced before it commits.
  *     A killed save can leave an orphaned file in "<store>.strata/" (never a
- *     missing one).
+ *     missing one); the next open for writing removes such files.
+ *   - A store file is untrusted input. Someone may hand a user a crafted
+ *     store (a document, a restored backup). Strata reads and removes only
+ *     external-storage files whose names it generates (canonical UUIDs),
+ *     relative to "<store>.strata/", never through a symbolic link (nor a
+ *     linked folder); a store naming anything else fails with
+ *     STRATA_ERR_CORRUPT and nothing outside the folder is opened or removed.
+ *   - One snapshot per read. Every read call (get, fetch, count,
+ *     identifiers, explain, prefetching) runs in one read transaction: it
+ *     sees one committed state plus the context's own pending changes, never
+ *     half of another context's save.
  *   - Closing a container while contexts still exist keeps the store open
  *     until the last of its contexts is freed.
  */
@@ -193,7 +203,9 @@ typedef struct strata_config strata_config;
  * migrationPlan), STRATA_ERR_SCHEMA (invalid schema: unknown key or type,
  * duplicate name, bad identifier, unknown destination, inverse mismatch,
  * inheritance cycle, transient without default, default outside enum,
- * unique on a to-many, ...).
+ * unique on a to-many, unique or index on an externalStorage attribute,
+ * more columns than SQLite allows: at most 1997 per entity hierarchy, each
+ * stored attribute counting 1 and each to-one link held in the row 2, ...).
  * Thread-safe.
  */
 strata_status strata_config_new(const char *config_json, strata_config **out_config);
@@ -219,14 +231,23 @@ typedef struct strata_container strata_container;
  * A missing or empty file becomes a new store (tables named after the root
  * entities, WAL mode). An existing store opens when its stored schema has
  * the same version hash as the configured one. A file that is not a Strata
- * store is never modified.
+ * store is never modified, and an open that fails leaves no file it created.
+ * A store opened for writing removes orphaned external-storage files (see
+ * Caveats).
+ *
+ * `path` is a plain file name, relative or absolute, used byte for byte: never
+ * a SQLite URI, whatever the SQLite build's URI setting. ":memory:", names
+ * starting with "file:" (write "./file:..." for a file really named so), a
+ * name ending in '/' or naming a directory, and invalid UTF-8 are refused
+ * with STRATA_ERR_INVALID; for an in-memory store set "inMemory": true.
  *
  * @param[in]  path           the store file; may be NULL for an in-memory store.
  * @param[in]  config         the configuration (not retained; may be freed after).
  * @param[out] out_container  the open container; NULL on failure.
  * Returns STRATA_OK.
  * Fails with: STRATA_ERR_MISUSE (NULL config/out, NULL path for a file
- * store), STRATA_ERR_INVALID (an empty path), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite database; a SQLite
+ * store), STRATA_ERR_INVALID (an empty path, ":memory:", a "file:" URI, a
+ * directory, invalid UTF-8), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite database; a SQLite
  * database that is not a Strata store; a store of another schema — the
  * message names what changed), STRATA_ERR_IO (cannot open or create; a
  * read-only open of a missing file), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT.

@@ -22,7 +22,11 @@ public func strata_open(_ path: UnsafePointer<CChar>?, _ config: OpaquePointer?,
     shim {
         let o = try out(outContainer, "out_container")
         let box = try Handles.resolve(config, as: ConfigBox.self, "config")
-        let p = path.map { String(cString: $0) }
+        let p = try path.map { c -> String in
+            // A path is used as given: invalid UTF-8 is refused, never repaired into another name.
+            guard let s = String(validatingCString: c) else { throw StrataError(.invalid, "the store path is not valid UTF-8") }
+            return s
+        }
         if p == nil && !box.configuration.inMemory { throw StrataError(.misuse, "path is NULL (only in-memory stores take no path)") }
         o.pointee = Handles.register(ContainerBox(try ModelContainer(path: p, configuration: box.configuration)))
     }
