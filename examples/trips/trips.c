@@ -11,9 +11,7 @@
 #include <string.h>
 #include <strata.h>
 
-#ifndef TRIPS_DIR
-#define TRIPS_DIR "examples/trips"
-#endif
+#include "trips_schema.h"   /* TRIPS_SCHEMA_JSON: examples/trips/schema.json, compiled in by CMake */
 
 /* Every call is checked; on failure print the library's JSON error and stop. */
 #define TRY(call)                                                              \
@@ -25,19 +23,6 @@
             exit(1);                                                           \
         }                                                                      \
     } while (0)
-
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "cannot read %s\n", path); exit(1); }
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
 
 /* Prints a JSON array of objects one object per line (a real program would
    parse it with its JSON library of choice). */
@@ -62,17 +47,11 @@ static void print_rows(const char *json) {
 }
 
 static strata_container *open_store(const char *path) {
-    char *schema = read_file(TRIPS_DIR "/schema.json");
-    size_t n = strlen(schema) + 32;
-    char *config_json = malloc(n);
-    snprintf(config_json, n, "{\"schema\": %s}", schema);
     strata_config *config = NULL;
-    TRY(strata_config_new(config_json, &config));
+    TRY(strata_config_new("{\"schema\": " TRIPS_SCHEMA_JSON "}", &config));
     strata_container *db = NULL;
     TRY(strata_open(path, config, &db));
     strata_config_free(config);
-    free(config_json);
-    free(schema);
     return db;
 }
 
