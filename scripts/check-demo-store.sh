@@ -13,6 +13,9 @@ store="$work/demo.store"
 rm -rf "$store" "$store-wal" "$store-shm" "$store.strata"
 "$trips" "$store" > "$work/demo.out"
 grep -q "the store holds 3 trips" "$work/demo.out" || { echo "demo output unexpected:"; cat "$work/demo.out"; exit 1; }
+# What would puzzle a newcomer is explained: the transient attribute and the fixed "now".
+grep -q "tripViews is a transient attribute" "$work/demo.out" || { echo "demo output does not explain tripViews"; exit 1; }
+grep -q "now is fixed at 2026-11-22" "$work/demo.out" || { echo "demo output does not say its now is fixed"; exit 1; }
 command -v sqlite3 >/dev/null 2>&1 || { echo "sqlite3 shell not installed"; exit 1; }
 schema=$(sqlite3 "$store" .schema)
 echo "$schema"

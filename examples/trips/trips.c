@@ -11,9 +11,7 @@
 #include <string.h>
 #include <strata.h>
 
-#ifndef TRIPS_DIR
-#define TRIPS_DIR "examples/trips"
-#endif
+#include "trips_schema.h"   /* TRIPS_SCHEMA_JSON: examples/trips/schema.json, compiled in by CMake */
 
 /* Every call is checked; on failure print the library's JSON error and stop. */
 #define TRY(call)                                                              \
@@ -25,19 +23,6 @@
             exit(1);                                                           \
         }                                                                      \
     } while (0)
-
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); exit(1); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "cannot read %s\n", path); exit(1); }
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
 
 /* Prints a JSON array of objects one object per line (a real program would
    parse it with its JSON library of choice). */
@@ -62,17 +47,11 @@ static void print_rows(const char *json) {
 }
 
 static strata_container *open_store(const char *path) {
-    char *schema = read_file(TRIPS_DIR "/schema.json");
-    size_t n = strlen(schema) + 32;
-    char *config_json = malloc(n);
-    snprintf(config_json, n, "{\"schema\": %s}", schema);
     strata_config *config = NULL;
-    TRY(strata_config_new(config_json, &config));
+    TRY(strata_config_new("{\"schema\": " TRIPS_SCHEMA_JSON "}", &config));
     strata_container *db = NULL;
     TRY(strata_open(path, config, &db));
     strata_config_free(config);
-    free(config_json);
-    free(schema);
     return db;
 }
 
@@ -108,11 +87,12 @@ int main(int argc, char **argv) {
     char *again = NULL;
     TRY(strata_insert(ctx, "Trip", "{\"name\": \"Road Trip\", \"destination\": \"Route 66, Chicago to Santa Monica\","
                                    " \"startDate\": \"2027-05-01T00:00:00Z\", \"endDate\": \"2027-05-20T00:00:00Z\"}", &again));
-    printf("upserted %s (same name and dates)\n", again);
+    printf("upserted %s (same name and dates: the existing trip gets the new destination)\n", again);
     strata_free(again);
     TRY(strata_save(ctx));
     strata_context_free(ctx);
     strata_close(db);
+    printf("saved and closed the store; reopening it\n");
 
     /* Reopen and read everything back. */
     db = open_store(argv[1]);
@@ -124,6 +104,8 @@ int main(int argc, char **argv) {
     TRY(strata_fetch(ctx, "{\"entity\": \"Trip\"}", &json));
     print_rows(json);
     strata_free(json);
+    printf("  (tripViews is a transient attribute: never stored, it always reads as its default, 0;\n"
+           "   photo is optional data kept in a file beside the store when large, none here)\n");
 
     TRY(strata_fetch(ctx, "{\"entity\": \"Trip\", \"includeSubentities\": false}", &json));
     printf("\nplain trips only (includeSubentities false):\n");
@@ -143,18 +125,22 @@ int main(int argc, char **argv) {
         " $0.name.localizedStandardContains(searchText) || $0.destination.localizedStandardContains(searchText))\","
         " \"bindings\": {\"searchText\": \"zur\"},"
         " \"sortBy\": [{\"key\": \"startDate\"}], \"propertiesToFetch\": [\"name\", \"destination\"]}", &json));
-    printf("\npersonal trips matching \"zur\" (#Predicate text, sorted by startDate):\n");
+    printf("\npersonal trips matching \"zur\" (#Predicate text, sorted by startDate,\n"
+           "only name and destination read: propertiesToFetch):\n");
     print_rows(json);
     strata_free(json);
 
-    /* The widget: the next trip that has not ended, served by the endDate index. */
+    /* The widget: the next trip that has not ended, served by the endDate index.
+       "now" is a binding; the demo fixes it so that its output never changes
+       (a real app binds the current time). */
     const char *widget = "{\"entity\": \"Trip\","
         " \"predicate\": {\">=\": [{\"key\": \"endDate\"}, {\"var\": \"now\"}]},"
         " \"bindings\": {\"now\": \"2026-11-22T00:00:00Z\"},"
         " \"sortBy\": [{\"key\": \"startDate\"}], \"fetchLimit\": 1,"
         " \"relationshipKeyPathsForPrefetching\": [\"livingAccommodation\"]}";
     TRY(strata_fetch(ctx, widget, &json));
-    printf("\nnext trip (the widget: endDate >= now, fetchLimit 1, accommodation prefetched):\n");
+    printf("\nnext trip (the widget: endDate >= now, fetchLimit 1, accommodation prefetched;\n"
+           "now is fixed at 2026-11-22 so the output is the same every run: WWDC has ended by then):\n");
     print_rows(json);
     strata_free(json);
 
@@ -170,13 +156,20 @@ int main(int argc, char **argv) {
     strata_free(ids);
     TRY(strata_delete(ctx, family_trip));
     TRY(strata_save(ctx));
+    int64_t places = 0;
     TRY(strata_fetch_count(ctx, "{\"entity\": \"BucketListItem\"}", &count));
-    printf("after deleting %s (cascade): %lld bucket list items left\n", family_trip, (long long)count);
+    TRY(strata_fetch_count(ctx, "{\"entity\": \"LivingAccommodation\"}", &places));
+    printf("deleted %s; its bucket list and accommodation went with it (delete rule cascade):\n"
+           "  %lld bucket list item(s) and %lld accommodation(s) left, WWDC's\n",
+           family_trip, (long long)count, (long long)places);
     strata_free(family_trip);
 
     /* Bad input gets a clear error and changes nothing. */
     strata_status st = strata_insert(ctx, "Trip", "{\"name\": \"Oops\", \"startDate\": \"yesterday\"}", NULL);
     printf("\ninserting a trip with a bad date: %s\n  %s\n", strata_errstr(st), strata_last_error());
+    TRY(strata_fetch_count(ctx, "{\"entity\": \"Trip\"}", &count));
+    printf("  nothing changed: the store and the pending changes are as before (%lld trips, %s)\n",
+           (long long)count, strata_has_changes(ctx) ? "changes pending" : "no changes pending");
 
     strata_context_free(ctx);
     strata_close(db);

@@ -1,0 +1,80 @@
+#!/bin/sh
+# check-readme-tour.sh README TOUR_C TOUR_SCHEMA [TOUR_BINARY]
+#
+# The README's tour must be the program examples/tour/tour.c (which ctest
+# compiles and runs), so that it cannot rot:
+# - its JSON block is examples/tour/schema.json, line for line;
+# - each paragraph (lines between blank lines) of each C block is a run of
+#   consecutive lines of tour.c, in the README's order; leading blanks are
+#   ignored (the program's lines are indented inside main()).
+set -eu
+readme=${1:?usage: check-readme-tour.sh README TOUR_C TOUR_SCHEMA}
+tour=${2:?usage: check-readme-tour.sh README TOUR_C TOUR_SCHEMA}
+schema=${3:?usage: check-readme-tour.sh README TOUR_C TOUR_SCHEMA}
+binary=${4:-}
+awk -v tour="$tour" -v schema="$schema" '
+function strip(s) { sub(/^[ \t]+/, "", s); sub(/[ \t\r]+$/, "", s); return s }
+function flush(   i, j, k, ok) {
+    if (np == 0) return
+    for (i = from; i + np - 1 <= nt; i++) {
+        ok = 1
+        for (j = 1; j <= np; j++) if (t[i + j - 1] != p[j]) { ok = 0; break }
+        if (ok) { from = i + np; np = 0; return }
+    }
+    printf "README.md:%d: this tour paragraph is not in %s (or not in the same order):\n", pstart, tour
+    for (k = 1; k <= np; k++) printf "    %s\n", p[k]
+    bad = 1; np = 0
+}
+BEGIN {
+    while ((getline line < tour) > 0) t[++nt] = strip(line)
+    while ((getline line < schema) > 0) s[++ns] = line
+    from = 1
+}
+/^## / { intour = ($0 ~ /^## A five-minute tour/); if (intour) seen = 1 }
+!intour { next }
+/^```/ {
+    if (!block) { block = substr($0, 4); np = 0; nj = 0; next }
+    if (block == "c") flush()
+    if (block == "json") {
+        jsons++
+        if (nj != ns) { printf "README.md:%d: the JSON block has %d lines, %s has %d\n", NR, nj, schema, ns; bad = 1 }
+        else for (k = 1; k <= nj; k++) if (j[k] != s[k]) {
+            printf "README.md: JSON block line %d differs from %s:\n    %s\n    %s\n", k, schema, j[k], s[k]; bad = 1; break
+        }
+    }
+    if (block == "c") cblocks++
+    block = ""; next
+}
+block == "json" { j[++nj] = $0; next }
+block == "c" {
+    if (strip($0) == "") { flush(); next }
+    if (np == 0) pstart = NR
+    p[++np] = strip($0); next
+}
+END {
+    if (!seen) { print "README.md: no \"## A five-minute tour\" section"; exit 1 }
+    if (jsons != 1) { printf "README.md: expected one JSON block in the tour, found %d\n", jsons; bad = 1 }
+    if (cblocks < 5) { printf "README.md: expected the tour C blocks, found %d\n", cblocks; bad = 1 }
+    if (!bad) printf "README tour: %d C blocks and the schema match %s\n", cblocks, tour
+    exit bad
+}' "$readme"
+
+[ -n "$binary" ] || exit 0
+out=$("$binary") || { echo "$binary failed:"; echo "$out"; exit 1; }
+echo "$out"
+fail=0
+expect() {
+  printf '%s\n' "$out" | grep -qF -- "$1" || { echo "tour output lacks: $1"; fail=1; }
+}
+expect 'inserted PersonalTrip/1'
+expect 'upserted PersonalTrip/1'
+expect '"title":"Christmas market","trip":null}'
+expect '"title":"Ski day","trip":"PersonalTrip/1"}'
+expect '"reason":"family","bucketList":["BucketListItem/2"]}'
+expect '"reason":"reunion","bucketList":[{"_id":"BucketListItem/2"'
+expect '["PersonalTrip/1"]'
+expect '"parameterCount":0,"queryPlan":['
+expect '0 bucket list items left'
+expect '{"code":"validation","status":6,"message":"'"'"'Trip.name'"'"' (string): expected a string, found a number","entity":"Trip","attribute":"name","path":"/name"}'
+expect 'pending changes: 0'
+exit $fail
