@@ -413,10 +413,13 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  * "predicate" may also be SwiftData #Predicate text, e.g.
  *   "$0.endDate >= now && $0.name.localizedStandardContains(q)".
  * Only "entity" is required. Without sortBy, objects come in primary-key
- * (insertion) order. The fetch is one SQL query with every value bound as
- * a parameter, plus one query per prefetched relationship and one per
- * relationship whose identifiers live in another table (to-many, and to-one
- * whose link the other side holds) — never one per object.
+ * order (insertion order within one context; keys are reserved in blocks
+ * per context, see docs/JSON.md). The fetch is one SQL query with every
+ * value bound as a parameter, plus one query per prefetched relationship and
+ * one per relationship whose identifiers live in another table (to-many, and
+ * to-one whose link the other side holds) — never one per object — all in
+ * one read transaction (the trace hook reports the queries, not the
+ * BEGIN/ROLLBACK around them).
  *
  * @param[out] out_json  new string, free with strata_free(); NULL on failure.
  * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx, NULL descriptor or out),
