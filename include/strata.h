@@ -185,11 +185,15 @@ typedef struct strata_config strata_config;
  *
  *   {"schema": {...}}                 one schema version (docs/JSON.md)
  *   {"migrationPlan": {"schemas": [...], "stages": [...]}}   versions oldest
- *                                     first; the last one is current
+ *                                     first; the last one is current (this
+ *                                     version runs no stages yet: a store of
+ *                                     an older version fails to open with
+ *                                     STRATA_ERR_INCOMPATIBLE_STORE)
  *   options: "inMemory": false        a private in-memory store (path ignored)
  *            "readOnly": false        open an existing store read-only
- *            "history": true          record persistent history
- *            "author": "app"          author recorded in history
+ *            "history": true          reserved for persistent history, which
+ *                                     this version does not record yet
+ *            "author": "app"          the author history will record
  *            "externalStorageThreshold": 131072   bytes from which
  *                                     externalStorage data goes to files
  *
