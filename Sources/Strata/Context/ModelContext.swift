@@ -366,7 +366,7 @@ public final class ModelContext {
 
     private func readAttribute(_ r: inout JSONReader, _ a: Attribute, _ e: Entity, _ path: JSONPath) throws -> SQLValue {
         let v: SQLValue
-        do { v = try ValueCodec.read(&r, type: a.type) } catch var err as StrataError {
+        do { v = try ValueCodec.read(&r, type: a.type, path: path) } catch var err as StrataError {
             err.message = "'\(e.name).\(a.name)' (\(a.type.rawValue)): \(err.message)"
             if err.code == .invalid && err.message.contains("malformed JSON") == false { err.code = .validation }
             throw err.with(entity: e.name, attribute: a.name, path: path.description)
