@@ -267,6 +267,23 @@ static strata_status c_many_wrong_type(void) {
     return strata_insert_many(w.rctx, "Sample", "[{\"code\": \"m1\", \"note\": \"n\"}, {\"code\": \"m2\", \"note\": \"n\", \"count\": \"x-ish\"}]", OUT_TEXT);
 }
 
+static strata_status c_date_number_too_late(void) { return strata_insert(w.rctx, "Sample", "{\"code\": \"n\", \"note\": \"n\", \"when\": 253402300800}", OUT_TEXT); }
+static strata_status c_date_number_too_early(void) { return strata_insert(w.rctx, "Sample", "{\"code\": \"n\", \"note\": \"n\", \"when\": -62167219201}", OUT_TEXT); }
+static strata_status c_date_text_too_late(void) { return strata_insert(w.rctx, "Sample", "{\"code\": \"n\", \"note\": \"n\", \"when\": \"9999-12-31T23:59:59-01:00\"}", OUT_TEXT); }
+static strata_status c_update_date_too_early(void) { return strata_update(w.tctx, w.trip, "{\"endDate\": \"0000-01-01T00:00:00+00:30\"}"); }
+static strata_status c_json_duplicate_key(void) {
+    return strata_insert(w.rctx, "Sample", "{\"code\": \"n\", \"note\": \"n\", \"extra\": {\"meta\": {\"a\": \"dup-value-1\", \"a\": \"dup-value-2\"}}}", OUT_TEXT);
+}
+static strata_status c_json_too_deep(void) {
+    char json[512];
+    int n = snprintf(json, sizeof json, "{\"code\": \"n\", \"note\": \"n\", \"extra\": ");
+    for (int i = 0; i < 101; i++) json[n++] = '[';
+    json[n++] = '0';
+    for (int i = 0; i < 101; i++) json[n++] = ']';
+    snprintf(json + n, sizeof json - (size_t)n, "}");
+    return strata_insert(w.rctx, "Sample", json, OUT_TEXT);
+}
+
 /* Unknown names */
 static strata_status c_unknown_entity(void) { return strata_insert(w.tctx, "Plane", "{\"name\": \"x\"}", OUT_TEXT); }
 static strata_status c_unknown_attribute(void) { return strata_insert(w.tctx, "Trip", "{\"name\": \"x\", \"colour\": \"red\", " TRIP_VALUES "}", OUT_TEXT); }
@@ -376,6 +393,44 @@ static strata_status c_link_bad_id(void) {
     return strata_insert(w.tctx, "Trip", "{\"name\": \"x\", " TRIP_VALUES ", \"livingAccommodation\": \"just text\"}", OUT_TEXT);
 }
 
+/* The key of w.trip ("PersonalTrip/N"), written other ways. */
+static char id_text[96];
+static const char *trip_key(void) { return strchr(w.trip, '/') + 1; }
+static strata_status c_get_root_name(void) { snprintf(id_text, sizeof id_text, "Trip/%s", trip_key()); return strata_get(w.tctx, id_text, OUT_TEXT); }
+static strata_status c_get_leading_zero(void) { snprintf(id_text, sizeof id_text, "PersonalTrip/0%s", trip_key()); return strata_get(w.tctx, id_text, OUT_TEXT); }
+static strata_status c_get_plus_sign(void) { snprintf(id_text, sizeof id_text, "PersonalTrip/+%s", trip_key()); return strata_get(w.tctx, id_text, OUT_TEXT); }
+static strata_status c_update_root_name(void) { snprintf(id_text, sizeof id_text, "Trip/%s", trip_key()); return strata_update(w.tctx, id_text, "{\"name\": \"x\"}"); }
+static strata_status c_delete_leading_zero(void) { snprintf(id_text, sizeof id_text, "PersonalTrip/00%s", trip_key()); return strata_delete(w.tctx, id_text); }
+static strata_status c_link_root_name(void) {
+    char patch[160];
+    snprintf(patch, sizeof patch, "{\"trip\": \"Trip/%s\"}", trip_key());
+    return strata_update(w.tctx, w.item, patch);
+}
+static strata_status c_link_leading_zero(void) {
+    char json[256];
+    snprintf(json, sizeof json, "{\"title\": \"x\", \"trip\": \"PersonalTrip/0%s\"}", trip_key());
+    return strata_insert(w.tctx, "BucketListItem", json, OUT_TEXT);
+}
+static strata_status c_insert_other_id(void) {
+    char json[256];
+    snprintf(json, sizeof json, "{\"_id\": \"%s\", \"name\": \"x\", " TRIP_VALUES "}", w.trip);
+    return strata_insert(w.tctx, "PersonalTrip", json, OUT_TEXT);
+}
+static strata_status c_upsert_other_id(void) {
+    char json[320];  /* the unique key of w.trip, with the identifier of another object */
+    snprintf(json, sizeof json, "{\"_id\": \"PersonalTrip/999999\", \"name\": \"Family Visit\", \"destination\": \"x\","
+             " \"startDate\": \"2026-12-20T00:00:00Z\", \"endDate\": \"2026-12-28T00:00:00Z\"}");
+    return strata_insert(w.tctx, "PersonalTrip", json, OUT_TEXT);
+}
+static strata_status c_nested_contradicts_owner(void) {
+    char json[320];
+    snprintf(json, sizeof json, "{\"name\": \"x\", " TRIP_VALUES ", \"bucketList\": [{\"title\": \"a\"}, {\"title\": \"b\", \"trip\": \"%s\"}]}", w.trip);
+    return strata_insert(w.tctx, "Trip", json, OUT_TEXT);
+}
+static strata_status c_update_nested_contradicts_owner(void) {
+    return strata_update(w.tctx, w.trip, "{\"bucketList\": [{\"title\": \"b\", \"trip\": null}]}");
+}
+
 /* Fetch descriptors */
 static strata_status c_fetch_unknown_key(void) { return strata_fetch(w.tctx, "{\"entity\": \"Trip\", \"sortby\": []}", OUT_TEXT); }
 static strata_status c_count_unknown_key(void) { return strata_fetch_count(w.tctx, "{\"entity\": \"Trip\", \"limit\": 1}", OUT_COUNT); }
@@ -463,6 +518,12 @@ static const bad_case cases[] = {
     {"update: wrong type", NULL, c_update_wrong_type, STRATA_ERR_VALIDATION, NULL, "endDate", "/endDate", "the-end-ish"},
     {"nested object: wrong type", NULL, c_nested_wrong_type, STRATA_ERR_VALIDATION, "BucketListItem", "isInPlan", "/bucketList/1/isInPlan", "maybe-ish"},
     {"insert_many: wrong type", NULL, c_many_wrong_type, STRATA_ERR_VALIDATION, "Sample", "count", "/1/count", "x-ish"},
+    {"date seconds after 9999", NULL, c_date_number_too_late, STRATA_ERR_VALIDATION, "Sample", "when", "/when", NULL},
+    {"date seconds before 0000", NULL, c_date_number_too_early, STRATA_ERR_VALIDATION, "Sample", "when", "/when", NULL},
+    {"date text after 9999 by its offset", NULL, c_date_text_too_late, STRATA_ERR_VALIDATION, "Sample", "when", "/when", NULL},
+    {"update: date text before 0000 by its offset", NULL, c_update_date_too_early, STRATA_ERR_VALIDATION, "PersonalTrip", "endDate", "/endDate", NULL},
+    {"duplicate key inside a json value", NULL, c_json_duplicate_key, STRATA_ERR_VALIDATION, "Sample", "extra", "/extra/meta/a", "dup-value"},
+    {"json value nested 101 levels", NULL, c_json_too_deep, STRATA_ERR_VALIDATION, "Sample", "extra", NULL, NULL},
     /* unknown names */
     {"unknown entity", NULL, c_unknown_entity, STRATA_ERR_INVALID, "Plane", NULL, NULL, NULL},
     {"unknown attribute", NULL, c_unknown_attribute, STRATA_ERR_INVALID, "Trip", "colour", "/colour", NULL},
@@ -532,6 +593,17 @@ static const bad_case cases[] = {
     {"delete: malformed identifier", NULL, c_delete_bad_id, STRATA_ERR_INVALID, NULL, NULL, NULL, NULL},
     {"update: malformed identifier", NULL, c_update_bad_id, STRATA_ERR_INVALID, NULL, NULL, NULL, NULL},
     {"link by a malformed identifier", NULL, c_link_bad_id, STRATA_ERR_INVALID, NULL, NULL, "/livingAccommodation", NULL},
+    {"get: the root's name for a subentity object", NULL, c_get_root_name, STRATA_ERR_INVALID, NULL, NULL, NULL, NULL},
+    {"get: key with a leading zero", NULL, c_get_leading_zero, STRATA_ERR_INVALID, NULL, NULL, NULL, NULL},
+    {"get: key with a plus sign", NULL, c_get_plus_sign, STRATA_ERR_INVALID, NULL, NULL, NULL, NULL},
+    {"update: the root's name for a subentity object", NULL, c_update_root_name, STRATA_ERR_INVALID, NULL, NULL, NULL, NULL},
+    {"delete: key with leading zeros", NULL, c_delete_leading_zero, STRATA_ERR_INVALID, NULL, NULL, NULL, NULL},
+    {"link by the root's name", NULL, c_link_root_name, STRATA_ERR_INVALID, "BucketListItem", "trip", "/trip", NULL},
+    {"link by a key with a leading zero", NULL, c_link_leading_zero, STRATA_ERR_INVALID, "BucketListItem", "trip", "/trip", NULL},
+    {"insert: _id of another object", NULL, c_insert_other_id, STRATA_ERR_INVALID, "PersonalTrip", NULL, "/_id", NULL},
+    {"upsert: _id of another object than the one matched", NULL, c_upsert_other_id, STRATA_ERR_INVALID, "PersonalTrip", NULL, "/_id", NULL},
+    {"nested object contradicts its owner", NULL, c_nested_contradicts_owner, STRATA_ERR_INVALID, "BucketListItem", "trip", "/bucketList/1/trip", NULL},
+    {"update: nested object contradicts its owner", NULL, c_update_nested_contradicts_owner, STRATA_ERR_INVALID, "BucketListItem", "trip", "/bucketList/0/trip", NULL},
     /* fetch descriptors */
     {"fetch: unknown descriptor key", NULL, c_fetch_unknown_key, STRATA_ERR_INVALID, NULL, NULL, "/sortby", NULL},
     {"fetch_count: unknown descriptor key", NULL, c_count_unknown_key, STRATA_ERR_INVALID, NULL, NULL, "/limit", NULL},

@@ -238,6 +238,7 @@ public final class ModelContext {
         var policy = ConflictPolicy.upsert
         var links: [PendingLink] = []
         var seenOther: Set<String> = []
+        var givenID: String?
         try r.readObject(checkDuplicates: false) { r, key in
             if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot] {
                 if provided[slot] {
@@ -271,9 +272,14 @@ public final class ModelContext {
                 }
             case "_id":
                 let v = try readString(&r, path / key, e)
-                guard let parsed = ObjectID.parse(v), parsed.entity == e.name else {
-                    throw StrataError(.invalid, "'_id' '\(v)' does not identify a '\(e.name)'", entity: e.name, path: (path / key).description)
+                guard let parsed = ObjectID.parse(v) else {
+                    throw StrataError(.invalid, "'_id' is not an identifier like \"\(e.name)/1\" (the concrete entity, '/', and the key without leading zeros)",
+                                      entity: e.name, path: (path / key).description)
                 }
+                guard parsed.entity == e.name else {
+                    throw StrataError(.invalid, "'_id' names a '\(parsed.entity)', but the object is inserted as '\(e.name)'", entity: e.name, path: (path / key).description)
+                }
+                givenID = v
             case "_onConflict":
                 let v = try readString(&r, path / key, e)
                 guard let p = ConflictPolicy(rawValue: v) else {
@@ -298,6 +304,11 @@ public final class ModelContext {
             }
         }
         if let link = link, let slot = e.slotByName[link.column] {
+            // The object nested in `link.owner`'s relationship: an explicit inverse value must agree.
+            if provided[slot], values[slot] != .int(link.owner.pk), let l = links.first(where: { $0.rel.foreignKeyColumn == link.column }) {
+                throw StrataError(.invalid, "'\(e.name).\(l.rel.name)' contradicts the object this one is nested in (\(link.owner)); leave it out or name that object",
+                                  entity: e.name, attribute: l.rel.name, path: l.path.description)
+            }
             values[slot] = .int(link.owner.pk)
             provided[slot] = true
         }
@@ -317,6 +328,10 @@ public final class ModelContext {
             }
             guard let other = existing else { continue }
             let names = slots.map { e.storedColumns[$0].name }.joined(separator: ", ")
+            if policy != .error, let given = givenID, given != other.description {
+                throw StrataError(.invalid, "'_id' names another object than \(other), which this insert \(policy == .ignore ? "matches" : "updates") on unique (\(names))",
+                                  entity: e.name, path: (path / "_id").description)
+            }
             switch policy {
             case .ignore:
                 return other
@@ -338,6 +353,10 @@ public final class ModelContext {
                 for l in later { try applyLink(l, owner: other, isNew: false) }
                 return other
             }
+        }
+        if givenID != nil {
+            throw StrataError(.invalid, "'_id' names an object, but this insert creates a new '\(e.name)' (Strata assigns identifiers); '_id' is accepted only where it names the object an upsert updates",
+                              entity: e.name, path: (path / "_id").description)
         }
         let pk = try session.allocate(root: e.root, count: 1)
         let id = ObjectID(entity: e, pk: pk)
@@ -366,7 +385,7 @@ public final class ModelContext {
 
     private func readAttribute(_ r: inout JSONReader, _ a: Attribute, _ e: Entity, _ path: JSONPath) throws -> SQLValue {
         let v: SQLValue
-        do { v = try ValueCodec.read(&r, type: a.type) } catch var err as StrataError {
+        do { v = try ValueCodec.read(&r, type: a.type, path: path) } catch var err as StrataError {
             err.message = "'\(e.name).\(a.name)' (\(a.type.rawValue)): \(err.message)"
             if err.code == .invalid && err.message.contains("malformed JSON") == false { err.code = .validation }
             throw err.with(entity: e.name, attribute: a.name, path: path.description)
@@ -387,7 +406,8 @@ public final class ModelContext {
     /// Resolves an identifier string to an existing (saved or pending) object of `destination`'s kind.
     private func resolveReference(_ text: String, destination: Entity, path: JSONPath, from e: Entity, rel: String) throws -> ObjectID {
         guard let parsed = ObjectID.parse(text) else {
-            throw StrataError(.invalid, "'\(text)' is not an identifier like \"\(destination.name)/1\"", entity: e.name, attribute: rel, path: path.description)
+            throw StrataError(.invalid, "'\(text)' is not an identifier like \"\(destination.name)/1\" (the concrete entity, '/', and the key without leading zeros)",
+                              entity: e.name, attribute: rel, path: path.description)
         }
         guard let named = schema.entity(named: parsed.entity) else {
             throw StrataError(.invalid, "identifier '\(text)' names unknown entity '\(parsed.entity)'", entity: e.name, attribute: rel, path: path.description)
@@ -396,7 +416,12 @@ public final class ModelContext {
             throw StrataError(.validation, "'\(e.name).\(rel)' links to '\(destination.name)' objects, not '\(named.name)'", entity: e.name, attribute: rel, path: path.description)
         }
         switch try lookup(named, parsed.pk) {
-        case .found(let id): return id
+        case .found(let id):
+            guard id.entity === named else {
+                throw StrataError(.invalid, "'\(text)' is not the object's identifier: it is \(id) (identifiers name the concrete entity)",
+                                  entity: e.name, attribute: rel, path: path.description)
+            }
+            return id
         case .deleted: throw StrataError(.notFound, "\(text) is deleted in this context", entity: e.name, attribute: rel, path: path.description)
         case .missing: throw StrataError(.notFound, "no object \(text)", entity: e.name, attribute: rel, path: path.description)
         }
@@ -479,11 +504,15 @@ public final class ModelContext {
     /// Resolves an identifier string of an existing object (saved or pending, not deleted).
     func resolve(_ text: String) throws -> ObjectID {
         guard let parsed = ObjectID.parse(text) else {
-            throw StrataError(.invalid, "'\(text)' is not an identifier like \"Trip/1\"")
+            throw StrataError(.invalid, "'\(text)' is not an identifier like \"Trip/1\" (the concrete entity, '/', and the key without leading zeros)")
         }
         let named = try entity(named: parsed.entity)
         switch try lookup(named, parsed.pk) {
-        case .found(let id): return id
+        case .found(let id):
+            guard id.entity === named else {
+                throw StrataError(.invalid, "'\(text)' is not the object's identifier: it is \(id) (identifiers name the concrete entity)", entity: named.name)
+            }
+            return id
         case .deleted: throw StrataError(.notFound, "\(text) was deleted in this context", entity: named.name)
         case .missing: throw StrataError(.notFound, "no object \(text)", entity: named.name)
         }
@@ -526,7 +555,7 @@ public final class ModelContext {
                     switch key {
                     case "_id":
                         let v = try readString(&r, path / key, e)
-                        guard let p = ObjectID.parse(v), p.pk == id.pk, schema.entity(named: p.entity).map({ e.isKind(of: $0) }) == true else {
+                        guard v == id.description else {
                             throw StrataError(.invalid, "'_id' '\(v)' does not match the updated object \(id)", entity: e.name, path: "/_id")
                         }
                     case "_entity":

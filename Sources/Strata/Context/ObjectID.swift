@@ -17,12 +17,16 @@ public struct ObjectID: Hashable, CustomStringConvertible, @unchecked Sendable {
 
     public var description: String { "\(entity.name)/\(pk)" }
 
-    /// Splits `"Trip/42"` into its entity name and key, or nil.
+    /// Splits `"Trip/42"` into its entity name and key, or nil. Only the canonical
+    /// form is an identifier: a positive key in ASCII digits without leading zeros
+    /// (no sign, no spaces), so each object has exactly one identifier text.
     static func parse(_ text: String) -> (entity: String, pk: Int64)? {
         guard let slash = text.lastIndex(of: "/") else { return nil }
         let name = String(text[..<slash])
-        let digits = text[text.index(after: slash)...]
-        guard !name.isEmpty, !digits.isEmpty, digits.allSatisfy({ $0 >= "0" && $0 <= "9" }), let pk = Int64(digits), pk > 0 else { return nil }
+        let digits = text.utf8[text.utf8.index(after: slash)...]
+        guard !name.isEmpty, let first = digits.first, first != UInt8(ascii: "0"),
+              digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              let pk = Int64(Substring(digits)), pk > 0 else { return nil }
         return (name, pk)
     }
 

@@ -59,41 +59,51 @@ enum DecimalText {
         return Array(text).withUnsafeBufferPointer(body)
     }
 
-    /// Validates and canonicalizes decimal number text: optional '-' (a leading '+' is dropped), digits, optional '.' digits, optional exponent [eE][+-]?digits. Strips redundant leading zeros of the integer part ("007.5" -> "7.5", "-0" -> "0"), keeps fraction digits as given (no float rounding ever). Returns nil for empty, "NaN", "inf", ".5", "5.", hex, whitespace.
+    /// Validates and canonicalizes decimal number text: optional '-' or '+', digits, optional '.' digits, optional exponent [eE][+-]?digits. Returns nil for empty, "NaN", "inf", ".5", "5.", hex, whitespace, and exponents of 10^9 or more in magnitude. Never rounds.
     ///
-    /// The exponent is normalized too: written as lowercase 'e', without '+' or leading zeros, and
-    /// dropped when zero ("1.5E+03" -> "1.5e3", "2e0" -> "2"); exponents of 10^9 or more in
-    /// magnitude are rejected. A zero value never keeps its '-' ("-0.00" -> "0.00").
+    /// Equal numbers have one canonical text, so stored values compare (and collide on unique
+    /// constraints) by value: no '+', no leading zeros, no trailing zeros in the fraction, zero is
+    /// "0" ("007.50" -> "7.5", "-0.00" -> "0", "1.5E+03" -> "1500", "1e-05" -> "0.00001").
+    /// Plain notation unless it would need more than ``maxPaddingZeros`` zeros that are not digits
+    /// of the input's significand: then one digit, the rest after '.', and 'e' with the exponent
+    /// ("1e30", "-2.5e-12").
     static func canonical<C: Collection>(_ text: C) -> String? where C.Element == UInt8 {
         withBytes(text) { p -> String? in
             guard let r = split(p) else { return nil }
-            let expDigits = r.expEnd - r.expStart
-            guard expDigits <= maxExponentDigits else { return nil }
-            var s = r.intStart
-            while s < r.intEnd - 1 && p[s] == UInt8(ascii: "0") { s += 1 }
-            var isZero = true
-            for j in s..<r.intEnd where p[j] != UInt8(ascii: "0") { isZero = false; break }
-            if isZero {
-                for j in r.fracStart..<r.fracEnd where p[j] != UInt8(ascii: "0") { isZero = false; break }
+            guard r.expEnd - r.expStart <= maxExponentDigits else { return nil }
+            let m = magnitude(p, r)
+            if m.sign == 0 { return "0" }
+            var out: [UInt8] = []
+            out.reserveCapacity(m.count + maxPaddingZeros + 16)
+            if m.sign < 0 { out.append(UInt8(ascii: "-")) }
+            @inline(__always) func digits(_ from: Int, _ to: Int) {
+                var k = from
+                while k < to { out.append(digit(p, r, m.first + k)); k += 1 }
             }
-            // The output is never longer than the input: parts are only dropped or kept.
-            return String(unsafeUninitializedCapacity: p.count) { out in
-                var o = 0
-                if r.negative && !isZero { out[o] = UInt8(ascii: "-"); o += 1 }
-                for j in s..<r.intEnd { out[o] = p[j]; o += 1 }
-                if r.fracEnd > r.fracStart {
-                    out[o] = UInt8(ascii: "."); o += 1
-                    for j in r.fracStart..<r.fracEnd { out[o] = p[j]; o += 1 }
-                }
-                if expDigits > 0 {
-                    out[o] = UInt8(ascii: "e"); o += 1
-                    if r.expNegative { out[o] = UInt8(ascii: "-"); o += 1 }
-                    for j in r.expStart..<r.expEnd { out[o] = p[j]; o += 1 }
-                }
-                return o
+            @inline(__always) func zeros(_ n: Int) { for _ in 0..<max(n, 0) { out.append(UInt8(ascii: "0")) } }
+            let n = m.position, k = m.count   // value = 0.d1...dk x 10^n
+            if n >= k && n - k <= maxPaddingZeros {
+                digits(0, k); zeros(n - k)
+            } else if n > 0 && n < k {
+                digits(0, n); out.append(UInt8(ascii: ".")); digits(n, k)
+            } else if n <= 0 && -n <= maxLeadingFractionZeros {
+                out.append(UInt8(ascii: "0")); out.append(UInt8(ascii: ".")); zeros(-n); digits(0, k)
+            } else {
+                let exponent = n - 1
+                guard exponent.magnitude < 1_000_000_000 else { return nil }
+                digits(0, 1)
+                if k > 1 { out.append(UInt8(ascii: ".")); digits(1, k) }
+                out.append(UInt8(ascii: "e"))
+                out.append(contentsOf: String(exponent).utf8)
             }
+            return String(decoding: out, as: UTF8.self)
         }
     }
+
+    /// Most zeros written after the significant digits of an integer in plain notation ("1e21" is plain, "1e22" not).
+    static let maxPaddingZeros = 21
+    /// Most zeros written between '.' and the first significant digit ("1e-7" is "0.0000001", "1e-8" not).
+    static let maxLeadingFractionZeros = 6
 
     /// A number as sign, significant digits and the power of ten of its first significant digit.
     private struct Magnitude {

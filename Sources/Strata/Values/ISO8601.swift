@@ -88,21 +88,7 @@ enum ISO8601 {
 
     /// Formats as "YYYY-MM-DDTHH:MM:SSZ"; when the value has a fractional second, ".mmm" (3 digits) if it is whole milliseconds after rounding to microseconds, else ".uuuuuu" (6 digits). Negative values (before 1970) must work (floor division). Values outside years 0000...9999 or non-finite: format with clamping is NOT wanted — return false and append nothing.
     @discardableResult static func format(_ seconds: Double, into out: inout [UInt8]) -> Bool {
-        // The comparisons also reject NaN and infinities, and keep Int(_:) below from trapping.
-        guard seconds >= Double(minSeconds), seconds < Double(endSeconds) else { return false }
-        let floored = seconds.rounded(.down)
-        var whole = Int(floored)
-        let frac = seconds - floored  // exact, in [0, 1)
-        var fraction = Int((frac * 1_000_000).rounded())
-        var width = 6
-        let millis = Int((frac * 1_000).rounded())
-        // Milliseconds when they are exact to the microsecond, or when they parse back to the very same
-        // Double (far from 1970 a Double cannot hold whole microseconds, so ".001" may look like ".001002").
-        if fraction % 1_000 == 0 || floored + Double(millis) / 1_000 == seconds {
-            fraction = millis; width = 3
-        }
-        if fraction == (width == 3 ? 1_000 : 1_000_000) { whole += 1; fraction = 0 }
-        guard whole < endSeconds else { return false }
+        guard let (whole, fraction, width) = split(seconds) else { return false }
 
         var days = whole / 86_400
         var secs = whole - days * 86_400
@@ -130,6 +116,30 @@ enum ISO8601 {
         }
         out.append(UInt8(ascii: "Z"))
         return true
+    }
+
+    /// Whether `format` can write `seconds`: finite and, after rounding the
+    /// fraction, within years 0000-9999. Exactly the dates Strata accepts.
+    static func isFormattable(_ seconds: Double) -> Bool { split(seconds) != nil }
+
+    /// Whole seconds, fraction digits and their count (3 or 6) of a formattable date, or nil.
+    private static func split(_ seconds: Double) -> (whole: Int, fraction: Int, width: Int)? {
+        // The comparisons also reject NaN and infinities, and keep Int(_:) below from trapping.
+        guard seconds >= Double(minSeconds), seconds < Double(endSeconds) else { return nil }
+        let floored = seconds.rounded(.down)
+        var whole = Int(floored)
+        let frac = seconds - floored  // exact, in [0, 1)
+        var fraction = Int((frac * 1_000_000).rounded())
+        var width = 6
+        let millis = Int((frac * 1_000).rounded())
+        // Milliseconds when they are exact to the microsecond, or when they parse back to the very same
+        // Double (far from 1970 a Double cannot hold whole microseconds, so ".001" may look like ".001002").
+        if fraction % 1_000 == 0 || floored + Double(millis) / 1_000 == seconds {
+            fraction = millis; width = 3
+        }
+        if fraction == (width == 3 ? 1_000 : 1_000_000) { whole += 1; fraction = 0 }
+        guard whole < endSeconds else { return nil }
+        return (whole, fraction, width)
     }
 
     /// Formats as `format(_:into:)` does, returning nil where it returns false.

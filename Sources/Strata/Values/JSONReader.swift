@@ -69,14 +69,13 @@ struct JSONReader {
         try expect(UInt8(ascii: "{"), "'{'")
         depth += 1
         guard depth <= JSONReader.maxDepth else { throw syntaxError("nesting deeper than \(JSONReader.maxDepth)") }
-        var seen: [String] = []
+        var seen = KeySet()
         if peekByte() == UInt8(ascii: "}") { position += 1; depth -= 1; return }
         while true {
             guard peekByte() == UInt8(ascii: "\"") else { throw syntaxError("expected a member name") }
             let key = try readString()
-            if checkDuplicates {
-                if seen.contains(key) { throw StrataError(.invalid, "duplicate key '\(key)' in JSON object") }
-                seen.append(key)
+            if checkDuplicates, !seen.insert(key) {
+                throw StrataError(.invalid, "duplicate key in JSON object at offset \(position)")
             }
             try expect(UInt8(ascii: ":"), "':'")
             try body(&self, key)
@@ -292,21 +291,33 @@ struct JSONReader {
         }
     }
 
-    /// Reads any value as a tree; a duplicate key is an error naming its JSON path.
-    mutating func readValue(at path: JSONPath = JSONPath()) throws -> JSONValue {
-        switch try peek() {
+    /// Reads any value as a tree; a duplicate key is an error naming its JSON path
+    /// (the path is the key's position, not its text, in the message).
+    /// `maxLevels` limits how deeply the value itself nests (`[]` is one level,
+    /// a scalar none), wherever it sits in the document.
+    mutating func readValue(at path: JSONPath = JSONPath(), maxLevels: Int = Int.max) throws -> JSONValue {
+        try readTree(at: path, remaining: maxLevels, limit: maxLevels)
+    }
+
+    private mutating func readTree(at path: JSONPath, remaining maxLevels: Int, limit: Int) throws -> JSONValue {
+        let kind = try peek()
+        if kind == .object || kind == .array, maxLevels < 1 {
+            throw StrataError(.invalid, "JSON value nests deeper than \(limit) levels at \(path)", path: path.description)
+        }
+        switch kind {
         case .object:
             var members: [(String, JSONValue)] = []
+            var seen = KeySet()
             try readObject(checkDuplicates: false) { r, key in
-                if members.contains(where: { $0.0 == key }) {
-                    throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", path: (path / key).description)
+                guard seen.insert(key) else {
+                    throw StrataError(.invalid, "duplicate key in JSON object at \(path / key)", path: (path / key).description)
                 }
-                members.append((key, try r.readValue(at: path / key)))
+                members.append((key, try r.readTree(at: path / key, remaining: maxLevels - 1, limit: limit)))
             }
             return .object(members)
         case .array:
             var items: [JSONValue] = []
-            try readArray { r, i in items.append(try r.readValue(at: path / i)) }
+            try readArray { r, i in items.append(try r.readTree(at: path / i, remaining: maxLevels - 1, limit: limit)) }
             return .array(items)
         case .string: return .string(try readString())
         case .number:
@@ -316,5 +327,26 @@ struct JSONReader {
         case .bool: return .bool(try readBool())
         case .null: try readNull(); return .null
         }
+    }
+}
+
+/// The keys of one JSON object seen so far: a linear scan while the object is
+/// small, a hash set past a few keys, so checking every key of an object for
+/// duplicates is linear overall.
+struct KeySet {
+    private static let scanLimit = 12
+    private var small: [String] = []
+    private var large: Set<String>?
+
+    /// Adds `key`; false when it was there already.
+    mutating func insert(_ key: String) -> Bool {
+        if let inserted = large?.insert(key).inserted { return inserted }
+        if small.contains(key) { return false }
+        small.append(key)
+        if small.count > KeySet.scanLimit {
+            large = Set(small)
+            small = []
+        }
+        return true
     }
 }

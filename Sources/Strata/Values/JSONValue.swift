@@ -19,8 +19,16 @@ public indirect enum JSONValue: Equatable, Sendable {
         case let (.array(x), .array(y)): return x == y
         case let (.object(x), .object(y)):
             guard x.count == y.count else { return false }
+            if x.count <= 12 {
+                for (k, v) in x {
+                    guard let other = y.first(where: { $0.0 == k }), other.1 == v else { return false }
+                }
+                return true
+            }
+            // Keys are unique (the reader rejects duplicates): one hash lookup per key.
+            let index = Dictionary(y.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
             for (k, v) in x {
-                guard let other = y.first(where: { $0.0 == k }), other.1 == v else { return false }
+                guard let other = index[k], other == v else { return false }
             }
             return true
         default: return false

@@ -17,7 +17,15 @@ public enum SQLValue: Equatable, Hashable, Sendable {
 enum ValueCodec {
     /// Reads one attribute value from the reader. `null` is returned as `.null`
     /// (the caller checks optionality).
-    static func read(_ r: inout JSONReader, type: AttributeType) throws -> SQLValue {
+    /// How deeply a `json` attribute value may nest by itself (`[]` is one level), so
+    /// that an object holding it, inside the array `strata_fetch` returns, stays
+    /// within the reader's limit and can always be written back.
+    static let maxJSONValueLevels = 100
+    static let minDateSeconds: Int64 = -62_167_219_200
+    static let endDateSeconds: Int64 = 253_402_300_800
+
+    /// `path` is where the value sits in the input; errors inside a `json` value name their own path below it.
+    static func read(_ r: inout JSONReader, type: AttributeType, path: JSONPath = JSONPath()) throws -> SQLValue {
         let kind = try r.peek()
         if kind == .null { try r.readNull(); return .null }
         switch type {
@@ -49,17 +57,22 @@ enum ValueCodec {
             guard kind == .bool else { throw mismatch(kind, "true or false") }
             return .int(try r.readBool() ? 1 : 0)
         case .date:
+            let t: Double
             if kind == .number {
                 switch try r.readNumber() {
-                case .int(let v): return .double(Double(v))
-                case .double(let d):
-                    guard d.isFinite else { throw StrataError(.validation, "date out of range") }
-                    return .double(d)
+                case .int(let v): t = Double(v)
+                case .double(let d): t = d
                 }
+            } else {
+                guard kind == .string else { throw mismatch(kind, "an ISO-8601 date string or seconds since 1970") }
+                let s = try r.readString()
+                guard let parsed = ISO8601.parse(s.utf8) else { throw StrataError(.validation, "expected an ISO-8601 date such as 2026-11-22T09:30:00Z") }
+                t = parsed
             }
-            guard kind == .string else { throw mismatch(kind, "an ISO-8601 date string or seconds since 1970") }
-            let s = try r.readString()
-            guard let t = ISO8601.parse(s.utf8) else { throw StrataError(.validation, "expected an ISO-8601 date such as 2026-11-22T09:30:00Z") }
+            // Only dates that come back out as ISO-8601 text (and so can be written again) go in.
+            guard ISO8601.isFormattable(t) else {
+                throw StrataError(.validation, "date out of range: years 0000 to 9999 only (from 0000-01-01T00:00:00Z, \(minDateSeconds) seconds since 1970, to before 10000-01-01T00:00:00Z, \(endDateSeconds))")
+            }
             return .double(t)
         case .data:
             guard kind == .string else { throw mismatch(kind, "base64 text") }
@@ -84,7 +97,7 @@ enum ValueCodec {
             guard let c = DecimalText.canonical(text.utf8) else { throw StrataError(.validation, "expected a decimal number") }
             return .text(c)
         case .json:
-            let v = try r.readValue()
+            let v = try r.readValue(at: path, maxLevels: maxJSONValueLevels)
             return .text(v.text)
         }
     }
@@ -121,7 +134,8 @@ enum ValueCodec {
     static func writeDate(_ seconds: Double, to w: inout JSONWriter) {
         w.beginRawString()
         if !ISO8601.format(seconds, into: &w.bytes) {
-            // Outside years 0000-9999: fall back to the number of seconds as text.
+            // Outside years 0000-9999 (input rejects such dates; only a store written otherwise
+            // holds one): fall back to the number of seconds as text.
             w.bytes.append(contentsOf: "\(seconds)".utf8)
         }
         w.endRawString()

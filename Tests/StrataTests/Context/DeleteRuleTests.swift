@@ -88,7 +88,7 @@ final class DeleteRuleTests: StoreTestCase {
                  "livingAccommodation": {"address": "x", "placeName": "y"}}
                 """#)
             try h.context.save()
-            try h.context.delete(id: "Trip/\(t.pk)")
+            try h.context.delete(id: t.description)
             try h.context.save()
             try h.reopen()
             XCTAssertEqual(try count(h.context, "Trip"), 0)

@@ -29,13 +29,15 @@ final class InheritanceTests: StoreTestCase {
             XCTAssertTrue(p.description.hasPrefix("PersonalTrip/"))
             try h.context.save()
             try h.reopen()
-            // Asked for as a Trip, it answers as what it is.
-            let v = try get(h.context, "Trip/\(p.pk)")
+            let v = try get(h.context, p.description)
             XCTAssertEqual(v["_id"], .string(p.description))
             XCTAssertEqual(v["_entity"], .string("PersonalTrip"))
             XCTAssertEqual(v["reason"], .string("wellness"))
             XCTAssertEqual(try identifiers(h.context, "Trip"), [p.description])
-            // But not as a sibling, and no plain Trip has its key.
+            // Only its own identifier names it: the root's name is an error naming the right one,
+            // a sibling's name finds nothing.
+            let e = assertError(.invalid) { try h.context.get(id: "Trip/\(p.pk)") }
+            XCTAssertTrue(e?.message.contains("it is \(p.description)") == true, e?.message ?? "")
             assertError(.notFound) { try h.context.get(id: "BusinessTrip/\(p.pk)") }
         }
     }
@@ -77,11 +79,19 @@ final class InheritanceTests: StoreTestCase {
         XCTAssertFalse(context.hasChanges)
     }
 
-    func testUpdateThroughTheRootIdentifier() {
+    func testTheRootIdentifierOfASubentityObjectIsRejected() {
         forEachSetup { h in
             let p = try h.context.insert(entity: "PersonalTrip", json: trip("Home"))
             try h.context.save()
-            try h.context.update(id: "Trip/\(p.pk)", patch: #"{"reason": "reunion", "name": "Home again"}"#)
+            let calls: [() throws -> Void] = [{ try h.context.update(id: "Trip/\(p.pk)", patch: #"{"name": "x"}"#) },
+                                              { try h.context.delete(id: "Trip/\(p.pk)") },
+                                              { _ = try h.context.get(id: "Trip/\(p.pk)") }]
+            for call in calls {
+                let e = assertError(.invalid) { try call() }
+                XCTAssertTrue(e?.message.contains(p.description) == true, e?.message ?? "")
+            }
+            XCTAssertFalse(h.context.hasChanges)
+            try h.context.update(id: p.description, patch: #"{"reason": "reunion", "name": "Home again"}"#)
             try h.context.save()
             try h.reopen()
             let v = try get(h.context, p)
@@ -101,8 +111,12 @@ final class InheritanceTests: StoreTestCase {
             let garden = try XCTUnwrap(get(h.context, p)["bucketList"]?.array?.first?.stringValue)
             XCTAssertEqual(try get(h.context, garden)["trip"], .string(p.description))
             XCTAssertEqual(try get(h.context, b)["bucketList"], .array([.string(item.description)]))
-            // Linking with the root's name finds the concrete object.
-            try h.context.update(id: item.description, patch: #"{"trip": "Trip/\#(p.pk)"}"#)
+            // Linking with the root's name is an error naming the concrete object; its own identifier works.
+            let e = assertError(.invalid) { try h.context.update(id: item.description, patch: #"{"trip": "Trip/\#(p.pk)"}"#) }
+            XCTAssertEqual(e?.path, "/trip")
+            XCTAssertTrue(e?.message.contains(p.description) == true, e?.message ?? "")
+            XCTAssertFalse(h.context.hasChanges)
+            try h.context.update(id: item.description, patch: #"{"trip": "\#(p)"}"#)
             try h.context.save()
             XCTAssertEqual(try get(h.context, item)["trip"], .string(p.description))
         }
@@ -142,7 +156,9 @@ final class InheritanceTests: StoreTestCase {
             XCTAssertEqual(try identifiers(h.context, "Dog", subentities: false), [d.description])
             XCTAssertEqual(try identifiers(h.context, "Puppy"), [p.description])
             XCTAssertEqual(try count(h.context, "Cat"), 1)
-            let puppy = try get(h.context, "Animal/\(p.pk)")
+            assertError(.invalid) { try h.context.get(id: "Animal/\(p.pk)") }
+            assertError(.invalid) { try h.context.get(id: "Dog/\(p.pk)") }
+            let puppy = try get(h.context, p.description)
             XCTAssertEqual(puppy["breed"], .string("pug"))
             XCTAssertEqual(puppy["weeks"]?.numberText, "8")
             XCTAssertEqual(try fetch(h.context, "Dog").map { $0["_entity"] }, [.string("Dog"), .string("Puppy")])
