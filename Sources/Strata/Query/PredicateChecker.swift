@@ -8,6 +8,9 @@ struct PredicateChecker {
     let bindings: [String: JSONValue]
     /// Entities of the objects in scope; the last is `$0`.
     private(set) var scopes: [Entity]
+    /// Set while typing the key path of a comparison with nil: only then may
+    /// an external-storage attribute be read (its column holds a file name).
+    private var nilTest = false
 
     init(schema: Schema, root: Entity, bindings: [String: JSONValue]) {
         self.schema = schema
@@ -24,7 +27,29 @@ struct PredicateChecker {
 
     // MARK: Predicates
 
+    /// How deeply the SQL of a predicate may nest, in units of
+    /// ``PredicateCompiler/depth(_:safe:)``: SQLite 3.40's parser holds at
+    /// most 100 pending symbols, of which the statement around a predicate
+    /// (a prefetching subquery, the entity test) takes up to 17.
+    static let maxSQLDepth = 78
+
+    /// Type-checks and folds a predicate; a part whose SQL would nest deeper
+    /// than SQLite parses is `.invalid` at that part.
     mutating func check(_ p: Predicate) throws -> TypedPredicate {
+        let outerNilTest = nilTest
+        nilTest = false
+        defer { nilTest = outerNilTest }
+        let t = try checkNode(p)
+        try limitDepth(PredicateCompiler.depth(t), p.location)
+        return t
+    }
+
+    private func limitDepth(_ depth: Int, _ at: SourceLocation) throws {
+        guard depth > PredicateChecker.maxSQLDepth else { return }
+        throw fail("predicate nested too deeply: this part exceeds the nesting SQLite can parse (about 34 levels of alternating !, && and ||, 6 of contains/allSatisfy closures or 11 of conditionals; docs/predicates.md §6)", at)
+    }
+
+    private mutating func checkNode(_ p: Predicate) throws -> TypedPredicate {
         switch p {
         case .constant(let b, _):
             return .constant(b)
@@ -41,7 +66,8 @@ struct PredicateChecker {
                 let t = try check(part)
                 if t.constantValue == false { return .constant(false) }
                 if t.constantValue == true { continue }
-                out.append(t)
+                // `a && (b && c)` is one conjunction.
+                if case .and(let inner) = t { out += inner } else { out.append(t) }
             }
             return out.isEmpty ? .constant(true) : out.count == 1 ? out[0] : .and(out)
         case .disjunction(let parts, _):
@@ -50,12 +76,15 @@ struct PredicateChecker {
                 let t = try check(part)
                 if t.constantValue == true { return .constant(true) }
                 if t.constantValue == false { continue }
-                out.append(t)
+                if case .or(let inner) = t { out += inner } else { out.append(t) }
             }
+            out = PredicateChecker.mergeEqualities(out)
             return out.isEmpty ? .constant(false) : out.count == 1 ? out[0] : .or(out)
         case .negation(let inner, _):
             let t = try check(inner)
             if let c = t.constantValue { return .constant(!c) }
+            // Conditions are two-valued (the compiler makes every operand of NOT 0 or 1), so !!p is p.
+            if case .not(let p) = t { return p }
             return .not(t)
         case .comparison(let op, let a, let b, let options, let at):
             return try comparison(op, a, b, options, at)
@@ -132,6 +161,10 @@ struct PredicateChecker {
         // Type the anchored side (a key path, count, ...) first; literals take its type.
         var ta: TypedExpression
         var tb: TypedExpression
+        // `photo == nil`: null-ness is exact also for a value kept in a file.
+        let outerNilTest = nilTest
+        nilTest = (op == .equal || op == .notEqual) && (isNil(a) || isNil(b))
+        defer { nilTest = outerNilTest }
         if isLiteralLike(a) && !isLiteralLike(b) {
             tb = try value(b, expected: nil)
             ta = try value(a, expected: tb.type)
@@ -145,6 +178,10 @@ struct PredicateChecker {
             else if case .literal = b, ta.type != .null, tb.type != .null { tb = try value(b, expected: ta.type) }
         }
         let domain = try comparisonDomain(op, ta.type, tb.type, at)
+        if op == .equal || op == .notEqual {
+            try checkEnumMember(ta, tb, b.location)
+            try checkEnumMember(tb, ta, a.location)
+        }
         if options != [] {
             guard domain == .attribute(.string) || domain == .attribute(.url) || domain == .null else {
                 throw fail("string options 'c'/'d' apply to string comparisons, not \(domain)", at)
@@ -154,6 +191,32 @@ struct PredicateChecker {
             return .constant(Evaluation.compare(op, x, y, domain: domain, options: options))
         }
         return .compare(op, ta, tb, domain: domain, options: options)
+    }
+
+    private func isNil(_ e: PredicateExpression) -> Bool {
+        switch e {
+        case .literal(.null, _): return true
+        case .variable(let name, _): return bindings[name] == .null
+        default: return false
+        }
+    }
+
+    /// A constant compared with an enum attribute must be one of its values:
+    /// a misspelled member would silently match nothing (or, with `!=`, everything).
+    private func checkEnumMember(_ key: TypedExpression, _ value: TypedExpression, _ at: SourceLocation) throws {
+        guard case .keyPath(let ref, _) = key, case .attribute(let a) = ref.end, let allowed = a.enumValues,
+              let v = value.constantValue, !v.isNull else { return }
+        let domain: ValueType = .attribute(a.type == .int ? .double : a.type)
+        if allowed.contains(where: { Evaluation.compare(.equal, v, $0, domain: domain, options: []) }) { return }
+        let list = (a.enumJSON ?? []).map(\.text).joined(separator: ", ")
+        let shown: String
+        switch v {
+        case .text(let t): shown = JSONValue.string(t).text
+        case .int(let i): shown = String(i)
+        case .double(let d): shown = String(d)
+        default: shown = "the value"
+        }
+        throw fail("\(shown) is not a value of enum attribute '\(a.entity.name).\(a.name)' (allowed: \(list))", at)
     }
 
     private func comparisonDomain(_ op: ComparisonOperator, _ a: ValueType, _ b: ValueType, _ at: SourceLocation) throws -> ValueType {
@@ -237,6 +300,7 @@ struct PredicateChecker {
         var values: [SQLValue] = []
         for item in items {
             values.append(try coerce(item, to: elementType, at: collection.location))
+            try checkEnumMember(te, .constant(values[values.count - 1], elementType), collection.location)
         }
         let domain: ValueType = elementType == .attribute(.int) && values.contains(where: { if case .double = $0 { return true } else { return false } })
             ? .attribute(.double) : elementType
@@ -246,6 +310,45 @@ struct PredicateChecker {
         return .inList(te, values, domain: domain)
     }
 
+    /// `a == 1 || a == 2 || a == nil` as `[1, 2, nil].contains(a)`: equalities
+    /// of one key path with constants (and `in` lists of it) in a disjunction
+    /// become one `in` list, which compiles to one `IN` however long.
+    static func mergeEqualities(_ parts: [TypedPredicate]) -> [TypedPredicate] {
+        struct Group { var ref: KeyPathRef; var type: ValueType; var domain: ValueType; var values: [SQLValue]; var count: Int }
+        func member(_ p: TypedPredicate) -> (KeyPathRef, ValueType, ValueType, [SQLValue])? {
+            switch p {
+            case .compare(.equal, .keyPath(let ref, let type), .constant(let v, _), let domain, let options) where options.isEmpty:
+                return (ref, type, domain, [v])
+            case .compare(.equal, .constant(let v, _), .keyPath(let ref, let type), let domain, let options) where options.isEmpty:
+                return (ref, type, domain, [v])
+            case .inList(.keyPath(let ref, let type), let values, let domain):
+                return (ref, type, domain, values)
+            default: return nil
+            }
+        }
+        var groups: [String: Group] = [:]
+        var order: [String] = []
+        for p in parts {
+            guard let (ref, type, domain, values) = member(p) else { continue }
+            // Only key paths to attributes other than data (a JSON array cannot hold bytes), values compared in one domain.
+            guard case .attribute(let a) = ref.end, a.type != .data else { continue }
+            let key = "\(ref.scope)|\(ref.text)|\(domain)"
+            if groups[key] == nil { groups[key] = Group(ref: ref, type: type, domain: domain, values: [], count: 0); order.append(key) }
+            groups[key]?.values += values
+            groups[key]?.count += 1
+        }
+        guard groups.values.contains(where: { $0.count > 1 }) else { return parts }
+        var out: [TypedPredicate] = []
+        var emitted: Set<String> = []
+        for p in parts {
+            guard let (ref, _, domain, _) = member(p), case .attribute(let a) = ref.end, a.type != .data else { out.append(p); continue }
+            let key = "\(ref.scope)|\(ref.text)|\(domain)"
+            guard let g = groups[key], g.count > 1 else { out.append(p); continue }
+            if emitted.insert(key).inserted { out.append(.inList(.keyPath(g.ref, g.type), g.values, domain: g.domain)) }
+        }
+        return out
+    }
+
     // MARK: Values
 
     mutating func value(_ e: PredicateExpression, expected: ValueType?) throws -> TypedExpression {
@@ -253,7 +356,11 @@ struct PredicateChecker {
         case .keyPath(let scope, let path, let at):
             let ref = try resolve(scope: scope, path: path, at: at)
             switch ref.end {
-            case .attribute(let a): return .keyPath(ref, .attribute(a.type))
+            case .attribute(let a):
+                if a.externalStorage && !nilTest {
+                    throw fail("'\(ref.text)' uses external storage: its values cannot be compared, searched or sorted (only == nil and != nil)", at)
+                }
+                return .keyPath(ref, .attribute(a.type))
             case .toOne(let r): return .keyPath(ref, .object(r.destination))
             case .toMany(let r): return .keyPath(ref, .objects(r.destination))
             case .object: return .keyPath(ref, .object(scopes[scopes.count - 1 - scope]))

@@ -107,7 +107,8 @@ struct PredicateCompiler {
             scopes.append(Scope(alias: src.alias, entity: src.entity))
             let c = inner(&self)
             let s = scopes.removeLast()
-            condition += " AND (\(c))"
+            // The inner condition first: its nesting then starts at the bottom of the parser stack.
+            condition = "\(c) AND \(condition)"
             return "(SELECT \(select) FROM \(src.from)\(s.joins.isEmpty ? "" : " " + s.joins.joined(separator: " ")) WHERE \(condition))"
         }
         return "(SELECT \(select) FROM \(src.from) WHERE \(condition))"
@@ -116,12 +117,21 @@ struct PredicateCompiler {
     // MARK: Predicates
 
     /// - Parameter safe: the result must be 0 or 1, never NULL.
+    ///
+    /// The SQL is kept flat, because SQLite 3.40's parser holds at most 100
+    /// pending symbols and an expression tree at most 1,000 levels: `NOT` takes
+    /// no parentheses (every operand binds tighter), the deepest part of an
+    /// `AND`/`OR` comes first (SQLite then reduces left to right and keeps
+    /// only the opening parentheses), long lists nest as a balanced tree of
+    /// at most ``flatTerms`` terms per level, and the innermost condition of
+    /// a subquery comes first in its WHERE. ``PredicateCompiler/depth(_:safe:)``
+    /// bounds what this needs, for the checker.
     mutating func predicate(_ p: TypedPredicate, safe: Bool = false) -> String {
         switch p {
         case .constant(let b): return b ? "1" : "0"
-        case .and(let parts): return "(" + parts.map { predicate($0, safe: safe) }.joined(separator: " AND ") + ")"
-        case .or(let parts): return "(" + parts.map { predicate($0, safe: safe) }.joined(separator: " OR ") + ")"
-        case .not(let inner): return "NOT (\(predicate(inner, safe: true)))"
+        case .and(let parts): return junction(parts, "AND", safe: safe)
+        case .or(let parts): return junction(parts, "OR", safe: safe)
+        case .not(let inner): return "NOT \(predicate(inner, safe: true))"
         case .compare(let op, let a, let b, let domain, let options):
             let x = operand(a, options)
             let y = operand(b, options)
@@ -160,8 +170,8 @@ struct PredicateCompiler {
             var parts: [String] = []
             if !nonNull.isEmpty {
                 if domain == .attribute(.decimal) {
-                    parts.append("(" + nonNull.map { "\(x) COLLATE strata_decimal = \(bind($0))" }.joined(separator: " OR ") + ")")
-                } else if nonNull.count <= 16 || nonNull.contains(where: { $0.textValue?.utf8.contains(0) ?? false }) {
+                    parts.append(balanced(nonNull.map { "\(x) COLLATE strata_decimal = \(bind($0))" }, "OR"))
+                } else if nonNull.count <= PredicateCompiler.inlineListLimit || nonNull.contains(where: { $0.textValue?.utf8.contains(0) ?? false }) {
                     // (json_each cuts text at a NUL character: such lists bind each value.)
                     parts.append("\(x) IN (\(nonNull.map { bind($0) }.joined(separator: ", ")))")
                 } else {
@@ -178,17 +188,46 @@ struct PredicateCompiler {
         case .any(let ref, let inner):
             return "EXISTS " + subquery(ref, select: "1") { c in c.predicate(inner) }
         case .all(let ref, let inner):
-            return "NOT EXISTS " + subquery(ref, select: "1") { c in "NOT (\(c.predicate(inner, safe: true)))" }
+            return "NOT EXISTS " + subquery(ref, select: "1") { c in "NOT \(c.predicate(inner, safe: true))" }
         case .isEmptyMany(let ref):
             return "NOT EXISTS " + subquery(ref, select: "1", inner: nil)
         case .isEmptyString(let e):
             return "(coalesce(\(expression(e)), '') = '')"
         case .conditional(let t, let a, let b):
-            return "(CASE WHEN \(predicate(t)) THEN \(predicate(a, safe: true)) ELSE \(predicate(b, safe: true)) END)"
+            return "CASE WHEN \(predicate(t)) THEN \(predicate(a, safe: true)) ELSE \(predicate(b, safe: true)) END"
         case .boolValue(let e):
             let x = expression(e)
             return safe ? "coalesce(\(x), 0)" : x
         }
+    }
+
+    /// Terms joined flat up to this many; longer lists nest as a balanced tree.
+    static let flatTerms = 16
+    /// `IN` lists up to this many values bind each; longer ones bind one JSON array.
+    static let inlineListLimit = 16
+
+    /// `(a AND b AND …)`, the part with the deepest SQL first.
+    private mutating func junction(_ parts: [TypedPredicate], _ op: String, safe: Bool) -> String {
+        var ordered = parts
+        if let deepest = parts.indices.max(by: { PredicateCompiler.depth(parts[$0], safe: safe) < PredicateCompiler.depth(parts[$1], safe: safe) }), deepest != 0 {
+            ordered.swapAt(0, deepest)
+        }
+        var terms: [String] = []
+        for part in ordered { terms.append(predicate(part, safe: safe)) }
+        return balanced(terms, op)
+    }
+
+    /// Terms joined with `op` in parentheses, nested as a balanced tree past ``flatTerms``.
+    private func balanced(_ terms: [String], _ op: String) -> String {
+        if terms.count <= PredicateCompiler.flatTerms { return "(" + terms.joined(separator: " \(op) ") + ")" }
+        let size = (terms.count + PredicateCompiler.flatTerms - 1) / PredicateCompiler.flatTerms
+        var groups: [String] = []
+        var i = 0
+        while i < terms.count {
+            groups.append(balanced(Array(terms[i..<min(i + size, terms.count)]), op))
+            i += size
+        }
+        return balanced(groups, op)
     }
 
     /// An operand, folded for string options (constants are folded here, not per row).
@@ -206,9 +245,12 @@ struct PredicateCompiler {
         case .count(let ref): return subquery(ref, select: "count(*)", inner: nil)
         case .length(let inner): return "strata_length(\(expression(inner)))"
         case .conditional(let t, let a, let b, _):
-            return "(CASE WHEN \(predicate(t)) THEN \(expression(a)) ELSE \(expression(b)) END)"
-        case .coalesce(let a, let b, _):
-            return "coalesce(\(expression(a)), \(expression(b)))"
+            return "CASE WHEN \(predicate(t)) THEN \(expression(a)) ELSE \(expression(b)) END"
+        case .coalesce:
+            // `a ?? (b ?? c)` and `(a ?? b) ?? c` are one call `coalesce(a, b, c)` (SQLite takes up to 127 arguments).
+            var terms: [String] = []
+            for operand in PredicateCompiler.coalesceOperands(e) { terms.append(expression(operand)) }
+            return PredicateCompiler.coalesceCall(terms)
         }
     }
 
@@ -226,5 +268,85 @@ struct PredicateCompiler {
         }
         w.endArray()
         return .text(w.string)
+    }
+}
+
+// MARK: - Nesting
+
+extension PredicateCompiler {
+    /// The operands of nested `??` in order: `a ?? (b ?? c)` gives a, b, c.
+    static func coalesceOperands(_ e: TypedExpression) -> [TypedExpression] {
+        guard case .coalesce(let a, let b, _) = e else { return [e] }
+        return coalesceOperands(a) + coalesceOperands(b)
+    }
+
+    /// `coalesce(a, b, …)`, nested after every 100 arguments (SQLite takes at most 127).
+    static func coalesceCall(_ terms: [String]) -> String {
+        if terms.count <= 100 { return "coalesce(" + terms.joined(separator: ", ") + ")" }
+        return "coalesce(" + terms[0..<99].joined(separator: ", ") + ", " + coalesceCall(Array(terms[99...])) + ")"
+    }
+
+    /// How much of SQLite's parser stack the SQL of `p` takes, an upper bound
+    /// measured against SQLite 3.40 for each form ``predicate(_:safe:)`` emits
+    /// (one unit per pending symbol). The checker rejects predicates that need
+    /// more than ``PredicateChecker/maxSQLDepth``.
+    static func depth(_ p: TypedPredicate, safe: Bool = false) -> Int {
+        // A wrapper `coalesce(c, 0)` adds 3.
+        let wrap = safe ? 3 : 0
+        switch p {
+        case .constant, .isA: return 3
+        case .and(let parts), .or(let parts):
+            return junctionDepth(parts.map { depth($0, safe: safe) })
+        case .not(let inner): return 1 + depth(inner, safe: true)
+        case .compare(_, let a, let b, _, let options):
+            let fold = options.isEmpty ? 0 : 3
+            return wrap + max(2 + fold + depth(a), 4 + fold + depth(b))
+        case .string(let op, let a, let b, let options):
+            let fold = options.isEmpty ? 0 : 3
+            switch op {
+            case .localizedStandardContains: return max(3 + depth(a), 4 + depth(b))
+            case .contains: return wrap + max(4 + fold + depth(a), 5 + fold + depth(b))
+            case .hasPrefix, .hasSuffix: return wrap + 20 + fold + max(depth(a), depth(b))
+            }
+        case .inList(let e, let values, _):
+            // `x IN (SELECT value FROM json_each(?))` or a balanced OR of decimal comparisons.
+            return wrap + 16 + depth(e) + balancedDepth(values.count)
+        case .any(_, let inner): return 9 + depth(inner)
+        case .all(_, let inner): return 10 + depth(inner, safe: true)
+        case .isEmptyMany: return 12
+        case .isEmptyString(let e): return 5 + depth(e)
+        case .conditional(let t, let a, let b):
+            return max(3 + depth(t), 6 + depth(a, safe: true), 6 + depth(b, safe: true))
+        case .boolValue(let e): return wrap + depth(e)
+        }
+    }
+
+    static func depth(_ e: TypedExpression) -> Int {
+        switch e {
+        case .keyPath, .constant, .list: return 1
+        case .count: return 14
+        case .length(let inner): return 3 + depth(inner)
+        case .conditional(let t, let a, let b, _): return max(3 + depth(t), 6 + depth(a), 6 + depth(b))
+        case .coalesce:
+            let operands = coalesceOperands(e).map(depth)
+            // Past 100 arguments the call nests once per 99 (a long list stays shallow).
+            return 4 + (operands.max() ?? 0) + 4 * (operands.count / 99)
+        }
+    }
+
+    /// `(p0 AND p1 …)`: the deepest part comes first and takes one unit (its
+    /// opening parenthesis), every later one three (`(`, the left operand and the operator).
+    static func junctionDepth(_ depths: [Int]) -> Int {
+        guard let deepest = depths.max() else { return 1 }
+        let second = depths.count > 1 ? depths.sorted(by: >)[1] : 0
+        return balancedDepth(depths.count) + max(1 + deepest, 3 + second)
+    }
+
+    /// The extra levels of a balanced tree over `n` terms (``flatTerms`` per level).
+    static func balancedDepth(_ n: Int) -> Int {
+        var levels = 0
+        var n = n
+        while n > flatTerms { n = (n + flatTerms - 1) / flatTerms; levels += 1 }
+        return 3 * levels
     }
 }

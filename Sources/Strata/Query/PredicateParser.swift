@@ -130,11 +130,20 @@ struct PredicateToken {
     func isKeyword(_ k: String) -> Bool { kind == .ident && text == k }
     var isName: Bool { kind == .ident || kind == .quotedIdent }
 
-    /// How the token reads in an error message.
+    /// How the token reads after "found" in an error message: `'&&'`, `a string literal`, `the end of the predicate`.
     var quoted: String {
         switch kind {
-        case .end: return "end of predicate"
+        case .end: return "the end of the predicate"
         case .string: return "a string literal"
+        default: return named
+        }
+    }
+
+    /// How the token reads after "unexpected": `'&&'`, `string literal`, `end of predicate`.
+    var named: String {
+        switch kind {
+        case .end: return "end of predicate"
+        case .string: return "string literal"
         case .dollarNumber, .dollarName: return "'$\(text)'"
         case .quotedIdent: return "'`\(text)`'"
         default: return "'\(text)'"
@@ -543,8 +552,7 @@ struct PredicateTextParser {
     private func loc(_ pos: Int) -> SourceLocation { SourceLocation(textOffset: pos) }
 
     private func unexpected(_ t: PredicateToken) -> StrataError {
-        if t.kind == .end { return predicateError("unexpected end of predicate", t.pos) }
-        return predicateError("unexpected \(t.quoted)", t.pos)
+        return predicateError("unexpected \(t.named)", t.pos)
     }
 
     private mutating func expect(_ p: String) throws -> Int {
@@ -1113,8 +1121,10 @@ struct PredicateTextParser {
                 case (true, "caseInsensitive"): o = .caseInsensitive
                 case (true, "diacriticInsensitive"): o = .diacriticInsensitive
                 default:
-                    throw predicateError("unknown string option \(m.isName ? "'.\(m.text)'" : m.quoted)", m.pos,
-                                         "use .caseInsensitive or .diacriticInsensitive")
+                    guard m.isName else {
+                        throw predicateError("expected a string option after '.'", m.pos, "found \(m.quoted); use .caseInsensitive or .diacriticInsensitive")
+                    }
+                    throw predicateError("unknown string option '.\(m.text)'", m.pos, "use .caseInsensitive or .diacriticInsensitive")
                 }
                 p.advance()
                 return o

@@ -76,6 +76,16 @@ final class PredicateCheckTests: StoreTestCase {
         Bad(p(#"{"is": "Nope"}"#), ["unknown entity 'Nope' in 'is'"], path: "/predicate"),
         Bad(p(#"{"is": "BucketListItem"}"#), ["'Trip' objects can never be 'BucketListItem'"], path: "/predicate"),
         Bad(#"{"entity": "PersonalTrip", "predicate": {"is": "BusinessTrip"}}"#, ["'PersonalTrip' objects can never be 'BusinessTrip'"], path: "/predicate"),
+        // Enum attributes: a value outside the enum is a misspelling, not a filter that matches nothing.
+        Bad(#"{"entity": "PersonalTrip", "predicate": {"==": [{"key": "reason"}, "reunoin"]}}"#,
+            [#""reunoin" is not a value of enum attribute 'PersonalTrip.reason'"#, #"allowed: "family", "reunion", "wellness", "unknown""#],
+            path: "/predicate/==/1"),
+        Bad(#"{"entity": "PersonalTrip", "predicate": {"and": [true, {"!=": ["Family", {"key": "reason"}]}]}}"#,
+            [#""Family" is not a value of enum attribute 'PersonalTrip.reason'"#], path: "/predicate/and/1/!=/0"),
+        Bad(#"{"entity": "PersonalTrip", "predicate": {"in": [{"key": "reason"}, ["family", null, "wellnes"]]}}"#,
+            [#""wellnes" is not a value of enum attribute"#], path: "/predicate/in/1"),
+        Bad(#"{"entity": "PersonalTrip", "predicate": {"==": [{"key": "reason"}, {"var": "r"}]}, "bindings": {"r": "x"}}"#,
+            [#""x" is not a value of enum attribute"#], path: "/predicate/==/1/var"),
         // Malformed trees.
         Bad(p(#"{"like": [{"key": "name"}, "x"]}"#), ["unknown predicate operator 'like'"], path: "/predicate/like"),
         Bad(p(#"{"==": [{"key": "name"}]}"#), ["'==' takes an array of 2 operands"], path: "/predicate/=="),
@@ -146,6 +156,67 @@ final class PredicateCheckTests: StoreTestCase {
             }
             XCTAssertTrue(e.message.contains("position \(position)"), "message '\(e.message)' lacks position \(position)", line: line)
             XCTAssertEqual(e.path, "/predicate", line: line)
+        }
+    }
+
+    func testEnumMembersAreCheckedAlsoInText() throws {
+        let c = try openInMemory(QuerySchemas.trips).makeContext()
+        _ = try c.insert(entity: "PersonalTrip", json: #"{"name": "a", "destination": "", "startDate": 0, "endDate": 0, "reason": "family"}"#)
+        _ = try c.insert(entity: "PersonalTrip", json: #"{"name": "b", "destination": "", "startDate": 0, "endDate": 0}"#)
+        try c.save()
+        func d(_ predicate: String) throws -> FetchDescriptor {
+            try Query.descriptor(#"{"entity": "PersonalTrip", "predicate": \#(predicate)}"#, c.schema)
+        }
+        let e = assertError(.invalid) { try d(#""$0.reason == .famly""#) }
+        XCTAssertTrue(e?.message.contains(#""famly" is not a value of enum attribute 'PersonalTrip.reason'"#) == true, e?.message ?? "")
+        XCTAssertTrue(e?.message.contains("position 14") == true, e?.message ?? "")
+        XCTAssertEqual(e?.path, "/predicate")
+        // Members, nil and ordering stay valid.
+        XCTAssertEqual(try Query.identifiers(c, d(#""$0.reason == .family""#)), ["PersonalTrip/1"])
+        XCTAssertEqual(try Query.identifiers(c, d(#"{"!=": [{"key": "reason"}, "family"]}"#)), ["PersonalTrip/2"])
+        XCTAssertEqual(try Query.identifiers(c, d(#"{"in": [{"key": "reason"}, ["unknown", null]]}"#)), ["PersonalTrip/2"])
+        XCTAssertEqual(try Query.identifiers(c, d(#"{"==": [{"key": "reason"}, null]}"#)), [])
+        XCTAssertEqual(try Query.identifiers(c, d(#"{"<": [{"key": "reason"}, "g"]}"#)), ["PersonalTrip/1"])
+    }
+
+    /// The column of an external-storage attribute holds a file name once the
+    /// value moved to a file: its value cannot be compared or sorted (the
+    /// answer would change with a save); nil tests are exact and stay valid.
+    func testExternalStorageValuesCannotBeComparedOrSorted() throws {
+        let schema = #"""
+            {"version": "1", "entities": [{"name": "Photo", "attributes": [
+              {"name": "caption", "type": "string", "optional": true},
+              {"name": "image", "type": "data", "optional": true, "externalStorage": true}]}]}
+            """#
+        let c = try openFile(schema) { $0.externalStorageThreshold = 4 }.makeContext()
+        func d(_ json: String) throws -> FetchDescriptor { try Query.descriptor(json, c.schema) }
+        let bad: [(String, String, String)] = [
+            (#"{"entity": "Photo", "predicate": {"==": [{"key": "image"}, "AAECAwQF"]}}"#, "/predicate/==/0/key", "'image' uses external storage"),
+            (#"{"entity": "Photo", "predicate": {"not": {"!=": ["AAECAwQF", {"key": "image"}]}}}"#, "/predicate/not/!=/1/key", "cannot be compared"),
+            (#"{"entity": "Photo", "predicate": {"==": [{"??": [{"key": "image"}, {"data": "AA=="}]}, {"data": "AA=="}]}}"#, "/predicate/==/0/??/0/key", "external storage"),
+            (#"{"entity": "Photo", "predicate": {"==": [{"key": "image"}, {"key": "image"}]}}"#, "/predicate/==/0/key", "external storage"),
+            (#"{"entity": "Photo", "sortBy": [{"key": "caption"}, {"key": "image"}]}"#, "/sortBy/1/key", "cannot sort by 'image': it uses external storage"),
+        ]
+        for (json, path, fragment) in bad {
+            let e = assertError(.invalid) { try d(json) }
+            XCTAssertEqual(e?.path, path, json)
+            XCTAssertTrue(e?.message.contains(fragment) == true, e?.message ?? json)
+        }
+        let text = assertError(.invalid) { try d(#"{"entity": "Photo", "predicate": "$0.caption == nil || $0.image != nil && $0.image == $0.image"}"#) }
+        XCTAssertTrue(text?.message.contains("'image' uses external storage") == true, text?.message ?? "")
+        XCTAssertTrue(text?.message.contains("position 41") == true, text?.message ?? "")
+
+        // Nil tests give the same answer before and after the value moves to a file.
+        _ = try c.insert(entity: "Photo", json: #"{"caption": "big", "image": "AAECAwQFBgcICQ=="}"#)
+        _ = try c.insert(entity: "Photo", json: #"{"caption": "none"}"#)
+        let isNil = try d(#"{"entity": "Photo", "predicate": {"==": [{"key": "image"}, null]}}"#)
+        let notNil = try d(#"{"entity": "Photo", "predicate": "$0.image != nil", "bindings": {}}"#)
+        let nilVar = try d(#"{"entity": "Photo", "predicate": {"!=": [{"var": "none"}, {"key": "image"}]}, "bindings": {"none": null}}"#)
+        for saved in [false, true] {
+            XCTAssertEqual(try Query.identifiers(c, isNil), ["Photo/2"], "saved: \(saved)")
+            XCTAssertEqual(try Query.identifiers(c, notNil), ["Photo/1"], "saved: \(saved)")
+            XCTAssertEqual(try Query.identifiers(c, nilVar), ["Photo/1"], "saved: \(saved)")
+            try c.save()
         }
     }
 

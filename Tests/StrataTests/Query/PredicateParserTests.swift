@@ -421,6 +421,11 @@ final class PredicateParserTests: XCTestCase {
         fails("$0.name.contains(\"a\", options: .foo)", "unknown string option '.foo'", at: 33)
         fails("[$0.a].contains(1)", "array literal elements must be literals", at: 2)
         fails("$0.a.contains { $0.b } extra", "unexpected 'extra'", at: 24)
+        // Token names read as English: no "unexpected a string literal".
+        fails("$0.name == \"a\" \"b\"", "unexpected string literal at position 16", at: 16)
+        fails("($0.name == \"a\"", "expected ')' at position 16: found the end of the predicate", at: 16)
+        fails("$0.name.contains(\"a\" \"b\")", "expected ',' or ')' at position 22: found a string literal", at: 22)
+        fails("$0.name.contains(\"a\", options: .\"c\")", "expected a string option after '.' at position 33: found a string literal", at: 33)
         fails("searchText.foo", "unsupported member 'foo'", at: 12)
         fails("(1...5) == 3", "expected a value", at: 1)
         fails("$0.a.compare(\"x\") < .orderedSame", "unsupported use of compare", at: 19)

@@ -15,11 +15,13 @@ struct PredicateGenerator {
     /// The type of a generated value.
     enum T: Equatable {
         case string, int, double, decimal, date, uuid, url, data, bool
+        /// A string attribute with an enum: compared only with its members (others are an error).
+        case reason
         case object(String)
 
         var isOrdered: Bool {
             switch self {
-            case .string, .int, .double, .decimal, .date, .url: return true
+            case .string, .int, .double, .decimal, .date, .url, .reason: return true
             default: return false
             }
         }
@@ -68,7 +70,7 @@ struct PredicateGenerator {
                 Key(path: "livingAccommodation", type: .object("LivingAccommodation"), optional: true),
                 Key(path: "livingAccommodation.trip.name", type: .string, optional: true),
             ]
-            if e == "PersonalTrip" { keys.append(Key(path: "reason", type: .string, optional: false)) }
+            if e == "PersonalTrip" { keys.append(Key(path: "reason", type: .reason, optional: false)) }
             if e == "BusinessTrip" { keys.append(Key(path: "perdiem", type: .double, optional: false)) }
             return keys
         case .item:
@@ -353,6 +355,8 @@ struct PredicateGenerator {
         case .string:
             return .string(rng.pick(rng.pick([Pools.names, Pools.needles, Pools.destinations, Pools.titles, Pools.places, Pools.tags,
                                                ["family", "reunion", "wellness", "unknown"]])))
+        case .reason:
+            return .string(rng.pick(["family", "reunion", "wellness", "unknown"]))
         case .int:
             if rng.chance(0.15) { return .number(rng.pick(["2.5", "-0.5", "9007199254740992", "9007199254740992.0", "9.007199254740994e15", "1e1"])) }
             return .number(rng.chance(0.7) ? String(rng.int(-2...6)) : rng.pick(Pools.ratings))
