@@ -58,7 +58,11 @@
  *   JSON, invalid UTF-8, duplicate keys and unknown keys are errors that name
  *   the JSON path. JSON output may gain keys in later versions; readers must
  *   ignore keys they do not know. Identifiers are "Entity/key" strings such
- *   as "PersonalTrip/7", naming the concrete entity.
+ *   as "PersonalTrip/7", naming the concrete entity. Identifiers in input
+ *   must be canonical: the concrete entity and the key without sign or
+ *   leading zeros ("Trip/07", and "Trip/7" for the object "PersonalTrip/7",
+ *   are STRATA_ERR_INVALID; a canonical identifier of no object is
+ *   STRATA_ERR_NOT_FOUND). Dates are accepted for years 0000-9999 only.
  *
  * ERRORS
  *
@@ -329,8 +333,14 @@ int strata_has_changes(strata_context *ctx);
  * "upsert" (default, as SwiftData) updates the existing object with the given
  * values and returns its identifier; "error" fails with STRATA_ERR_CONSTRAINT;
  * "ignore" returns the existing identifier and changes nothing.
+ * "_id" may be given only where the insert upserts (or ignores) into
+ * exactly the object it names, so an object read back can be inserted
+ * again; a new object gets its identifier from Strata. A nested object's
+ * link back to its owner may be given only if it names that owner.
  *
- * Related objects nest at most 48 levels deep (JSON at most 128 levels).
+ * Related objects nest at most 48 levels deep, a `json` value at most 100
+ * levels by itself, JSON input at most 128 levels: whatever strata_get and
+ * strata_fetch return can be fed back.
  *
  * Nothing is written until strata_save(). On failure no change is recorded.
  *
@@ -388,7 +398,8 @@ strata_status strata_delete(strata_context *ctx, const char *id);
  *    "livingAccommodation":"LivingAccommodation/3",
  *    "bucketList":["BucketListItem/9"]}
  * Dates are ISO-8601 UTC text, data base64, uuid canonical text, decimal
- * text; transient attributes show their default.
+ * canonical text ("1.50" is stored and returned as "1.5", so equal decimals
+ * collide on unique constraints); transient attributes show their default.
  *
  * @param[out] out_json  new string, free with strata_free(); NULL on failure.
  * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_INVALID (bad identifier, unknown
