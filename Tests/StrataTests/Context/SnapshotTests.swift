@@ -30,49 +30,34 @@ final class SnapshotTests: StoreTestCase {
         let writer = try container.makeContext()
         var current = try writer.insert(entity: "Trip", json: newTrip(0))
         try writer.save()
-        let failures = ConcurrencyTests.Failures()
-        let done = ManagedFlag()
-        let box = UncheckedBox(container)
-        let group = DispatchGroup()
         let trip = try XCTUnwrap(container.schema.entity(named: "Trip"))
         let bucketRel = try XCTUnwrap(trip.relationshipByName["bucketList"])
         let homeRel = try XCTUnwrap(trip.relationshipByName["livingAccommodation"])
-        for r in 0..<3 {
-            group.enter()
-            Thread {
-                defer { group.leave() }
-                do {
-                    let reader = try box.value.makeContext()
-                    var reads = 0
-                    while !done.value || reads < 20 {
-                        reads += 1
-                        var d = FetchDescriptor(entity: trip)
-                        if r == 1 { d.prefetch = [bucketRel, homeRel] }
-                        let trips = try JSONValue.parse(String(decoding: reader.fetch(d), as: UTF8.self)).array ?? []
-                        if trips.count != 1 { failures.add("\(trips.count) trips (each save replaces one trip with one)"); return }
-                        if let problem = self.checkTrips(trips, prefetched: r == 1) { failures.add(problem); return }
-                        // A pending change in the reader's own context is part of what it sees.
-                        if r == 2 {
-                            let id = try reader.insert(entity: "Trip", json: self.newTrip(1_000_000 + reads))
-                            let all = try JSONValue.parse(String(decoding: reader.fetch(d), as: UTF8.self)).array ?? []
-                            if all.count != 2 || self.checkTrips(all, prefetched: false) != nil { failures.add("pending: \(all)"); return }
-                            let one = try JSONValue.parse(String(decoding: reader.get(id: id.description), as: UTF8.self))
-                            if one["bucketList"]?.array?.count != 3 { failures.add("pending get: \(one)"); return }
-                            reader.rollback()
-                        }
-                    }
-                } catch { failures.add("\(error)") }
-            }.start()
-        }
-        for i in 1...150 {
-            let next = try writer.insert(entity: "Trip", json: newTrip(i))
-            try writer.delete(id: current.description)   // cascades to its items and accommodation
-            try writer.save()
-            current = next
-        }
-        done.set()
-        XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
-        XCTAssertEqual(failures.items.first, nil)
+        let problems = try readWhileWriting(container, readers: 3, minimum: 20, read: { reader, r, i in
+            var d = FetchDescriptor(entity: trip)
+            if r == 1 { d.prefetch = [bucketRel, homeRel] }
+            let trips = try JSONValue.parse(String(decoding: reader.fetch(d), as: UTF8.self)).array ?? []
+            if trips.count != 1 { return "\(trips.count) trips (each save replaces one trip with one)" }
+            if let problem = self.checkTrips(trips, prefetched: r == 1) { return problem }
+            // A pending change in the reader's own context is part of what it sees.
+            if r == 2 {
+                let id = try reader.insert(entity: "Trip", json: self.newTrip(1_000_000 + i))
+                defer { reader.rollback() }
+                let all = try JSONValue.parse(String(decoding: reader.fetch(d), as: UTF8.self)).array ?? []
+                if all.count != 2 || self.checkTrips(all, prefetched: false) != nil { return "pending: \(all)" }
+                let one = try JSONValue.parse(String(decoding: reader.get(id: id.description), as: UTF8.self))
+                if one["bucketList"]?.array?.count != 3 { return "pending get: \(one)" }
+            }
+            return nil
+        }, writing: {
+            for i in 1...150 {
+                let next = try writer.insert(entity: "Trip", json: newTrip(i))
+                try writer.delete(id: current.description)   // cascades to its items and accommodation
+                try writer.save()
+                current = next
+            }
+        })
+        XCTAssertEqual(problems.first, nil)
         XCTAssertEqual(try count(writer, "BucketListItem"), 3)
     }
 }

@@ -138,39 +138,16 @@ final class UntrustedStoreTests: StoreTestCase {
         let writer = try container.makeContext()
         let id = try writer.insert(entity: "Trip", json: trip("A", photo: bytes(4096, seed: 0)))
         try writer.save()
-        let failures = ConcurrencyTests.Failures()
-        let done = ManagedFlag()
-        let box = UncheckedBox(container)
-        let group = DispatchGroup()
-        for _ in 0..<3 {
-            group.enter()
-            Thread {
-                defer { group.leave() }
-                do {
-                    let reader = try box.value.makeContext()
-                    var reads = 0
-                    while !done.value || reads < 50 {
-                        let json = try JSONValue.parse(String(decoding: reader.get(id: id.description), as: UTF8.self))
-                        guard case .object(let m) = json, m.contains(where: { $0.0 == "photo" }) else { failures.add("no photo"); return }
-                        reads += 1
-                    }
-                } catch { failures.add("\(error)") }
-            }.start()
-        }
-        for i in 1...300 {
-            try writer.update(id: id.description, patch: #"{"photo": "\#(Base64.encode(bytes(4096, seed: UInt8(i % 250))))"}"#)
-            try writer.save()
-        }
-        done.set()
-        XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
-        XCTAssertEqual(failures.items, [])
+        let problems = try readWhileWriting(container, readers: 3, minimum: 50, read: { reader, _, _ in
+            let json = try JSONValue.parse(String(decoding: reader.get(id: id.description), as: UTF8.self))
+            return json["photo"]?.stringValue == nil ? "no photo: \(json)" : nil
+        }, writing: {
+            for i in 1...300 {
+                try writer.update(id: id.description, patch: #"{"photo": "\#(Base64.encode(self.bytes(4096, seed: UInt8(i % 250))))"}"#)
+                try writer.save()
+            }
+        })
+        XCTAssertEqual(problems, [])
         XCTAssertEqual(filesIn(folder).count, 1)
     }
-}
-
-final class ManagedFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var flag = false
-    var value: Bool { lock.lock(); defer { lock.unlock() }; return flag }
-    func set() { lock.lock(); flag = true; lock.unlock() }
 }

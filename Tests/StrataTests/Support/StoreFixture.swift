@@ -225,6 +225,43 @@ class StoreTestCase: XCTestCase {
         return try XCTUnwrap(parse(context.fetchIdentifiers(r)).array).compactMap(\.stringValue)
     }
 
+    // MARK: Threads
+
+    /// Runs `readers` threads, each with its own context of `container`, calling
+    /// `read(context, reader, iteration)` while `writing` runs on this thread
+    /// (and at least `minimum` times each). `read` returns a problem or nil.
+    /// - Returns: the problems and errors the readers met.
+    func readWhileWriting(_ container: ModelContainer, readers: Int, minimum: Int,
+                          read: @escaping @Sendable (ModelContext, Int, Int) throws -> String?,
+                          writing: () throws -> Void) throws -> [String] {
+        let failures = ConcurrencyTests.Failures()
+        let done = ManagedFlag()
+        let box = UncheckedBox(container)
+        let group = DispatchGroup()
+        for r in 0..<readers {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                do {
+                    let context = try box.value.makeContext()
+                    var i = 0
+                    while !done.value || i < minimum {
+                        i += 1
+                        if let problem = try read(context, r, i) { failures.add(problem); return }
+                    }
+                } catch { failures.add("\(error)") }
+            }.start()
+        }
+        do { try writing() } catch {
+            done.set()
+            _ = group.wait(timeout: .now() + 120)
+            throw error
+        }
+        done.set()
+        XCTAssertEqual(group.wait(timeout: .now() + 120), .success, "readers did not finish")
+        return failures.items
+    }
+
     // MARK: Errors
 
     /// Asserts that `body` throws a `StrataError` with `code`, and returns it.
@@ -283,4 +320,11 @@ extension ModelContext {
         var json = json
         return try json.withUTF8 { try insertMany(entity: entity, json: $0) }
     }
+}
+
+final class ManagedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var flag = false
+    var value: Bool { lock.lock(); defer { lock.unlock() }; return flag }
+    func set() { lock.lock(); flag = true; lock.unlock() }
 }
