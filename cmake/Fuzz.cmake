@@ -96,14 +96,15 @@ foreach(_src IN LISTS _strata_fuzz_sources)
     VERBATIM)
   list(APPEND _strata_fuzzers "${_exe}")
 
-  # A short run: the seed corpus fuzz/corpus/<harness> (read only) and a
-  # working corpus under build/fuzz/corpus/ that libFuzzer adds to.
+  # A short run: the seed corpus fuzz/corpus/<harness> (read only), a working
+  # corpus under build/fuzz/corpus/ that libFuzzer adds to, and the tokens of
+  # fuzz/strata.dict.
   string(REGEX REPLACE "^fuzz_" "" _short "${_name}")
   set(_work "${STRATA_FUZZ_DIR}/corpus/${_short}")
   file(MAKE_DIRECTORY "${_work}" "${STRATA_FUZZ_DIR}/artifacts")
   add_test(NAME "${_name}"
     COMMAND "${_exe}" "-max_total_time=${STRATA_FUZZ_TEST_SECONDS}" -timeout=30 -print_final_stats=1
-            "-artifact_prefix=${STRATA_FUZZ_DIR}/artifacts/${_short}-"
+            "-dict=${CMAKE_SOURCE_DIR}/fuzz/strata.dict" "-artifact_prefix=${STRATA_FUZZ_DIR}/artifacts/${_short}-"
             "${_work}" "${CMAKE_SOURCE_DIR}/fuzz/corpus/${_short}"
     WORKING_DIRECTORY "${STRATA_FUZZ_DIR}")
   set_tests_properties("${_name}" PROPERTIES
