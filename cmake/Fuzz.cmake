@@ -135,6 +135,7 @@ foreach(_src IN LISTS _strata_asan_test_sources)
     OUTPUT "${_exe}"
     COMMAND "${CMAKE_COMMAND}" -E make_directory "${STRATA_ASAN_DIR}"
     COMMAND "${STRATA_SANITIZER_CLANG}" -std=c99 -g -O1 -fno-omit-frame-pointer -Wall -Wextra
+            -Wno-string-concatenation
             -fsanitize=address,undefined -fno-sanitize-recover=undefined -fuse-ld=bfd
             -D_POSIX_C_SOURCE=200809L "-DSTRATA_SOURCE_DIR=\"${CMAKE_SOURCE_DIR}\""
             "-I${CMAKE_SOURCE_DIR}/include" "-I${CMAKE_SOURCE_DIR}/Tests/c" ${_strata_jsonc_cflags}
