@@ -2,13 +2,20 @@
 #
 #   make deps      install the Debian packages the build needs (as root; else prints the sudo command)
 #   make build     configure (once) and build build/libstrata.so, the example and the C tests
-#   make test      build, then run every test: Swift tests, C tests, C tests under valgrind
+#   make test      build, then run every test: Swift tests, C tests, C tests under valgrind,
+#                  a short run of each fuzz harness
 #   make memcheck  build, then run only the C tests under valgrind (ctest -L memcheck)
+#   make asan      the C tests against libstrata built with AddressSanitizer (Swift and C) and
+#                  UndefinedBehaviorSanitizer (C side: Swift has no UBSan on Linux) (ctest -L asan)
+#   make fuzz      the libFuzzer harnesses of fuzz/, each run for FUZZ_SECONDS (default 60);
+#                  FUZZ_HARNESSES="insert fetch" picks some; findings go to build/fuzz/artifacts/
 #   make demo      build, then run the SampleTrips demo on a fresh store under build/demo/
 #   make install   cmake --install build (PREFIX=/usr/local)
 #   make clean     remove build/ and SwiftPM's .build*/ folders
 #
 # Everything runs with 2 jobs (JOBS=2); CMake drives SwiftPM (see CMakeLists.txt).
+# `make test` includes a short run of every fuzz harness (ctest -L fuzz, 8 s each); asan and fuzz
+# share one instrumented build of the library (build/swift-sanitize, see cmake/Fuzz.cmake).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -21,10 +28,12 @@ GENERATOR ?= Ninja
 CMAKE     ?= cmake
 CTEST     ?= ctest
 CTEST_ARGS ?=
+FUZZ_SECONDS ?= 60
+FUZZ_HARNESSES ?=
 
 DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3
 
-.PHONY: deps configure build test memcheck demo install clean
+.PHONY: deps configure build test memcheck asan fuzz demo install clean
 
 deps:
 	@missing=""; \
@@ -54,10 +63,18 @@ build: deps $(BUILD_DIR)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
 
 test: build
-	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -LE asan $(CTEST_ARGS)
 
 memcheck: build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -L memcheck $(CTEST_ARGS)
+
+asan: configure
+	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS) --target strata_asan_tests
+	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -L asan $(CTEST_ARGS)
+
+fuzz: configure
+	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS) --target strata_fuzzers
+	scripts/run-fuzz.sh $(BUILD_DIR) $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
 
 demo: build
 	@mkdir -p $(BUILD_DIR)/demo
