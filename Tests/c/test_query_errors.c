@@ -258,6 +258,26 @@ static const query_case cases[] = {
        "/predicate/==/1/var", "not-a-date-secret"),
     D("type mismatch: typed literal", PRED("{\"and\": [true, {\">\": [{\"key\": \"name\"}, {\"date\": \"2026-01-01\"}]}]}"), "/predicate/and/1/>/1"),
     D("type mismatch in a list", PRED("{\"in\": [{\"key\": \"name\"}, [\"a\", 2]]}"), "/predicate/in/1"),
+    /* enum attributes: a value outside the enum is a misspelling */
+    DM("enum: not a member", "{\"entity\": \"PersonalTrip\", \"predicate\": {\"==\": [{\"key\": \"reason\"}, \"famly\"]}}",
+       "/predicate/==/1", "allowed: \"family\", \"reunion\", \"wellness\", \"unknown\""),
+    DM("enum: not a member, !=", "{\"entity\": \"PersonalTrip\", \"predicate\": {\"!=\": [\"Family\", {\"key\": \"reason\"}]}}",
+       "/predicate/!=/0", "enum attribute 'PersonalTrip.reason'"),
+    DM("enum: not a member in a list", "{\"entity\": \"PersonalTrip\", \"predicate\": {\"in\": [{\"key\": \"reason\"}, [\"family\", \"x\"]]}}",
+       "/predicate/in/1", "\"x\" is not a value of enum attribute"),
+    /* nesting SQLite cannot parse is found while checking */
+    DM("too deeply nested closures",
+       PRED("{\"any\": [{\"key\": \"bucketList\"}, {\"any\": [{\"key\": \"trip.bucketList\"}"
+            ", {\"any\": [{\"key\": \"trip.bucketList\"}, {\"any\": [{\"key\": \"trip.bucketList\"}"
+            ", {\"any\": [{\"key\": \"trip.bucketList\"}, {\"any\": [{\"key\": \"trip.bucketList\"}"
+            ", {\"any\": [{\"key\": \"trip.bucketList\"}, {\"any\": [{\"key\": \"trip.bucketList\"}"
+            ", {\"any\": [{\"key\": \"trip.bucketList\"}, {\"key\": \"isInPlan\"}]}]}]}]}]}]}]}]}]}"),
+       "/predicate", "nested too deeply"),
+    T("too deeply nested closures (text)",
+      "$0.bucketList.contains { $0.trip?.bucketList.contains { $0.trip?.bucketList.contains { "
+      "$0.trip?.bucketList.contains { $0.trip?.bucketList.contains { $0.trip?.bucketList.contains { "
+      "$0.trip?.bucketList.contains { $0.trip?.bucketList.contains { $0.trip?.bucketList.contains { "
+      "$0.isInPlan } } } } } } } } }", "15"),
     D("in with a non-array variable", PRED("{\"in\": [{\"key\": \"name\"}, {\"var\": \"n\"}]}, \"bindings\": {\"n\": \"x\"}"), "/predicate/in/1/var"),
     D("to-one compared with another entity's identifier", PRED("{\"==\": [{\"key\": \"livingAccommodation\"}, \"Trip/1\"]}"), "/predicate/==/1"),
     D("to-many compared with a literal", PRED("{\"==\": [{\"key\": \"bucketList\"}, \"x\"]}"), "/predicate/==/1"),
@@ -268,7 +288,16 @@ static const query_case cases[] = {
      STRATA_ERR_INVALID, "/predicate/contains/0/key", NULL, NULL, NULL},
     {"isEmpty on a double", DESCRIPTOR, TRIPS, NULL, "{\"entity\": \"BusinessTrip\", \"predicate\": {\"isEmpty\": {\"key\": \"perdiem\"}}}", NULL,
      STRATA_ERR_INVALID, "/predicate", NULL, NULL, NULL},
-    D("< on data", PRED("{\"<\": [{\"key\": \"photo\"}, {\"data\": \"AAEC\"}]}"), "/predicate"),
+    DV("< on data", "{\"entity\": \"Record\", \"predicate\": {\"<\": [{\"key\": \"blob\"}, {\"data\": \"AAEC\"}]}}", "/predicate"),
+    /* Trip.photo uses external storage: its column holds a file name once saved, so its value is never read */
+    DM("== on external storage", PRED("{\"==\": [{\"key\": \"photo\"}, {\"data\": \"AAEC\"}]}"), "/predicate/==/0/key",
+       "'photo' uses external storage"),
+    DM("< on external storage", PRED("{\"<\": [{\"key\": \"photo\"}, {\"data\": \"AAEC\"}]}"), "/predicate/</0/key",
+       "cannot be compared"),
+    DM("!= on external storage, reversed", PRED("{\"and\": [true, {\"!=\": [{\"data\": \"AAEC\"}, {\"key\": \"photo\"}]}]}"),
+       "/predicate/and/1/!=/1/key", "external storage"),
+    DM("sort by external storage", "{\"entity\": \"Trip\", \"sortBy\": [{\"key\": \"photo\"}]}", "/sortBy/0/key",
+       "cannot sort by 'photo': it uses external storage"),
     D("count of a date", PRED("{\">\": [{\"count\": {\"key\": \"startDate\"}}, 1]}"), "/predicate/>/0"),
     D("any over a to-one", PRED("{\"any\": [{\"key\": \"livingAccommodation\"}, true]}"), "/predicate/any/0/key"),
     DV("< on uuid", "{\"entity\": \"Record\", \"predicate\": {\"<\": [{\"key\": \"uid\"}, {\"uuid\": \"123e4567-e89b-12d3-a456-426614174000\"}]}}", "/predicate"),

@@ -314,9 +314,13 @@ extension PredicateCompiler {
             case .contains: return wrap + max(4 + fold + depth(a), 5 + fold + depth(b))
             case .hasPrefix, .hasSuffix: return wrap + 20 + fold + max(depth(a), depth(b))
             }
-        case .inList(let e, let values, _):
-            // `x IN (SELECT value FROM json_each(?))` or a balanced OR of decimal comparisons.
-            return wrap + 16 + depth(e) + balancedDepth(values.count)
+        case .inList(let e, let values, let domain):
+            if domain == .attribute(.decimal) {
+                // A balanced OR of `x COLLATE strata_decimal = ?`.
+                return wrap + 8 + depth(e) + balancedDepth(values.count)
+            }
+            // `x IN (?1, ?2)` or `x IN (SELECT value FROM json_each(?1))`.
+            return wrap + (values.count <= inlineListLimit ? 5 : 16) + depth(e)
         case .any(_, let inner): return 9 + depth(inner)
         case .all(_, let inner): return 10 + depth(inner, safe: true)
         case .isEmptyMany: return 12
