@@ -11,6 +11,7 @@
  *   test_store_path(name)            malloc'd "$STRATA_TEST_DIR/<name>", with any old
  *                                    store and its -wal, -shm and .strata/ removed
  *   parse_json_or_die(text)          a json-c object (json_object_put() it), or exit 1
+ *   check_open(config_json, path)    a container opened with this configuration, or exit 1
  *
  * Every failed check prints file:line and what failed to stderr and exits 1.
  * Tests are built with -D_POSIX_C_SOURCE=200809L, -std=c99 -pedantic -Werror.
@@ -192,6 +193,17 @@ static inline void check_remove_tree_(const char *path) {
  * malloc'd string the caller frees, after removing any store left there: the
  * file, its "-wal" and "-shm" files and its ".strata/" folder.
  */
+/* A container opened at `path` (NULL for "inMemory") with a configuration's JSON, or exit 1. */
+#define check_open(config_json, path) check_open_((config_json), (path), __FILE__, __LINE__)
+static inline strata_container *check_open_(const char *config_json, const char *path, const char *file, int line) {
+    strata_config *cfg = NULL;
+    check_status_((int)strata_config_new(config_json, &cfg), "strata_config_new", file, line);
+    strata_container *db = NULL;
+    check_status_((int)strata_open(path, cfg, &db), "strata_open", file, line);
+    strata_config_free(cfg);
+    return db;
+}
+
 static inline char *test_store_path(const char *name) {
     const char *dir = getenv("STRATA_TEST_DIR");
     if (dir == NULL || dir[0] == '\0') dir = ".";

@@ -44,15 +44,6 @@ static void put_repeat(buf *b, const char *text, int n) { for (int i = 0; i < n;
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static strata_container *open_json(const char *config_json, const char *path) {
-    strata_config *cfg = NULL;
-    CHECK_STATUS(strata_config_new(config_json, &cfg));
-    strata_container *db = NULL;
-    CHECK_STATUS(strata_open(path, cfg, &db));
-    strata_config_free(cfg);
-    return db;
-}
-
 static const char *str_member(json_object *obj, const char *key) {
     json_object *v = NULL;
     if (!obj || !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) return NULL;
@@ -191,7 +182,7 @@ static void test_nesting(void) {
     char *schema = check_read_file(TRIPS_SCHEMA);
     buf c = {0};
     put(&c, "{\"schema\": "); put(&c, schema); put(&c, ", \"inMemory\": true}");
-    strata_container *db = open_json(c.s, NULL);
+    strata_container *db = check_open(c.s, NULL);
     strata_context *ctx = NULL;
     CHECK_STATUS(strata_context_new(db, &ctx));
     CHECK_STATUS(strata_insert(ctx, "Trip",
@@ -234,7 +225,7 @@ static void test_nesting(void) {
 
 static void test_external_storage(void) {
     char *path = test_store_path("predicate_limits_photos.store");
-    strata_container *db = open_json(
+    strata_container *db = check_open(
         "{\"externalStorageThreshold\": 4, \"schema\": {\"version\": \"1\", \"entities\": [{\"name\": \"Photo\", \"attributes\": ["
         "{\"name\": \"caption\", \"type\": \"string\", \"optional\": true},"
         "{\"name\": \"image\", \"type\": \"data\", \"optional\": true, \"externalStorage\": true}]}]}}", path);

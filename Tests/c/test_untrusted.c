@@ -20,11 +20,7 @@ static char *config_json(const char *options) {
 
 static strata_container *open_store(const char *path) {
     char *json = config_json(", \"externalStorageThreshold\": 8");
-    strata_config *cfg = NULL;
-    CHECK_STATUS(strata_config_new(json, &cfg));
-    strata_container *db = NULL;
-    CHECK_STATUS(strata_open(path, cfg, &db));
-    strata_config_free(cfg);
+    strata_container *db = check_open(json, path);
     free(json);
     return db;
 }
