@@ -440,9 +440,13 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx, NULL descriptor or out),
  * STRATA_ERR_INVALID (malformed descriptor, unknown key, entity or key path,
  * type mismatch, operator not valid for a type, transient attribute in a
- * predicate, unknown variable, predicate text that does not parse — the
- * error names the JSON path, e.g. "/predicate/and/1/==/0/key", or the text
- * position).
+ * predicate, unknown variable, a value outside an enum attribute's values,
+ * the value of an externalStorage attribute compared or sorted by (only
+ * == nil / != nil), nesting deeper than SQLite can parse — about 34 levels
+ * of alternating !, && and ||, 6 of contains/allSatisfy closures, 11 of
+ * conditionals; see docs/predicates.md §6 — predicate text that does not
+ * parse — the error names the JSON path, e.g. "/predicate/and/1/==/0/key",
+ * or the text position).
  */
 strata_status strata_fetch(strata_context *ctx, const char *descriptor_json, char **out_json);
 

@@ -72,10 +72,10 @@ public struct FetchDescriptor {
             }
             for (k, v) in members { bindings[k] = v }
         }
-        let checker = PredicateChecker(schema: schema, root: e, bindings: bindings)
+        var checker = PredicateChecker(schema: schema, root: e, bindings: bindings)
         var predicate: TypedPredicate?
         if let p = o.value("predicate"), p != .null {
-            predicate = try check(p, checker: checker, path: predicatePath, entity: e)
+            predicate = try check(p, checker: &checker, path: predicatePath, entity: e)
         }
         var d = FetchDescriptor(entity: e, predicate: predicate)
         d.includeSubentities = try o.bool("includeSubentities") ?? true
@@ -102,7 +102,13 @@ public struct FetchDescriptor {
             }
             try so.finish()
             let parts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-            let ref = try checker.resolve(scope: 0, path: parts, at: SourceLocation(jsonPath: (p / "key").description))
+            let keyAt = SourceLocation(jsonPath: (p / "key").description)
+            let ref = try checker.resolve(scope: 0, path: parts, at: keyAt)
+            // Sort keys join their to-one hops in the same query as the predicate.
+            do { try checker.countJoins(ref, keyAt) } catch var error as StrataError {
+                error.entity = e.name
+                throw error
+            }
             guard case .attribute(let a) = ref.end else {
                 throw StrataError(.invalid, "cannot sort by '\(key)': it is not an attribute", path: (p / "key").description)
             }
@@ -143,8 +149,7 @@ public struct FetchDescriptor {
     }
 
     /// A predicate in JSON or `#Predicate` text, checked against `entity`.
-    static func check(_ p: JSONValue, checker: PredicateChecker, path: JSONPath, entity: Entity) throws -> TypedPredicate {
-        var checker = checker
+    static func check(_ p: JSONValue, checker: inout PredicateChecker, path: JSONPath, entity: Entity) throws -> TypedPredicate {
         do {
             let tree = try PredicateJSON.predicate(p, path)
             try checker.checkKeyPaths(tree)

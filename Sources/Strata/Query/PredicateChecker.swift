@@ -11,6 +11,11 @@ struct PredicateChecker {
     /// Set while typing the key path of a comparison with nil: only then may
     /// an external-storage attribute be read (its column holds a file name).
     private var nilTest = false
+    /// Per scope (innermost last), the to-one hops its key paths join, with the tables each takes.
+    private var joins: [[String: Int]] = [[:]]
+    /// Tables the key paths of one scope may join: SQLite joins at most 64 in
+    /// one SELECT, and the statement around a predicate joins some of its own.
+    static let maxJoins = 32
 
     init(schema: Schema, root: Entity, bindings: [String: JSONValue]) {
         self.schema = schema
@@ -114,8 +119,10 @@ struct PredicateChecker {
             guard case .toMany(let rel) = ref.end else {
                 throw fail("'\(ref.text)' is not a to-many relationship", kat)
             }
+            try countJoins(ref, kat)
             scopes.append(rel.destination)
-            defer { scopes.removeLast() }
+            joins.append([:])
+            defer { scopes.removeLast(); joins.removeLast() }
             let t = try check(inner)
             _ = at
             if let c = t.constantValue {
@@ -127,7 +134,7 @@ struct PredicateChecker {
         case .isEmpty(let e, let at):
             if case .keyPath(let scope, let path, let kat) = e {
                 let ref = try resolve(scope: scope, path: path, at: kat)
-                if case .toMany = ref.end { return .isEmptyMany(ref) }
+                if case .toMany = ref.end { try countJoins(ref, kat); return .isEmptyMany(ref) }
             }
             let t = try value(e, expected: nil)
             switch t.type {
@@ -355,6 +362,7 @@ struct PredicateChecker {
         switch e {
         case .keyPath(let scope, let path, let at):
             let ref = try resolve(scope: scope, path: path, at: at)
+            try countJoins(ref, at)
             switch ref.end {
             case .attribute(let a):
                 if a.externalStorage && !nilTest {
@@ -378,7 +386,7 @@ struct PredicateChecker {
         case .count(let inner, let at):
             if case .keyPath(let scope, let path, let kat) = inner {
                 let ref = try resolve(scope: scope, path: path, at: kat)
-                if case .toMany = ref.end { return .count(ref) }
+                if case .toMany = ref.end { try countJoins(ref, kat); return .count(ref) }
             }
             let t = try value(inner, expected: nil)
             switch t.type {
@@ -548,6 +556,25 @@ struct PredicateChecker {
         case .conditional(let t, let a, let b, _):
             try checkKeyPaths(t); try checkKeyPaths(a); try checkKeyPaths(b)
         case .coalesce(let a, let b, _): try checkKeyPaths(a); try checkKeyPaths(b)
+        }
+    }
+
+    /// Records the tables a key path joins in its scope (as ``PredicateCompiler/hopAlias(_:)``
+    /// joins them: once per distinct hop path); more than ``maxJoins`` in one scope is `.invalid`.
+    mutating func countJoins(_ ref: KeyPathRef, _ at: SourceLocation) throws {
+        let index = joins.count - 1 - ref.scope
+        guard index >= 0, index < joins.count else { return }
+        var hops = ref.hops
+        // A to-one whose link the other side holds is read through one more join.
+        if case .toOne(let r) = ref.end, case .foreignKey = r.storage {} else if case .toOne(let r) = ref.end { hops.append(r) }
+        var key = ""
+        for r in hops {
+            key += "." + r.name
+            if case .joinTable = r.storage { joins[index][key] = 2 } else { joins[index][key] = 1 }
+        }
+        let total = joins[index].values.reduce(0, +)
+        if total > PredicateChecker.maxJoins {
+            throw fail("too many relationships followed: the key paths \(index == 0 ? "of this predicate and its sort keys" : "inside this closure") join \(total) tables, at most \(PredicateChecker.maxJoins) (SQLite joins at most 64 in one query)", at)
         }
     }
 

@@ -139,14 +139,15 @@ final class PredicateLimitTests: StoreTestCase {
 
     /// Runs a predicate through every statement shape and against the evaluator;
     /// nil when it is rejected (then the error must name where).
-    func runOrReject(_ predicate: String, _ c: ModelContext, _ graph: ObjectGraph?, what: String) throws -> StrataError? {
+    func runOrReject(_ predicate: String, _ c: ModelContext, _ graph: ObjectGraph?, what: String,
+                     expecting: String = "nested too deeply") throws -> StrataError? {
         let plain: FetchDescriptor
         do {
             plain = try Query.descriptor(#"{"entity": "Trip", "predicate": \#(predicate)}"#, c.schema)
         } catch let e as StrataError {
             XCTAssertEqual(e.code, .invalid, "\(what): \(e.message)")
             XCTAssertNotNil(e.path, "\(what): \(e.message)")
-            XCTAssertTrue(e.message.contains("nested too deeply"), "\(what): \(e.message)")
+            XCTAssertTrue(e.message.contains(expecting), "\(what): \(e.message)")
             return e
         }
         let ids = try Query.identifiers(c, plain)
@@ -282,5 +283,41 @@ final class PredicateLimitTests: StoreTestCase {
         // No parentheses after NOT; the deeper part of a conjunction first.
         let not = try sql(#"{"not": {"and": [{"key": "flag"}, {"<": [{"key": "rating"}, 3]}]}}"#)
         XCTAssertTrue(not.contains(#"WHERE NOT (coalesce(t."rating" < ?1, 0) AND coalesce(t."flag", 0))"#), not)
+    }
+}
+
+extension PredicateLimitTests {
+    /// Key paths through to-one relationships join a table per hop; SQLite
+    /// joins at most 64 tables in one SELECT.
+    func testLongKeyPathsRunOrAreRejected() throws {
+        let c = try openInMemory(QuerySchemas.trips).makeContext()
+        var rng = SeededRNG(seed: 8)
+        try TripData.populate(c, trips: 10, rng: &rng)
+        let graph = try ObjectGraph(context: c)
+        var accepted = 0
+        for hops in 1...90 {
+            // livingAccommodation.trip.livingAccommodation.trip….name
+            let path = (0..<hops).map { $0 % 2 == 0 ? "livingAccommodation" : "trip" }.joined(separator: ".") + (hops % 2 == 0 ? ".name" : ".placeName")
+            let p = #"{"==": [{"key": "\#(path)"}, "Paris"]}"#
+            if try runOrReject(p, c, graph, what: "\(hops) hops", expecting: "joins") == nil { accepted = hops }
+        }
+        XCTAssertGreaterThanOrEqual(accepted, 30)
+        // Many different key paths in one predicate join a table each.
+        let many = (0..<40).map { i in
+            #"{"==": [{"key": "\#((0...i).map { $0 % 2 == 0 ? "livingAccommodation" : "trip" }.joined(separator: "."))\#(i % 2 == 0 ? ".placeName" : ".name")"}, "x"]}"#
+        }.joined(separator: ", ")
+        let e = try runOrReject(#"{"or": [\#(many)]}"#, c, graph, what: "40 key paths", expecting: "joins")
+        XCTAssertTrue(e?.message.contains("too many relationships followed") == true, e?.message ?? "40 key paths ran")
+        XCTAssertEqual(e?.path, "/predicate/or/32/==/0/key")
+        // Sort keys join in the same query.
+        let sorted = assertError(.invalid) {
+            try Query.descriptor(#"{"entity": "Trip", "predicate": {"or": [\#((0..<20).map { i in #"{"==": [{"key": "\#((0...i).map { $0 % 2 == 0 ? "livingAccommodation" : "trip" }.joined(separator: "."))\#(i % 2 == 0 ? ".placeName" : ".name")"}, "x"]}"# }.joined(separator: ", "))]},"# +
+                                 #""sortBy": [{"key": "\#((0..<40).map { $0 % 2 == 0 ? "livingAccommodation" : "trip" }.joined(separator: ".")).name"}]}"#, c.schema)
+        }
+        XCTAssertEqual(sorted?.path, "/sortBy/0/key")
+        // Inside a closure the count starts again.
+        let inner = (0..<14).map { _ in "livingAccommodation.trip" }.joined(separator: ".")
+        XCTAssertNil(try runOrReject(#"{"and": [{"==": [{"key": "\#(inner).name"}, "x"]}, {"any": [{"key": "bucketList"}, {"==": [{"key": "trip.\#(inner).name"}, "x"]}]}]}"#,
+                                     c, graph, what: "28 hops in and out of a closure", expecting: "joins"))
     }
 }
