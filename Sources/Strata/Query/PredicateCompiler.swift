@@ -27,11 +27,6 @@ struct PredicateCompiler {
     /// LEFT JOINs the outermost scope needs (add them to the FROM clause).
     var rootJoins: [String] { scopes[0].joins }
 
-    /// SQLite joins at most this many tables in one SELECT.
-    static let maxTablesInAJoin = 64
-    /// The most tables one subquery of the predicate joins (its rows, a join table, its key-path joins).
-    private(set) var mostSubqueryTables = 0
-
     mutating func bind(_ v: SQLValue) -> String {
         args.append(v)
         return "?\(args.count)"
@@ -112,7 +107,6 @@ struct PredicateCompiler {
             scopes.append(Scope(alias: src.alias, entity: src.entity))
             let c = inner(&self)
             let s = scopes.removeLast()
-            mostSubqueryTables = max(mostSubqueryTables, 2 + s.joins.count)
             // The inner condition first: its nesting then starts at the bottom of the parser stack.
             condition = "\(c) AND \(condition)"
             return "(SELECT \(select) FROM \(src.from)\(s.joins.isEmpty ? "" : " " + s.joins.joined(separator: " ")) WHERE \(condition))"

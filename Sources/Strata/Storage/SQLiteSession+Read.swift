@@ -144,7 +144,7 @@ struct CompiledFetch {
     let limitSQL: String
     let args: [SQLValue]
 
-    init(_ d: FetchDescriptor) throws {
+    init(_ d: FetchDescriptor) {
         root = d.entity.root
         var c = PredicateCompiler(root: d.entity)
         var conditions: [String] = []
@@ -168,13 +168,6 @@ struct CompiledFetch {
         var limit = ""
         if let l = d.fetchLimit { limit = " LIMIT \(c.bind(.int(Int64(l))))" } else if d.fetchOffset > 0 { limit = " LIMIT -1" }
         if d.fetchOffset > 0 { limit += " OFFSET \(c.bind(.int(Int64(d.fetchOffset))))" }
-        // Each to-one hop of a key path joins a table: more than SQLite can join is invalid input.
-        let tables = max(1 + c.rootJoins.count, c.mostSubqueryTables)
-        if tables > PredicateCompiler.maxTablesInAJoin {
-            throw StrataError(.invalid, "the predicate and sort keys follow \(tables - 1) distinct to-one relationship paths in one query; "
-                              + "SQLite joins at most \(PredicateCompiler.maxTablesInAJoin) tables (docs/predicates.md)",
-                              entity: d.entity.name, path: d.predicate != nil ? "/predicate" : "/sortBy")
-        }
         joins = c.rootJoins.joined(separator: " ")
         whereSQL = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         orderSQL = " ORDER BY " + order.joined(separator: ", ")
@@ -373,7 +366,7 @@ extension SQLiteSession {
     /// The objects a descriptor matches, as a JSON array.
     func fetchJSON(_ d: FetchDescriptor, changes: [Change]) throws -> [UInt8] {
         try read(d.includePendingChanges ? changes : []) {
-            let q = try CompiledFetch(d)
+            let q = CompiledFetch(d)
             let plan = RowPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
             var prefetched: [(Relationship, [Int64: [UInt8]])] = []
             for rel in d.prefetch {
@@ -391,7 +384,7 @@ extension SQLiteSession {
 
     func count(_ d: FetchDescriptor, changes: [Change]) throws -> Int64 {
         try read(d.includePendingChanges ? changes : []) {
-            let q = try CompiledFetch(d)
+            let q = CompiledFetch(d)
             let sql = d.fetchLimit == nil && d.fetchOffset == 0
                 ? "SELECT count(*) \(q.from)\(q.whereSQL)"
                 : "SELECT count(*) FROM (\(q.keysSQL))"
@@ -408,7 +401,7 @@ extension SQLiteSession {
 
     /// Matching identifiers (call inside `read` when pending changes matter).
     func identifiers(_ d: FetchDescriptor) throws -> (bytes: [UInt8], ids: [ObjectID]) {
-        let q = try CompiledFetch(d)
+        let q = CompiledFetch(d)
         let sql = "SELECT t._pk, t._entity \(q.from)\(q.whereSQL)\(q.orderSQL)\(q.limitSQL)"
         var w = JSONWriter()
         var ids: [ObjectID] = []
@@ -426,7 +419,7 @@ extension SQLiteSession {
     /// The SQL of a fetch, its parameter count and SQLite's query plan, as JSON.
     func explain(_ d: FetchDescriptor, changes: [Change]) throws -> [UInt8] {
         try read(d.includePendingChanges ? changes : []) {
-            let q = try CompiledFetch(d)
+            let q = CompiledFetch(d)
             let plan = RowPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
             let sql = q.objectsSQL(plan)
             var w = JSONWriter()
