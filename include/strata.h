@@ -444,7 +444,8 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  * the value of an externalStorage attribute compared or sorted by (only
  * == nil / != nil), nesting deeper than SQLite can parse — about 34 levels
  * of alternating !, && and ||, 6 of contains/allSatisfy closures, 11 of
- * conditionals; see docs/predicates.md §6 — predicate text that does not
+ * conditionals; more than 32 joined to-one relationships or 30,000 bound
+ * values; see docs/predicates.md §6 — predicate text that does not
  * parse — the error names the JSON path, e.g. "/predicate/and/1/==/0/key",
  * or the text position).
  */

@@ -153,7 +153,13 @@ public struct FetchDescriptor {
         do {
             let tree = try PredicateJSON.predicate(p, path)
             try checker.checkKeyPaths(tree)
-            return try checker.check(tree)
+            let typed = try checker.check(tree)
+            // SQLite binds at most 250,000 parameters (Debian's build; 32,766 by default elsewhere).
+            let parameters = PredicateCompiler.parameterCount(typed)
+            if parameters > PredicateChecker.maxParameters {
+                throw checker.fail("predicate too large: it compares with \(parameters) values, at most \(PredicateChecker.maxParameters) (equalities of one key path joined with || count as one)", tree.location)
+            }
+            return typed
         } catch var e as StrataError {
             if e.path == nil { e.path = path.description }  // text predicates: the position is in the message
             if e.entity == nil { e.entity = entity.name }

@@ -16,6 +16,8 @@ struct PredicateChecker {
     /// Tables the key paths of one scope may join: SQLite joins at most 64 in
     /// one SELECT, and the statement around a predicate joins some of its own.
     static let maxJoins = 32
+    /// Values one predicate may bind (SQLite's default limit is 32,766).
+    static let maxParameters = 30_000
 
     init(schema: Schema, root: Entity, bindings: [String: JSONValue]) {
         self.schema = schema

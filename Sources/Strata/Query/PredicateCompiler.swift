@@ -354,3 +354,31 @@ extension PredicateCompiler {
         return 3 * levels
     }
 }
+
+extension PredicateCompiler {
+    /// An upper bound of the parameters the SQL of `p` binds.
+    static func parameterCount(_ p: TypedPredicate) -> Int {
+        switch p {
+        case .constant, .isEmptyMany: return 0
+        case .and(let parts), .or(let parts): return parts.reduce(0) { $0 + parameterCount($1) }
+        case .not(let inner), .any(_, let inner), .all(_, let inner): return parameterCount(inner)
+        case .compare(_, let a, let b, _, _), .string(_, let a, let b, _): return parameterCount(a) + parameterCount(b)
+        case .inList(let e, let values, let domain):
+            let inline = domain == .attribute(.decimal) || values.count <= inlineListLimit
+            return parameterCount(e) + (inline ? values.count : 1)
+        case .isA(_, let entities): return entities.count
+        case .isEmptyString(let e), .boolValue(let e): return parameterCount(e)
+        case .conditional(let t, let a, let b): return parameterCount(t) + parameterCount(a) + parameterCount(b)
+        }
+    }
+
+    static func parameterCount(_ e: TypedExpression) -> Int {
+        switch e {
+        case .keyPath, .count: return 0
+        case .constant, .list: return 1
+        case .length(let inner): return parameterCount(inner)
+        case .conditional(let t, let a, let b, _): return parameterCount(t) + parameterCount(a) + parameterCount(b)
+        case .coalesce(let a, let b, _): return parameterCount(a) + parameterCount(b)
+        }
+    }
+}

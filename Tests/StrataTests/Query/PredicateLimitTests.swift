@@ -264,6 +264,15 @@ final class PredicateLimitTests: StoreTestCase {
             let t = try Query.descriptor(#"{"entity": "Trip", "predicate": \#(JSONValue.string(text).text)}"#, c.schema)
             XCTAssertEqual(Set(try Query.identifiers(c, t)), graph.evaluate(t), "text || of \(n)")
         }
+        // Past 30,000 bound values (SQLite binds at most 32,766 by default): invalid, not internal.
+        let tooMany = (0..<30_001).map { #"{">": [{"key": "rating"}, \#($0)]}"# }.joined(separator: ", ")
+        let e = assertError(.invalid) { try Query.descriptor(#"{"entity": "Trip", "predicate": {"or": [\#(tooMany)]}}"#, c.schema) }
+        XCTAssertEqual(e?.path, "/predicate")
+        XCTAssertTrue(e?.message.contains("predicate too large: it compares with 30001 values, at most 30000") == true, e?.message ?? "")
+        // One key path's equalities bind one JSON array, however many.
+        let ids = (0..<100_000).map { #"{"==": [{"key": "rating"}, \#($0)]}"# }.joined(separator: ", ")
+        let big = try Query.descriptor(#"{"entity": "Trip", "predicate": {"or": [\#(ids)]}}"#, c.schema)
+        XCTAssertEqual(Set(try Query.identifiers(c, big)), graph.evaluate(big))
         // Decimals compare with a collation, so they stay comparisons: balanced, not flat.
         let budgets = (0..<2000).map { #"{"==": [{"key": "budget"}, {"decimal": "\#($0).50"}]}"# }.joined(separator: ", ")
         let d = try Query.descriptor(#"{"entity": "Trip", "predicate": {"or": [\#(budgets)]}}"#, c.schema)
