@@ -204,9 +204,12 @@ public final class SQLiteSession: StoreSession {
                     return try withChangesApplied(changes, body)
                 } catch let missing as ExternalFolder.Missing {
                     attempts += 1
-                    let sql = "SELECT \(quote(missing.attribute)) FROM \(quote(missing.table)) WHERE _pk = ?1"
-                    let now = connection.isInTransaction ? nil : try connection.statement(sql).scalar([.int(missing.pk)])
-                    if attempts < 1_000, now != .text(missing.name) { continue }
+                    // Inside a caller's transaction the snapshot cannot move on: report at once.
+                    if attempts < 1_000, !connection.isInTransaction {
+                        let sql = "SELECT \(quote(missing.attribute)) FROM \(quote(missing.table)) WHERE _pk = ?1"
+                        // The latest committed row names another file (or none): the snapshot was stale.
+                        if try connection.statement(sql).scalar([.int(missing.pk)]) != .text(missing.name) { continue }
+                    }
                     throw StrataError(.io, "external storage file '\(missing.name)' of '\(missing.entity).\(missing.attribute)' is missing from the store's .strata folder",
                                       entity: missing.entity, attribute: missing.attribute)
                 }
