@@ -19,8 +19,13 @@ enum Handles {
     static func resolve<T: AnyObject>(_ handle: OpaquePointer?, as type: T.Type, _ what: String) throws -> T {
         guard let handle else { throw StrataError(.misuse, "the \(what) handle is NULL") }
         let raw = UnsafeMutableRawPointer(handle)
-        let known = lock.withLock { live.contains(raw) }
-        guard known, let object = Unmanaged<AnyObject>.fromOpaque(raw).takeUnretainedValue() as? T else {
+        // The object is taken (retained) under the lock: a free on another thread either
+        // happened before (the handle is not live) or waits until the caller holds it.
+        let object: T? = lock.withLock {
+            guard live.contains(raw) else { return nil }
+            return Unmanaged<AnyObject>.fromOpaque(raw).takeUnretainedValue() as? T
+        }
+        guard let object else {
             throw StrataError(.misuse, "the \(what) handle is not a live \(what) (already freed, or not a \(what))")
         }
         return object

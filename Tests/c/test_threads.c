@@ -276,9 +276,52 @@ static void test_shared_context(void) {
     free(path);
 }
 
+/* A handle freed on one thread while another uses it: the call on the stale
+ * handle fails with STRATA_ERR_MISUSE or runs on a live object, never on a
+ * freed one (run under AddressSanitizer by `make asan`, which reports a use
+ * after free). */
+typedef struct {
+    pthread_mutex_t lock;
+    strata_context *published;
+    int done;
+} handle_race;
+
+static void *use_published(void *arg) {
+    handle_race *r = arg;
+    for (;;) {
+        pthread_mutex_lock(&r->lock);
+        strata_context *ctx = r->published;
+        int done = r->done;
+        pthread_mutex_unlock(&r->lock);
+        if (done) return NULL;
+        CHECK(strata_has_changes(ctx) == 0);  /* no changes, or a stale handle */
+    }
+}
+
+static void test_free_while_in_use(void) {
+    strata_container *db = open_trips(NULL);
+    handle_race r = {PTHREAD_MUTEX_INITIALIZER, NULL, 0};
+    pthread_t users[2];
+    for (int t = 0; t < 2; t++) CHECK(pthread_create(&users[t], NULL, use_published, &r) == 0);
+    for (int i = 0; i < 5000; i++) {
+        strata_context *ctx = NULL;
+        CHECK_STATUS(strata_context_new(db, &ctx));
+        pthread_mutex_lock(&r.lock);
+        r.published = ctx;
+        pthread_mutex_unlock(&r.lock);
+        strata_context_free(ctx);  /* the users may still be calling with it */
+    }
+    pthread_mutex_lock(&r.lock);
+    r.done = 1;
+    pthread_mutex_unlock(&r.lock);
+    for (int t = 0; t < 2; t++) CHECK(pthread_join(users[t], NULL) == 0);
+    strata_close(db);
+}
+
 int main(void) {
     test_file_store();
     test_in_memory();
     test_shared_context();
+    test_free_while_in_use();
     return 0;
 }
