@@ -403,7 +403,10 @@ strata_status strata_delete(strata_context *ctx, const char *id);
  *
  * @param[out] out_json  new string, free with strata_free(); NULL on failure.
  * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_INVALID (bad identifier, unknown
- * entity), STRATA_ERR_NOT_FOUND.
+ * entity), STRATA_ERR_NOT_FOUND, STRATA_ERR_CORRUPT (the store names an
+ * external-storage file Strata did not generate, or one behind a symbolic
+ * link), STRATA_ERR_IO (such a file is missing or unreadable),
+ * STRATA_ERR_BUSY.
  */
 strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
 
@@ -447,7 +450,8 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  * conditionals; more than 32 joined to-one relationships or 30,000 bound
  * values; see docs/predicates.md §6 — predicate text that does not
  * parse — the error names the JSON path, e.g. "/predicate/and/1/==/0/key",
- * or the text position).
+ * or the text position), STRATA_ERR_CORRUPT and STRATA_ERR_IO (as
+ * strata_get(), for external-storage values), STRATA_ERR_BUSY.
  */
 strata_status strata_fetch(strata_context *ctx, const char *descriptor_json, char **out_json);
 
@@ -506,7 +510,9 @@ strata_status strata_delete_where(strata_context *ctx, const char *entity, const
  * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_CONSTRAINT (deny rule, count
  * outside minimumModelCount/maximumModelCount, unique collision with an
  * object saved meanwhile), STRATA_ERR_VALIDATION (required relationship not
- * set), STRATA_ERR_BUSY, STRATA_ERR_IO, STRATA_ERR_READONLY.
+ * set), STRATA_ERR_BUSY, STRATA_ERR_IO, STRATA_ERR_READONLY,
+ * STRATA_ERR_CORRUPT (a deleted or replaced value names an external-storage
+ * file Strata did not generate: nothing is removed).
  */
 strata_status strata_save(strata_context *ctx);
 
