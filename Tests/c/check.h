@@ -12,6 +12,11 @@
  *                                    store and its -wal, -shm and .strata/ removed
  *   parse_json_or_die(text)          a json-c object (json_object_put() it), or exit 1
  *   check_open(config_json, path)    a container opened with this configuration, or exit 1
+ *   check_open_schema(file, path)    a container of a schema file's JSON at path (NULL: in memory)
+ *   check_context(db)                a new context of db, or exit 1
+ *   check_strf(fmt, ...)             a new malloc'd string from a printf format
+ *   check_member(obj, key)           obj's member key (a json-c object) or NULL
+ *   check_str_member(obj, key)       obj's string member key or NULL
  *
  * Every failed check prints file:line and what failed to stderr and exits 1.
  * Tests are built with -D_POSIX_C_SOURCE=200809L, -std=c99 -pedantic -Werror.
@@ -202,6 +207,53 @@ static inline strata_container *check_open_(const char *config_json, const char 
     check_status_((int)strata_open(path, cfg, &db), "strata_open", file, line);
     strata_config_free(cfg);
     return db;
+}
+
+/* A new malloc'd string from a printf format (free with free()). */
+static inline char *check_strf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) { fprintf(stderr, "check_strf: bad format %s\n", fmt); exit(1); }
+    char *s = (char *)malloc((size_t)n + 1);
+    if (s == NULL) { fprintf(stderr, "out of memory\n"); exit(1); }
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* A container of the schema in the file `schema_path` at `path` (NULL: in memory), or exit 1. */
+#define check_open_schema(schema_path, path) check_open_schema_((schema_path), (path), __FILE__, __LINE__)
+static inline strata_container *check_open_schema_(const char *schema_path, const char *path, const char *file, int line) {
+    char *schema = check_read_file(schema_path);
+    char *json = check_strf("{\"schema\": %s%s}", schema, path ? "" : ", \"inMemory\": true");
+    strata_container *db = check_open_(json, path, file, line);
+    free(json);
+    free(schema);
+    return db;
+}
+
+/* A new context of `db`, or exit 1. */
+#define check_context(db) check_context_((db), __FILE__, __LINE__)
+static inline strata_context *check_context_(strata_container *db, const char *file, int line) {
+    strata_context *ctx = NULL;
+    check_status_((int)strata_context_new(db, &ctx), "strata_context_new", file, line);
+    return ctx;
+}
+
+/* obj's member `key`, or NULL (also when obj is NULL). */
+static inline struct json_object *check_member(struct json_object *obj, const char *key) {
+    struct json_object *v = NULL;
+    if (obj == NULL || !json_object_object_get_ex(obj, key, &v)) return NULL;
+    return v;
+}
+
+/* obj's string member `key`, or NULL. */
+static inline const char *check_str_member(struct json_object *obj, const char *key) {
+    struct json_object *v = check_member(obj, key);
+    return v != NULL && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
 static inline char *test_store_path(const char *name) {

@@ -58,12 +58,6 @@ static strata_container *open_store(const char *path, const char *schema_file) {
     return db;
 }
 
-static const char *str_member(json_object *obj, const char *key) {
-    json_object *v = NULL;
-    if (!obj || !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) return NULL;
-    return json_object_get_string(v);
-}
-
 static char *insert_or_die(strata_context *ctx, const char *entity, const char *json) {
     char *id = NULL;
     CHECK_STATUS(strata_insert(ctx, entity, json, &id));
@@ -123,7 +117,7 @@ static void world_open(void) {
     CHECK_STATUS(strata_get(w.tctx, w.trip, &text));
     json_object *trip = parse_json_or_die(text);
     strata_free(text);
-    w.place = strdup(str_member(trip, "livingAccommodation"));
+    w.place = strdup(check_str_member(trip, "livingAccommodation"));
     json_object *list = NULL;
     CHECK(json_object_object_get_ex(trip, "bucketList", &list) && json_object_array_length(list) == 1);
     w.item = strdup(json_object_get_string(json_object_array_get_idx(list, 0)));
@@ -629,7 +623,7 @@ static const char *const code_names[] = {"ok", "misuse", "invalid", "schema", "n
 /* Prints why the case failed; returns 1 if it did. */
 static int expect_field(const bad_case *c, json_object *err, const char *key, const char *want) {
     if (!want) return 0;
-    const char *got = str_member(err, key);
+    const char *got = check_str_member(err, key);
     if (got && strcmp(got, want) == 0) return 0;
     fprintf(stderr, "FAIL %s: error \"%s\" is %s, expected \"%s\"\n", c->name, key, got ? got : "(missing)", want);
     return 1;
@@ -664,8 +658,8 @@ static int run_case(const bad_case *c) {
         }
     }
     json_object *err = parse_json_or_die(error);
-    const char *code = str_member(err, "code");
-    const char *message = str_member(err, "message");
+    const char *code = check_str_member(err, "code");
+    const char *message = check_str_member(err, "message");
     if (!json_object_is_type(err, json_type_object) || !code || !*code || !message || !*message) {
         fprintf(stderr, "FAIL %s: last error lacks a code or message: %s\n", c->name, error);
         failed++;

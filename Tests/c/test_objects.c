@@ -21,52 +21,7 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* A new malloc'd string from a printf format. */
-static char *strf(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    CHECK(n >= 0);
-    char *s = malloc((size_t)n + 1);
-    if (!s) exit(1);
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-/* Opens the trips fixture store at `path` (NULL: in memory). */
-static strata_container *open_trips(const char *path) {
-    char *schema = check_read_file(FIXTURES "trips.json");
-    char *json = strf("{\"schema\": %s%s}", schema, path ? "" : ", \"inMemory\": true");
-    strata_config *cfg = NULL;
-    CHECK_STATUS(strata_config_new(json, &cfg));
-    strata_container *db = NULL;
-    CHECK_STATUS(strata_open(path, cfg, &db));
-    strata_config_free(cfg);
-    free(json);
-    free(schema);
-    return db;
-}
-
-static strata_context *new_context(strata_container *db) {
-    strata_context *ctx = NULL;
-    CHECK_STATUS(strata_context_new(db, &ctx));
-    CHECK(ctx != NULL);
-    return ctx;
-}
-
-static json_object *member(json_object *obj, const char *key) {
-    json_object *v = NULL;
-    if (!obj || !json_object_object_get_ex(obj, key, &v)) return NULL;
-    return v;
-}
-
-static const char *str_member(json_object *obj, const char *key) {
-    json_object *v = member(obj, key);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
+#define open_trips(path) check_open_schema(FIXTURES "trips.json", (path))
 
 /* strata_get, parsed; the object's _id is `id`. */
 static json_object *get_object(strata_context *ctx, const char *id) {
@@ -75,7 +30,7 @@ static json_object *get_object(strata_context *ctx, const char *id) {
     json_object *obj = parse_json_or_die(text);
     strata_free(text);
     CHECK(json_object_is_type(obj, json_type_object));
-    CHECK_STR_EQ(str_member(obj, "_id"), id);
+    CHECK_STR_EQ(check_str_member(obj, "_id"), id);
     return obj;
 }
 
@@ -95,7 +50,7 @@ static int64_t fetch_count(strata_context *ctx, const char *descriptor) {
 }
 
 static int64_t count(strata_context *ctx, const char *entity) {
-    char *d = strf("{\"entity\": \"%s\"}", entity);
+    char *d = check_strf("{\"entity\": \"%s\"}", entity);
     int64_t n = fetch_count(ctx, d);
     free(d);
     return n;
@@ -103,7 +58,7 @@ static int64_t count(strata_context *ctx, const char *entity) {
 
 /* A relationship array holds exactly these identifiers, in this order. */
 static void expect_ids(json_object *obj, const char *key, const char *const *ids, size_t n) {
-    json_object *arr = member(obj, key);
+    json_object *arr = check_member(obj, key);
     CHECK(arr != NULL && json_object_is_type(arr, json_type_array));
     if ((size_t)json_object_array_length(arr) != n)
         fprintf(stderr, "\"%s\" has %zu identifiers, expected %zu: %s\n", key, (size_t)json_object_array_length(arr), n,
@@ -124,7 +79,7 @@ static char *insert(strata_context *ctx, const char *entity, const char *json) {
 }
 
 static char *dup_member(json_object *obj, const char *key) {
-    const char *s = str_member(obj, key);
+    const char *s = check_str_member(obj, key);
     CHECK(s != NULL);
     return strdup(s);
 }
@@ -184,14 +139,14 @@ static void insert_trips(strata_context *ctx, trip_ids *t) {
 
     /* Pending inserts have their final identifiers at once: read the related ones. */
     json_object *family = get_object(ctx, t->family);
-    json_object *list = member(family, "bucketList");
+    json_object *list = check_member(family, "bucketList");
     CHECK(list && json_object_array_length(list) == 2);
     t->market = strdup(json_object_get_string(json_object_array_get_idx(list, 0)));
     t->hike = strdup(json_object_get_string(json_object_array_get_idx(list, 1)));
     t->grandmas = dup_member(family, "livingAccommodation");
     json_object_put(family);
     json_object *wwdc = get_object(ctx, t->wwdc);
-    list = member(wwdc, "bucketList");
+    list = check_member(wwdc, "bucketList");
     CHECK(list && json_object_array_length(list) == 1);
     t->keynote = strdup(json_object_get_string(json_object_array_get_idx(list, 0)));
     t->hotel = dup_member(wwdc, "livingAccommodation");
@@ -232,7 +187,7 @@ static void check_trips(strata_context *ctx, const trip_ids *t) {
                      " \"photo\": \"aGVsbG8gd29ybGQ=\", \"tripViews\": 0, \"perdiem\": 120.5,"
                      " \"livingAccommodation\": \"%s\"}",
                   t->hotel);
-    CHECK(json_object_is_type(member(o, "perdiem"), json_type_double) || json_object_is_type(member(o, "perdiem"), json_type_int));
+    CHECK(json_object_is_type(check_member(o, "perdiem"), json_type_double) || json_object_is_type(check_member(o, "perdiem"), json_type_int));
     {
         const char *ids[] = {t->keynote};
         expect_ids(o, "bucketList", ids, 1);
@@ -252,7 +207,7 @@ static void check_trips(strata_context *ctx, const trip_ids *t) {
     expect_keys(o, item_keys, 7);
     expect_fields(o, "{\"_entity\": \"BucketListItem\", \"title\": \"Christmas market\", \"details\": \"\","
                      " \"hasReservation\": false, \"isInPlan\": true, \"trip\": \"%s\"}", t->family);
-    CHECK(json_object_is_type(member(o, "isInPlan"), json_type_boolean));
+    CHECK(json_object_is_type(check_member(o, "isInPlan"), json_type_boolean));
     json_object_put(o);
     o = get_object(ctx, t->hike);
     expect_keys(o, item_keys, 7);
@@ -291,7 +246,7 @@ static void check_fetch(strata_context *ctx, const char *descriptor, const char 
     CHECK((size_t)json_object_array_length(idarr) == n);
     for (size_t i = 0; i < n; i++) {
         json_object *fetched = json_object_array_get_idx(arr, i);
-        CHECK_STR_EQ(str_member(fetched, "_id"), ids[i]);
+        CHECK_STR_EQ(check_str_member(fetched, "_id"), ids[i]);
         CHECK_STR_EQ(json_object_get_string(json_object_array_get_idx(idarr, i)), ids[i]);
         json_object *got = get_object(ctx, ids[i]);
         CHECK(json_object_equal(fetched, got));
@@ -320,7 +275,7 @@ static void check_all_fetches(strata_context *ctx, const trip_ids *t) {
 static void test_round_trip(void) {
     char *path = test_store_path("objects_round_trip.store");
     strata_container *db = open_trips(path);
-    strata_context *ctx = new_context(db);
+    strata_context *ctx = check_context(db);
     trip_ids t;
     memset(&t, 0, sizeof t);
     insert_trips(ctx, &t);
@@ -330,7 +285,7 @@ static void test_round_trip(void) {
     check_trips(ctx, &t);
     check_all_fetches(ctx, &t);
     CHECK(fetch_count(ctx, "{\"entity\": \"Trip\", \"includePendingChanges\": false}") == 0);
-    strata_context *other = new_context(db);
+    strata_context *other = check_context(db);
     CHECK(count(other, "Trip") == 0);
     char *text = (char *)&text;
     CHECK_ERROR_CODE(strata_get(other, t.family, &text), STRATA_ERR_NOT_FOUND);
@@ -345,7 +300,7 @@ static void test_round_trip(void) {
 
     /* Reopen: everything reads back equal. */
     db = open_trips(path);
-    ctx = new_context(db);
+    ctx = check_context(db);
     CHECK(strata_has_changes(ctx) == 0);
     check_trips(ctx, &t);
     check_all_fetches(ctx, &t);
@@ -360,7 +315,7 @@ static void test_round_trip(void) {
 static void test_update(void) {
     char *path = test_store_path("objects_update.store");
     strata_container *db = open_trips(path);
-    strata_context *ctx = new_context(db);
+    strata_context *ctx = check_context(db);
     trip_ids t;
     memset(&t, 0, sizeof t);
     insert_trips(ctx, &t);
@@ -371,16 +326,16 @@ static void test_update(void) {
                                             " \"startDate\": \"2026-06-09\"}"));
     CHECK(strata_has_changes(ctx) == 1);
     /* A to-many array replaces the set: keep the market, add a new item, drop the hike. */
-    char *patch = strf("{\"reason\": \"reunion\", \"bucketList\": [\"%s\", {\"title\": \"Lake swim\"}],"
+    char *patch = check_strf("{\"reason\": \"reunion\", \"bucketList\": [\"%s\", {\"title\": \"Lake swim\"}],"
                        " \"livingAccommodation\": null}", t.market);
     CHECK_STATUS(strata_update(ctx, t.family, patch));
     free(patch);
     /* Link an existing object by identifier (to-one). */
-    patch = strf("{\"livingAccommodation\": \"%s\"}", t.grandmas);
+    patch = check_strf("{\"livingAccommodation\": \"%s\"}", t.grandmas);
     CHECK_STATUS(strata_update(ctx, t.road, patch));
     free(patch);
     /* Update an item from its side: move the keynote to the road trip. */
-    patch = strf("{\"trip\": \"%s\", \"hasReservation\": false}", t.road);
+    patch = check_strf("{\"trip\": \"%s\", \"hasReservation\": false}", t.road);
     CHECK_STATUS(strata_update(ctx, t.keynote, patch));
     free(patch);
 
@@ -394,7 +349,7 @@ static void test_update(void) {
 
         o = get_object(ctx, t.family);
         expect_fields(o, "{\"name\": \"Family Visit\", \"reason\": \"reunion\", \"livingAccommodation\": null}");
-        json_object *list = member(o, "bucketList");
+        json_object *list = check_member(o, "bucketList");
         CHECK(list && json_object_array_length(list) == 2);
         CHECK_STR_EQ(json_object_get_string(json_object_array_get_idx(list, 0)), t.market);
         char *swim = strdup(json_object_get_string(json_object_array_get_idx(list, 1)));
@@ -432,7 +387,7 @@ static void test_update(void) {
             strata_context_free(ctx);
             strata_close(db);
             db = open_trips(path);
-            ctx = new_context(db);
+            ctx = check_context(db);
         }
     }
     strata_context_free(ctx);
@@ -446,7 +401,7 @@ static void test_update(void) {
 static void test_delete_cascade(void) {
     char *path = test_store_path("objects_delete.store");
     strata_container *db = open_trips(path);
-    strata_context *ctx = new_context(db);
+    strata_context *ctx = check_context(db);
     trip_ids t;
     memset(&t, 0, sizeof t);
     insert_trips(ctx, &t);
@@ -462,7 +417,7 @@ static void test_delete_cascade(void) {
     CHECK(fetch_count(ctx, "{\"entity\": \"Trip\", \"includePendingChanges\": false}") == 3);
     CHECK_ERROR_CODE(strata_update(ctx, t.family, "{\"name\": \"x\"}"), STRATA_ERR_NOT_FOUND);
     CHECK_ERROR_CODE(strata_delete(ctx, t.family), STRATA_ERR_NOT_FOUND);
-    strata_context *other = new_context(db);
+    strata_context *other = check_context(db);
     CHECK(count(other, "Trip") == 3);
 
     CHECK_STATUS(strata_save(ctx));
@@ -500,7 +455,7 @@ static void test_delete_cascade(void) {
     strata_close(db);
 
     db = open_trips(path);
-    ctx = new_context(db);
+    ctx = check_context(db);
     CHECK(count(ctx, "Trip") == 2);
     CHECK(count(ctx, "BucketListItem") == 0);
     CHECK(count(ctx, "LivingAccommodation") == 0);
@@ -516,7 +471,7 @@ static void test_delete_cascade(void) {
 
 static void test_rollback(void) {
     strata_container *db = open_trips(NULL);
-    strata_context *ctx = new_context(db);
+    strata_context *ctx = check_context(db);
     trip_ids t;
     memset(&t, 0, sizeof t);
     insert_trips(ctx, &t);
@@ -530,7 +485,7 @@ static void test_rollback(void) {
     CHECK(strata_has_changes(ctx) == 1);
     CHECK(count(ctx, "Trip") == 3); /* +Maybe −WWDC */
     json_object *arr = fetch(ctx, "{\"entity\": \"Trip\"}");
-    CHECK_STR_EQ(str_member(json_object_array_get_idx(arr, 2), "_id"), id);
+    CHECK_STR_EQ(check_str_member(json_object_array_get_idx(arr, 2), "_id"), id);
     json_object_put(arr);
 
     CHECK_STATUS(strata_rollback(ctx));
@@ -547,7 +502,7 @@ static void test_rollback(void) {
 
     /* Saving after a rollback writes nothing. */
     CHECK_STATUS(strata_save(ctx));
-    strata_context *other = new_context(db);
+    strata_context *other = check_context(db);
     CHECK(count(other, "Trip") == 3);
     CHECK_ERROR_CODE(strata_get(other, id, &text), STRATA_ERR_NOT_FOUND);
     strata_context_free(other);
@@ -562,7 +517,7 @@ static void test_rollback(void) {
 
 static void test_upsert(void) {
     strata_container *db = open_trips(NULL);
-    strata_context *ctx = new_context(db);
+    strata_context *ctx = check_context(db);
     char *road = insert(ctx, "Trip", road_json);
     CHECK_STATUS(strata_save(ctx));
 
@@ -604,8 +559,8 @@ static void test_upsert(void) {
                      STRATA_ERR_CONSTRAINT);
     {
         json_object *err = parse_json_or_die(strata_last_error());
-        CHECK_STR_EQ(str_member(err, "code"), "constraint");
-        CHECK_STR_EQ(str_member(err, "entity"), "Trip");
+        CHECK_STR_EQ(check_str_member(err, "code"), "constraint");
+        CHECK_STR_EQ(check_str_member(err, "entity"), "Trip");
         json_object_put(err);
     }
     CHECK(id == NULL);
@@ -660,7 +615,7 @@ static void test_upsert(void) {
 
 static void test_insert_many(void) {
     strata_container *db = open_trips(NULL);
-    strata_context *ctx = new_context(db);
+    strata_context *ctx = check_context(db);
     char *existing = insert(ctx, "Trip", "{\"name\": \"B\", \"destination\": \"old\", \"startDate\": 0, \"endDate\": 0}");
     CHECK_STATUS(strata_save(ctx));
 
@@ -717,7 +672,7 @@ static void test_insert_many(void) {
     CHECK(ids == NULL);
     {
         json_object *err = parse_json_or_die(strata_last_error());
-        CHECK_STR_EQ(str_member(err, "path"), "/2/startDate");
+        CHECK_STR_EQ(check_str_member(err, "path"), "/2/startDate");
         json_object_put(err);
     }
     CHECK(strata_has_changes(ctx) == 0);
@@ -748,13 +703,13 @@ static void test_insert_many(void) {
 
 static void test_value_types(void) {
     char *schema = check_read_file(FIXTURES "rules.json");
-    char *json = strf("{\"schema\": %s}", schema);
+    char *json = check_strf("{\"schema\": %s}", schema);
     strata_config *cfg = NULL;
     CHECK_STATUS(strata_config_new(json, &cfg));
     char *path = test_store_path("objects_values.store");
     strata_container *db = NULL;
     CHECK_STATUS(strata_open(path, cfg, &db));
-    strata_context *ctx = new_context(db);
+    strata_context *ctx = check_context(db);
 
     char *full = insert(ctx, "Sample",
                         "{\"code\": \"full\", \"count\": -9007199254740993, \"ratio\": 0.1, \"flag\": true,"
@@ -772,7 +727,7 @@ static void test_value_types(void) {
     strata_close(db);
     CHECK_STATUS(strata_open(path, cfg, &db));
     strata_config_free(cfg);
-    ctx = new_context(db);
+    ctx = check_context(db);
 
     static const char *const keys[] = {"_id", "_entity", "code", "count", "ratio", "flag", "when", "blob", "uid",
                                        "link", "amount", "extra", "color", "note"};
@@ -785,10 +740,10 @@ static void test_value_types(void) {
                      " \"extra\": {\"list\": [1, 2.5, \"three\", null, true], \"nested\": {\"k\": \"v\"}},"
                      " \"color\": \"blue\", \"note\": \"line\\nbreak \\u00e9 \\ud83d\\ude00 \\\"quoted\\\"\"}");
     /* 64-bit integers survive exactly (not through a double). */
-    CHECK(json_object_is_type(member(o, "count"), json_type_int));
-    CHECK(json_object_get_int64(member(o, "count")) == -9007199254740993LL);
-    CHECK(json_object_is_type(member(o, "flag"), json_type_boolean));
-    CHECK(json_object_is_type(member(o, "ratio"), json_type_double));
+    CHECK(json_object_is_type(check_member(o, "count"), json_type_int));
+    CHECK(json_object_get_int64(check_member(o, "count")) == -9007199254740993LL);
+    CHECK(json_object_is_type(check_member(o, "flag"), json_type_boolean));
+    CHECK(json_object_is_type(check_member(o, "ratio"), json_type_double));
     json_object_put(o);
 
     o = get_object(ctx, sparse);
@@ -796,7 +751,7 @@ static void test_value_types(void) {
     expect_fields(o, "{\"code\": \"sparse\", \"note\": \"\", \"count\": 3, \"ratio\": 0.5, \"flag\": false,"
                      " \"when\": \"2026-11-22T00:00:00Z\", \"blob\": null, \"uid\": null, \"link\": null,"
                      " \"amount\": \"0.25\", \"extra\": [], \"color\": \"red\"}");
-    CHECK(json_object_is_type(member(o, "count"), json_type_int));
+    CHECK(json_object_is_type(check_member(o, "count"), json_type_int));
     json_object_put(o);
 
     o = get_object(ctx, epoch);

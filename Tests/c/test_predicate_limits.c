@@ -44,19 +44,13 @@ static void put_repeat(buf *b, const char *text, int n) { for (int i = 0; i < n;
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static const char *str_member(json_object *obj, const char *key) {
-    json_object *v = NULL;
-    if (!obj || !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) return NULL;
-    return json_object_get_string(v);
-}
-
 static int failures;
 
 /* A failed call: STRATA_ERR_INVALID, code "invalid", a path starting with `path_prefix`, a message containing `has`. */
 static int expect_invalid(strata_status st, const char *what, const char *path_prefix, const char *has) {
     const char *borrowed = strata_last_error();
     json_object *err = parse_json_or_die(borrowed ? borrowed : "null");
-    const char *code = str_member(err, "code"), *path = str_member(err, "path"), *message = str_member(err, "message");
+    const char *code = check_str_member(err, "code"), *path = check_str_member(err, "path"), *message = check_str_member(err, "message");
     int ok = st == STRATA_ERR_INVALID && code && strcmp(code, "invalid") == 0 && path &&
              strncmp(path, path_prefix, strlen(path_prefix)) == 0 && message && (!has || strstr(message, has));
     if (!ok) {
@@ -248,7 +242,7 @@ static void test_external_storage(void) {
             if (expect_invalid(st, bad[i].descriptor, bad[i].path, "external storage")) {
                 const char *e = strata_last_error();
                 json_object *err = parse_json_or_die(e);
-                CHECK_STR_EQ(str_member(err, "path"), bad[i].path);
+                CHECK_STR_EQ(check_str_member(err, "path"), bad[i].path);
                 json_object_put(err);
             }
             CHECK(out == NULL);

@@ -46,21 +46,6 @@ static int failures;
         }                                                                          \
     } while (0)
 
-/* A new malloc'd string from a printf format. */
-static char *strf(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    CHECK(n >= 0);
-    char *s = malloc((size_t)n + 1);
-    if (!s) exit(1);
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
 /* A growable string. */
 typedef struct { char *s; size_t n, cap; } sbuf;
 
@@ -93,37 +78,7 @@ static char *json_quote(const char *text) {
     return out;
 }
 
-/* Opens a store of `schema_path` at `path` (NULL: in memory). */
-static strata_container *open_store(const char *schema_path, const char *path) {
-    char *schema = check_read_file(schema_path);
-    char *json = strf("{\"schema\": %s%s}", schema, path ? "" : ", \"inMemory\": true");
-    strata_config *cfg = NULL;
-    CHECK_STATUS(strata_config_new(json, &cfg));
-    strata_container *db = NULL;
-    CHECK_STATUS(strata_open(path, cfg, &db));
-    strata_config_free(cfg);
-    free(json);
-    free(schema);
-    return db;
-}
-
-static strata_context *new_context(strata_container *db) {
-    strata_context *ctx = NULL;
-    CHECK_STATUS(strata_context_new(db, &ctx));
-    CHECK(ctx != NULL);
-    return ctx;
-}
-
-static json_object *member(json_object *obj, const char *key) {
-    json_object *v = NULL;
-    if (!obj || !json_object_object_get_ex(obj, key, &v)) return NULL;
-    return v;
-}
-
-static const char *str_member(json_object *obj, const char *key) {
-    json_object *v = member(obj, key);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
+#define open_store(schema_path, path) check_open_schema((schema_path), (path))
 
 static int has_prefix(const char *s, const char *prefix) {
     return s && strncmp(s, prefix, strlen(prefix)) == 0;
@@ -156,7 +111,7 @@ static int64_t fetch_count(strata_context *ctx, const char *descriptor) {
 }
 
 static int64_t count_of(strata_context *ctx, const char *entity) {
-    char *d = strf("{\"entity\": \"%s\"}", entity);
+    char *d = check_strf("{\"entity\": \"%s\"}", entity);
     int64_t n = fetch_count(ctx, d);
     free(d);
     return n;
@@ -169,15 +124,15 @@ static json_object *explain(strata_context *ctx, const char *descriptor) {
     json_object *e = parse_json_or_die(text);
     strata_free(text);
     CHECK(json_object_is_type(e, json_type_object));
-    CHECK(str_member(e, "sql") != NULL);
-    CHECK(json_object_is_type(member(e, "parameterCount"), json_type_int));
-    CHECK(json_object_is_type(member(e, "queryPlan"), json_type_array));
+    CHECK(check_str_member(e, "sql") != NULL);
+    CHECK(json_object_is_type(check_member(e, "parameterCount"), json_type_int));
+    CHECK(json_object_is_type(check_member(e, "queryPlan"), json_type_array));
     return e;
 }
 
 /* The SELECT list of an explained query: the text between "SELECT " and the first " FROM ". */
 static char *select_list(json_object *e) {
-    const char *sql = str_member(e, "sql");
+    const char *sql = check_str_member(e, "sql");
     CHECK(has_prefix(sql, "SELECT "));
     const char *from = strstr(sql, " FROM ");
     CHECK(from != NULL);
@@ -194,7 +149,7 @@ static char *select_list(json_object *e) {
  * used, and k equal to parameterCount. Returns k.
  */
 static int64_t check_parameters(json_object *e) {
-    const char *sql = str_member(e, "sql");
+    const char *sql = check_str_member(e, "sql");
     int seen[128] = {0};
     int highest = 0;
     for (const char *p = sql; (p = strchr(p, '?')) != NULL; p++) {
@@ -206,7 +161,7 @@ static int64_t check_parameters(json_object *e) {
         if (n > highest) highest = n;
     }
     for (int i = 1; i <= highest; i++) CHECK(seen[i]);
-    int64_t count = json_object_get_int64(member(e, "parameterCount"));
+    int64_t count = json_object_get_int64(check_member(e, "parameterCount"));
     if (count != highest)
         fprintf(stderr, "parameterCount %lld but the SQL uses %d placeholders: %s\n", (long long)count, highest, sql);
     CHECK(count == highest);
@@ -215,9 +170,9 @@ static int64_t check_parameters(json_object *e) {
 
 /* Some queryPlan detail contains `needle`. */
 static int plan_mentions(json_object *e, const char *needle) {
-    json_object *plan = member(e, "queryPlan");
+    json_object *plan = check_member(e, "queryPlan");
     for (size_t i = 0; i < json_object_array_length(plan); i++) {
-        const char *detail = str_member(json_object_array_get_idx(plan, i), "detail");
+        const char *detail = check_str_member(json_object_array_get_idx(plan, i), "detail");
         if (detail && strstr(detail, needle)) return 1;
     }
     return 0;
@@ -291,9 +246,9 @@ static void seed_trips(strata_context *ctx) {
         CHECK_STATUS(strata_get(ctx, trip[i], &text));
         json_object *o = parse_json_or_die(text);
         strata_free(text);
-        const char *p = str_member(o, "livingAccommodation");
+        const char *p = check_str_member(o, "livingAccommodation");
         place[i] = p ? strdup(p) : NULL;
-        json_object *list = member(o, "bucketList");
+        json_object *list = check_member(o, "bucketList");
         CHECK(list && json_object_array_length(list) <= 2);
         for (size_t k = 0; k < json_object_array_length(list); k++)
             items[i][k] = strdup(json_object_get_string(json_object_array_get_idx(list, k)));
@@ -337,7 +292,7 @@ static void expect_result_ids(strata_context *ctx, const char *descriptor, const
     int ok = json_object_array_length(objects) == n && json_object_array_length(idarr) == n && count == (int64_t)n;
     for (size_t i = 0; ok && i < n; i++) {
         json_object *o = json_object_array_get_idx(objects, i);
-        ok = json_object_is_type(o, json_type_object) && str_member(o, "_id") && strcmp(str_member(o, "_id"), ids[i]) == 0
+        ok = json_object_is_type(o, json_type_object) && check_str_member(o, "_id") && strcmp(check_str_member(o, "_id"), ids[i]) == 0
              && strcmp(json_object_get_string(json_object_array_get_idx(idarr, i)), ids[i]) == 0;
     }
     if (!ok) {
@@ -374,16 +329,16 @@ static void expect_trips(strata_context *ctx, const char *descriptor, const char
  */
 static void expect_both(strata_context *ctx, const char *entity, const char *text, const char *tree,
                         const char *bindings, const char *extra, const char *letters) {
-    char *b = bindings ? strf(", \"bindings\": %s", bindings) : strdup("");
+    char *b = bindings ? check_strf(", \"bindings\": %s", bindings) : strdup("");
     if (text) {
         char *quoted = json_quote(text);
-        char *d = strf("{\"entity\": \"%s\", \"predicate\": %s%s%s}", entity, quoted, b, extra);
+        char *d = check_strf("{\"entity\": \"%s\", \"predicate\": %s%s%s}", entity, quoted, b, extra);
         expect_trips(ctx, d, letters);
         free(d);
         free(quoted);
     }
     if (tree) {
-        char *d = strf("{\"entity\": \"%s\", \"predicate\": %s%s%s}", entity, tree, b, extra);
+        char *d = check_strf("{\"entity\": \"%s\", \"predicate\": %s%s%s}", entity, tree, b, extra);
         expect_trips(ctx, d, letters);
         free(d);
     }
@@ -427,7 +382,7 @@ static void test_session_examples(strata_context *ctx) {
     };
     for (size_t i = 0; i < sizeof searches / sizeof searches[0]; i++) {
         char *q = json_quote(searches[i].search);
-        char *bindings = strf("{\"searchText\": %s}", q);
+        char *bindings = check_strf("{\"searchText\": %s}", q);
         expect_both(ctx, "Trip", SEARCH_TEXT, SEARCH_TREE, bindings, "", searches[i].letters);
         /* The same closure with a named parameter and the macro wrapper. */
         expect_both(ctx, "Trip",
@@ -441,18 +396,18 @@ static void test_session_examples(strata_context *ctx) {
     /* Constant folding: with "" the search is `true` and the SQL has no condition and no parameter. */
     {
         char *q = json_quote(SEARCH_TEXT);
-        char *d = strf("{\"entity\": \"Trip\", \"predicate\": %s, \"bindings\": {\"searchText\": \"\"}}", q);
+        char *d = check_strf("{\"entity\": \"Trip\", \"predicate\": %s, \"bindings\": {\"searchText\": \"\"}}", q);
         json_object *e = explain(ctx, d);
         /* docs/predicates.md §3: "the SQL has no condition at all" */
-        if (strstr(str_member(e, "sql"), "WHERE") != NULL) fprintf(stderr, "folded search: %s\n", str_member(e, "sql"));
-        EXPECT(strstr(str_member(e, "sql"), "WHERE") == NULL);
+        if (strstr(check_str_member(e, "sql"), "WHERE") != NULL) fprintf(stderr, "folded search: %s\n", check_str_member(e, "sql"));
+        EXPECT(strstr(check_str_member(e, "sql"), "WHERE") == NULL);
         CHECK(check_parameters(e) == 0);
         json_object_put(e);
         free(d);
-        d = strf("{\"entity\": \"Trip\", \"predicate\": %s, \"bindings\": {\"searchText\": \"zur\"}}", q);
+        d = check_strf("{\"entity\": \"Trip\", \"predicate\": %s, \"bindings\": {\"searchText\": \"zur\"}}", q);
         e = explain(ctx, d);
-        CHECK(strstr(str_member(e, "sql"), "WHERE") != NULL);
-        CHECK(strstr(str_member(e, "sql"), "zur") == NULL);   /* bound, not in the text */
+        CHECK(strstr(check_str_member(e, "sql"), "WHERE") != NULL);
+        CHECK(strstr(check_str_member(e, "sql"), "zur") == NULL);   /* bound, not in the text */
         CHECK(check_parameters(e) >= 1);
         json_object_put(e);
         free(d);
@@ -464,7 +419,7 @@ static void test_session_examples(strata_context *ctx) {
         {"", "ACDFG"}, {"zur", "A"}, {"sa", "F"}, {"wwdc", ""}, {"o", "CDF"},
     };
     for (size_t i = 0; i < sizeof upcoming / sizeof upcoming[0]; i++) {
-        char *bindings = strf("{\"searchText\": \"%s\", \"currentDate\": \"" NOW "\"}", upcoming[i].search);
+        char *bindings = check_strf("{\"searchText\": \"%s\", \"currentDate\": \"" NOW "\"}", upcoming[i].search);
         expect_both(ctx, "Trip", "$0.endDate >= currentDate && (" SEARCH_TEXT ")",
                     "{\"and\": [{\">=\": [{\"key\": \"endDate\"}, {\"var\": \"currentDate\"}]}, " SEARCH_TREE "]}",
                     bindings, "", upcoming[i].letters);
@@ -498,11 +453,11 @@ static void test_segmented_control(strata_context *ctx) {
     };
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         for (int s = 0; s < 3; s++) {
-            char *bindings = strf("{\"searchText\": \"%s\"}", rows[r].search);
+            char *bindings = check_strf("{\"searchText\": \"%s\"}", rows[r].search);
             const char *sort = ", \"sortBy\": [{\"key\": \"startDate\", \"order\": \"forward\"}]";
             /* The segment as `is` in the predicate of a Trip fetch... */
-            char *text = strf("$0 is %s && (" SEARCH_TEXT ")", segments[s]);
-            char *tree = strf("{\"and\": [{\"is\": \"%s\"}, " SEARCH_TREE "]}", segments[s]);
+            char *text = check_strf("$0 is %s && (" SEARCH_TEXT ")", segments[s]);
+            char *tree = check_strf("{\"and\": [{\"is\": \"%s\"}, " SEARCH_TREE "]}", segments[s]);
             expect_both(ctx, "Trip", text, tree, bindings, sort, rows[r].letters[s]);
             /* ...and as the fetched entity. */
             expect_both(ctx, segments[s], SEARCH_TEXT, SEARCH_TREE, bindings, sort, rows[r].letters[s]);
@@ -522,7 +477,7 @@ static void test_widget(strata_context *ctx) {
         {"[{\"key\": \"startDate\", \"order\": \"reverse\"}]", "C"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *d = strf("{\"entity\": \"Trip\", \"predicate\": \"$0.endDate >= now\", \"bindings\": {\"now\": \"" NOW "\"},"
+        char *d = check_strf("{\"entity\": \"Trip\", \"predicate\": \"$0.endDate >= now\", \"bindings\": {\"now\": \"" NOW "\"},"
                        " \"sortBy\": %s, \"fetchLimit\": 1}", cases[i].sort);
         expect_trips(ctx, d, cases[i].letters);
         json_object *e = explain(ctx, d);
@@ -531,7 +486,7 @@ static void test_widget(strata_context *ctx) {
         CHECK(plan_mentions(e, "USING INDEX") || plan_mentions(e, "USING COVERING INDEX"));
         /* Two bound values: now and the fetchLimit; neither is in the SQL text. */
         CHECK(check_parameters(e) == 2);
-        const char *sql = str_member(e, "sql");
+        const char *sql = check_str_member(e, "sql");
         CHECK(strstr(sql, "2026") == NULL && strstr(sql, "1795305600") == NULL);
         json_object_put(e);
         free(d);
@@ -568,9 +523,9 @@ static void test_properties_to_fetch(strata_context *ctx) {
             json_object *o = json_object_array_get_idx(arr, i);
             int t = expected[k][i] - 'A';
             expect_keys(o, keys, 3);
-            CHECK_STR_EQ(str_member(o, "_id"), trip[t]);
-            CHECK_STR_EQ(str_member(o, "name"), names[t]);
-            const char *entity = str_member(o, "_entity");
+            CHECK_STR_EQ(check_str_member(o, "_id"), trip[t]);
+            CHECK_STR_EQ(check_str_member(o, "name"), names[t]);
+            const char *entity = check_str_member(o, "_entity");
             CHECK(entity != NULL && has_prefix(trip[t], entity) && trip[t][strlen(entity)] == '/');
         }
         json_object_put(arr);
@@ -580,7 +535,7 @@ static void test_properties_to_fetch(strata_context *ctx) {
         CHECK(strstr(select, "\"name\"") != NULL);
         for (size_t c = 0; c < sizeof other_columns / sizeof other_columns[0]; c++) {
             if (strstr(select, other_columns[c]) != NULL)
-                fprintf(stderr, "propertiesToFetch [name] selects %s: %s\n", other_columns[c], str_member(e, "sql"));
+                fprintf(stderr, "propertiesToFetch [name] selects %s: %s\n", other_columns[c], check_str_member(e, "sql"));
             CHECK(strstr(select, other_columns[c]) == NULL);
         }
         free(select);
@@ -604,7 +559,7 @@ static void test_subentities(strata_context *ctx) {
     /* The shallow fetch reads only Trip objects; the deep one all three entities. */
     json_object *arr = fetch(ctx, "{\"entity\": \"Trip\", \"includeSubentities\": false}");
     for (size_t i = 0; i < json_object_array_length(arr); i++)
-        CHECK_STR_EQ(str_member(json_object_array_get_idx(arr, i), "_entity"), "Trip");
+        CHECK_STR_EQ(check_str_member(json_object_array_get_idx(arr, i), "_entity"), "Trip");
     json_object_put(arr);
     CHECK(fetch_count(ctx, "{\"entity\": \"Trip\", \"includeSubentities\": false}") == 2);
     CHECK(fetch_count(ctx, "{\"entity\": \"Trip\", \"includeSubentities\": true}") == 7);
@@ -637,7 +592,7 @@ static void test_paging(strata_context *ctx) {
         char seen[N_TRIPS * 2 + 1];
         size_t n = 0;
         for (int offset = 0; offset <= N_TRIPS + size; offset += size) {
-            char *d = strf("{\"entity\": \"Trip\", \"sortBy\": [{\"key\": \"startDate\"}], \"fetchLimit\": %d,"
+            char *d = check_strf("{\"entity\": \"Trip\", \"sortBy\": [{\"key\": \"startDate\"}], \"fetchLimit\": %d,"
                            " \"fetchOffset\": %d}", size, offset);
             json_object *ids = fetch_ids(ctx, d);
             size_t got = json_object_array_length(ids);
@@ -648,7 +603,7 @@ static void test_paging(strata_context *ctx) {
             CHECK(json_object_array_length(objects) == got);
             for (size_t i = 0; i < got; i++) {
                 const char *id = json_object_get_string(json_object_array_get_idx(ids, i));
-                CHECK_STR_EQ(str_member(json_object_array_get_idx(objects, i), "_id"), id);
+                CHECK_STR_EQ(check_str_member(json_object_array_get_idx(objects, i), "_id"), id);
                 CHECK(n < sizeof seen - 1);
                 seen[n++] = letter_of(id);
             }
@@ -694,12 +649,12 @@ static void test_expressions(strata_context *ctx) {
                 "{\"==\": [{\"??\": [{\"key\": \"livingAccommodation.placeName\"}, \"none\"]}, \"none\"]}", NULL, "", "CFG");
     /* A to-one compared by identity. */
     {
-        char *bindings = strf("{\"place\": \"%s\"}", place[3]);
+        char *bindings = check_strf("{\"place\": \"%s\"}", place[3]);
         expect_both(ctx, "Trip", "$0.livingAccommodation == place",
                     "{\"==\": [{\"key\": \"livingAccommodation\"}, {\"var\": \"place\"}]}", bindings, "", "D");
         free(bindings);
-        char *tree = strf("{\"==\": [{\"key\": \"trip\"}, \"%s\"]}", trip[0]);
-        char *d = strf("{\"entity\": \"BucketListItem\", \"predicate\": %s}", tree);
+        char *tree = check_strf("{\"==\": [{\"key\": \"trip\"}, \"%s\"]}", trip[0]);
+        char *d = check_strf("{\"entity\": \"BucketListItem\", \"predicate\": %s}", tree);
         const char *want[] = {items[0][0], items[0][1]};
         expect_result_ids(ctx, d, want, 2, "the items of A");
         free(d);
@@ -737,14 +692,14 @@ static void test_expressions(strata_context *ctx) {
         sb_add(&b, "\"Route 66\", \"Cupertino\"]}");
         expect_both(ctx, "Trip", "names.contains($0.destination)",
                     "{\"in\": [{\"key\": \"destination\"}, {\"var\": \"names\"}]}", b.s, "", "BC");
-        char *d = strf("{\"entity\": \"Trip\", \"predicate\": {\"in\": [{\"key\": \"destination\"}, {\"var\": \"names\"}]},"
+        char *d = check_strf("{\"entity\": \"Trip\", \"predicate\": {\"in\": [{\"key\": \"destination\"}, {\"var\": \"names\"}]},"
                        " \"bindings\": %s}", b.s);
         json_object *e = explain(ctx, d);
         CHECK(check_parameters(e) == 1);
-        CHECK(strstr(str_member(e, "sql"), "City") == NULL);
+        CHECK(strstr(check_str_member(e, "sql"), "City") == NULL);
         json_object_put(e);
         free(d);
-        d = strf("{\"entity\": \"Trip\", \"predicate\": {\"in\": [{\"key\": \"destination\"}, {\"var\": \"names\"}]},"
+        d = check_strf("{\"entity\": \"Trip\", \"predicate\": {\"in\": [{\"key\": \"destination\"}, {\"var\": \"names\"}]},"
                  " \"bindings\": %s}", names3);
         e = explain(ctx, d);
         CHECK(check_parameters(e) == 3);
@@ -797,7 +752,7 @@ static void test_expressions(strata_context *ctx) {
     };
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
         const char *letters = options[i].letters;
-        char *tree = strf("{\"%s\": [{\"key\": \"destination\"}, \"%s\"]%s%s%s}", options[i].op, options[i].value,
+        char *tree = check_strf("{\"%s\": [{\"key\": \"destination\"}, \"%s\"]%s%s%s}", options[i].op, options[i].value,
                           *options[i].options ? ", \"options\": \"" : "", options[i].options, *options[i].options ? "\"" : "");
         expect_both(ctx, "Trip", NULL, tree, NULL, "", letters);
         free(tree);
@@ -868,7 +823,7 @@ static void test_expressions(strata_context *ctx) {
         expect_result_ids(ctx, "{\"entity\": \"BucketListItem\", \"predicate\": {\"any\": [{\"key\": \"trip.bucketList\"}, {\"key\": \"isInPlan\"}]}}",
                           in_plan_trips, 4, "items of trips with a planned item");
         const char *personal_items[] = {items[0][0], items[0][1], items[3][0], items[3][1], items[5][0]};
-        char *d = strf("{\"entity\": \"BucketListItem\", \"predicate\": {\"in\": [{\"key\": \"trip\"}, {\"var\": \"t\"}]},"
+        char *d = check_strf("{\"entity\": \"BucketListItem\", \"predicate\": {\"in\": [{\"key\": \"trip\"}, {\"var\": \"t\"}]},"
                        " \"bindings\": {\"t\": [\"%s\", \"%s\", \"%s\"]}}", trip[0], trip[3], trip[5]);
         expect_result_ids(ctx, d, personal_items, 5, "items of A, D, F");
         free(d);
@@ -888,17 +843,17 @@ static void test_more_fetching(strata_container *db, strata_context *ctx) {
     json_object *arr = fetch(ctx, "{\"entity\": \"BucketListItem\", \"relationshipKeyPathsForPrefetching\": [\"trip\"]}");
     CHECK(json_object_array_length(arr) == 6);
     for (size_t i = 0; i < 6; i++) {
-        json_object *t = member(json_object_array_get_idx(arr, i), "trip");
+        json_object *t = check_member(json_object_array_get_idx(arr, i), "trip");
         CHECK(json_object_is_type(t, json_type_object));
         char *text = NULL;
-        CHECK_STATUS(strata_get(ctx, str_member(t, "_id"), &text));
+        CHECK_STATUS(strata_get(ctx, check_str_member(t, "_id"), &text));
         json_object *g = parse_json_or_die(text);
         strata_free(text);
         if (!json_object_equal(g, t)) fprintf(stderr, "inline %s\n  get    %s\n", json_object_to_json_string(t), json_object_to_json_string(g));
         CHECK(json_object_equal(g, t));
         json_object_put(g);
     }
-    CHECK_STR_EQ(str_member(member(json_object_array_get_idx(arr, 0), "trip"), "reason"), "family");
+    CHECK_STR_EQ(check_str_member(check_member(json_object_array_get_idx(arr, 0), "trip"), "reason"), "family");
     json_object_put(arr);
 
     /* propertiesToFetch: none, a subentity attribute, a relationship, a transient attribute, with prefetching. */
@@ -914,7 +869,7 @@ static void test_more_fetching(strata_container *db, strata_context *ctx) {
     arr = fetch(ctx, "{\"entity\": \"Trip\", \"propertiesToFetch\": [\"reason\"]}");
     for (size_t i = 0; i < N_TRIPS; i++) {
         json_object *o = json_object_array_get_idx(arr, i);
-        int personal = strcmp(str_member(o, "_entity"), "PersonalTrip") == 0;
+        int personal = strcmp(check_str_member(o, "_entity"), "PersonalTrip") == 0;
         expect_keys(o, personal ? with_reason : ids_only, personal ? 3 : 2);
     }
     json_object_put(arr);
@@ -922,7 +877,7 @@ static void test_more_fetching(strata_container *db, strata_context *ctx) {
     for (size_t i = 0; i < N_TRIPS; i++) {
         json_object *o = json_object_array_get_idx(arr, i);
         expect_keys(o, with_list, 4);
-        json_object *list = member(o, "bucketList");
+        json_object *list = check_member(o, "bucketList");
         CHECK(json_object_array_length(list) == (size_t)(items[i][1] ? 2 : items[i][0] ? 1 : 0));
         if (items[i][0]) CHECK_STR_EQ(json_object_get_string(json_object_array_get_idx(list, 0)), items[i][0]);
     }
@@ -937,21 +892,21 @@ static void test_more_fetching(strata_container *db, strata_context *ctx) {
     for (size_t i = 0; i < N_TRIPS; i++) {
         json_object *o = json_object_array_get_idx(arr, i);
         expect_keys(o, with_place, 4);
-        json_object *p = member(o, "livingAccommodation");
-        if (place[i]) CHECK_STR_EQ(str_member(p, "_id"), place[i]);
+        json_object *p = check_member(o, "livingAccommodation");
+        if (place[i]) CHECK_STR_EQ(check_str_member(p, "_id"), place[i]);
         else CHECK(p == NULL);
     }
     json_object_put(arr);
 
     /* explain's queryPlan rows. */
     json_object *e = explain(ctx, "{\"entity\": \"Trip\", \"predicate\": \"$0.bucketList.count > 1\"}");
-    json_object *plan = member(e, "queryPlan");
+    json_object *plan = check_member(e, "queryPlan");
     CHECK(json_object_array_length(plan) >= 1);
     for (size_t i = 0; i < json_object_array_length(plan); i++) {
         json_object *row = json_object_array_get_idx(plan, i);
-        CHECK(json_object_is_type(member(row, "id"), json_type_int));
-        CHECK(json_object_is_type(member(row, "parent"), json_type_int));
-        CHECK(str_member(row, "detail") != NULL && *str_member(row, "detail"));
+        CHECK(json_object_is_type(check_member(row, "id"), json_type_int));
+        CHECK(json_object_is_type(check_member(row, "parent"), json_type_int));
+        CHECK(check_str_member(row, "detail") != NULL && *check_str_member(row, "detail"));
     }
     json_object_put(e);
 
@@ -982,18 +937,18 @@ static void test_more_fetching(strata_container *db, strata_context *ctx) {
     CHECK_STATUS(strata_set_trace(db, NULL, NULL, NULL));
 
     /* Prefetching sees pending changes: a new item inline, a deleted one gone, an updated one changed. */
-    char *patch = strf("{\"bucketList\": [\"%s\", {\"title\": \"Lake swim\", \"isInPlan\": true}]}", items[0][1]);
+    char *patch = check_strf("{\"bucketList\": [\"%s\", {\"title\": \"Lake swim\", \"isInPlan\": true}]}", items[0][1]);
     CHECK_STATUS(strata_update(ctx, trip[0], patch));
     free(patch);
     CHECK_STATUS(strata_update(ctx, items[0][1], "{\"details\": \"in the sun\"}"));
     arr = fetch(ctx, "{\"entity\": \"Trip\", \"predicate\": {\"is\": \"PersonalTrip\"}, \"fetchLimit\": 1,"
                      " \"relationshipKeyPathsForPrefetching\": [\"bucketList\"]}");
     CHECK(json_object_array_length(arr) == 1);
-    json_object *list = member(json_object_array_get_idx(arr, 0), "bucketList");
+    json_object *list = check_member(json_object_array_get_idx(arr, 0), "bucketList");
     CHECK(json_object_array_length(list) == 2);
-    CHECK_STR_EQ(str_member(json_object_array_get_idx(list, 0), "_id"), items[0][1]);
-    CHECK_STR_EQ(str_member(json_object_array_get_idx(list, 0), "details"), "in the sun");
-    CHECK_STR_EQ(str_member(json_object_array_get_idx(list, 1), "title"), "Lake swim");
+    CHECK_STR_EQ(check_str_member(json_object_array_get_idx(list, 0), "_id"), items[0][1]);
+    CHECK_STR_EQ(check_str_member(json_object_array_get_idx(list, 0), "details"), "in the sun");
+    CHECK_STR_EQ(check_str_member(json_object_array_get_idx(list, 1), "title"), "Lake swim");
     json_object_put(arr);
     expect_both(ctx, "Trip", "$0.bucketList.contains { $0.title == \"Lake swim\" }", NULL, NULL, "", "A");
     expect_both(ctx, "Trip", "$0.bucketList.contains { $0.title == \"Lake swim\" }", NULL, NULL,
@@ -1031,16 +986,16 @@ static void expect_records(strata_context *ctx, const char *descriptor, const ch
 
 static void run_record_cases(strata_context *ctx, const record_case *cases, size_t count) {
     for (size_t i = 0; i < count; i++) {
-        char *b = cases[i].bindings ? strf(", \"bindings\": %s", cases[i].bindings) : strdup("");
+        char *b = cases[i].bindings ? check_strf(", \"bindings\": %s", cases[i].bindings) : strdup("");
         if (cases[i].text) {
             char *q = json_quote(cases[i].text);
-            char *d = strf("{\"entity\": \"Record\", \"predicate\": %s%s}", q, b);
+            char *d = check_strf("{\"entity\": \"Record\", \"predicate\": %s%s}", q, b);
             expect_records(ctx, d, cases[i].expected);
             free(d);
             free(q);
         }
         if (cases[i].tree) {
-            char *d = strf("{\"entity\": \"Record\", \"predicate\": %s%s}", cases[i].tree, b);
+            char *d = check_strf("{\"entity\": \"Record\", \"predicate\": %s%s}", cases[i].tree, b);
             expect_records(ctx, d, cases[i].expected);
             free(d);
         }
@@ -1157,7 +1112,7 @@ static const record_case phase2[] = {
 
 static void test_values(void) {
     strata_container *db = open_store(FIXTURES "queries_values.json", NULL);
-    strata_context *ctx = new_context(db);
+    strata_context *ctx = check_context(db);
     memset(rid, 0, sizeof rid);
     for (int i = 0; i < 4; i++) CHECK_STATUS(strata_insert(ctx, "Record", records[i], &rid[i]));
     CHECK_STATUS(strata_save(ctx));
@@ -1219,13 +1174,13 @@ static void test_values(void) {
     CHECK_STATUS(strata_insert(ctx, "Tag", "{\"name\": \"red\"}", &red));
     CHECK_STATUS(strata_insert(ctx, "Tag", "{\"name\": \"blue\"}", &blue));
     CHECK_STATUS(strata_insert(ctx, "Tag", "{\"name\": \"green\"}", &green));
-    char *patch = strf("{\"tags\": [\"%s\", \"%s\"]}", red, blue);
+    char *patch = check_strf("{\"tags\": [\"%s\", \"%s\"]}", red, blue);
     CHECK_STATUS(strata_update(ctx, rid[0], patch));
     free(patch);
-    patch = strf("{\"tags\": [\"%s\"]}", blue);
+    patch = check_strf("{\"tags\": [\"%s\"]}", blue);
     CHECK_STATUS(strata_update(ctx, rid[1], patch));
     free(patch);
-    patch = strf("{\"tags\": [\"%s\"]}", green);
+    patch = check_strf("{\"tags\": [\"%s\"]}", green);
     CHECK_STATUS(strata_update(ctx, rid[6], patch));
     free(patch);
     for (int pass = 0; pass < 2; pass++) {   /* pending, then saved */
@@ -1241,18 +1196,18 @@ static void test_values(void) {
         const char *d = "{\"entity\": \"Record\", \"predicate\": \"!$0.tags.isEmpty\", \"relationshipKeyPathsForPrefetching\": [\"tags\"]}";
         json_object *arr = fetch(ctx, d);
         CHECK(json_object_array_length(arr) == 3);
-        json_object *list = member(json_object_array_get_idx(arr, 0), "tags");
+        json_object *list = check_member(json_object_array_get_idx(arr, 0), "tags");
         CHECK(json_object_array_length(list) == 2);
-        CHECK_STR_EQ(str_member(json_object_array_get_idx(list, 0), "_id"), red);
-        CHECK_STR_EQ(str_member(json_object_array_get_idx(list, 0), "name"), "red");
-        CHECK_STR_EQ(str_member(json_object_array_get_idx(list, 1), "name"), "blue");
-        json_object *back = member(json_object_array_get_idx(list, 1), "records");
+        CHECK_STR_EQ(check_str_member(json_object_array_get_idx(list, 0), "_id"), red);
+        CHECK_STR_EQ(check_str_member(json_object_array_get_idx(list, 0), "name"), "red");
+        CHECK_STR_EQ(check_str_member(json_object_array_get_idx(list, 1), "name"), "blue");
+        json_object *back = check_member(json_object_array_get_idx(list, 1), "records");
         CHECK(json_object_array_length(back) == 2);
         CHECK_STR_EQ(json_object_get_string(json_object_array_get_idx(back, 0)), rid[0]);
         CHECK_STR_EQ(json_object_get_string(json_object_array_get_idx(back, 1)), rid[1]);
-        list = member(json_object_array_get_idx(arr, 2), "tags");
+        list = check_member(json_object_array_get_idx(arr, 2), "tags");
         CHECK(json_object_array_length(list) == 1);
-        CHECK_STR_EQ(str_member(json_object_array_get_idx(list, 0), "name"), "green");
+        CHECK_STR_EQ(check_str_member(json_object_array_get_idx(list, 0), "name"), "green");
         json_object_put(arr);
         const char *blue_red[] = {red, blue};
         expect_result_ids(ctx, "{\"entity\": \"Tag\", \"predicate\": \"$0.records.contains { $0.flag }\"}", blue_red, 2, "red, blue");
@@ -1282,13 +1237,13 @@ static void test_values(void) {
 /* ---- pending changes ------------------------------------------------------ */
 
 static void test_pending_changes(strata_container *db) {
-    strata_context *ctx = new_context(db);
-    strata_context *other = new_context(db);
+    strata_context *ctx = check_context(db);
+    strata_context *other = check_context(db);
     const char *zur = "{\"entity\": \"Trip\", \"predicate\": \"$0.destination.localizedStandardContains(q)\","
                       " \"bindings\": {\"q\": \"zur\"}%s}";
-    char *with = strf(zur, "");
-    char *with_true = strf(zur, ", \"includePendingChanges\": true");
-    char *without = strf(zur, ", \"includePendingChanges\": false");
+    char *with = check_strf(zur, "");
+    char *with_true = check_strf(zur, ", \"includePendingChanges\": true");
+    char *without = check_strf(zur, ", \"includePendingChanges\": false");
 
     /* An unsaved insert, update and delete. */
     char *h = NULL;
@@ -1346,9 +1301,9 @@ static void expect_items(strata_context *ctx, const char *const *ids, size_t n, 
 static void test_delete_where(void) {
     char *path = test_store_path("queries_delete_where.store");
     strata_container *db = open_store(TRIPS_SCHEMA, path);
-    strata_context *ctx = new_context(db);
+    strata_context *ctx = check_context(db);
     seed_trips(ctx);
-    strata_context *other = new_context(db);
+    strata_context *other = check_context(db);
     const char *all_items[] = {items[0][0], items[0][1], items[1][0], items[3][0], items[3][1], items[5][0]};
 
     /* A #Predicate text: pending until saved, rolled back. */
@@ -1437,36 +1392,36 @@ static void free_counter(void *userdata) { ((trace_counter *)userdata)->freed++;
 static void check_many_trip(json_object *o, int i, strata_context *ctx, int compare_with_get) {
     char name[32];
     snprintf(name, sizeof name, "Trip %05d", i);
-    CHECK_STR_EQ(str_member(o, "name"), name);
-    const char *id = str_member(o, "_id");
+    CHECK_STR_EQ(check_str_member(o, "name"), name);
+    const char *id = check_str_member(o, "_id");
     CHECK(id != NULL);
     static const char *const entities[] = {"PersonalTrip", "BusinessTrip", "Trip"};
-    CHECK_STR_EQ(str_member(o, "_entity"), entities[i % 3]);
+    CHECK_STR_EQ(check_str_member(o, "_entity"), entities[i % 3]);
 
-    json_object *p = member(o, "livingAccommodation");
+    json_object *p = check_member(o, "livingAccommodation");
     CHECK(p != NULL && json_object_is_type(p, json_type_object));
     char text[48];
     snprintf(text, sizeof text, "Place %05d", i);
-    CHECK_STR_EQ(str_member(p, "placeName"), text);
+    CHECK_STR_EQ(check_str_member(p, "placeName"), text);
     snprintf(text, sizeof text, "%d Main Street", i);
-    CHECK_STR_EQ(str_member(p, "address"), text);
-    CHECK_STR_EQ(str_member(p, "_entity"), "LivingAccommodation");
-    CHECK(has_prefix(str_member(p, "_id"), "LivingAccommodation/"));
-    CHECK_STR_EQ(str_member(p, "trip"), id);
+    CHECK_STR_EQ(check_str_member(p, "address"), text);
+    CHECK_STR_EQ(check_str_member(p, "_entity"), "LivingAccommodation");
+    CHECK(has_prefix(check_str_member(p, "_id"), "LivingAccommodation/"));
+    CHECK_STR_EQ(check_str_member(p, "trip"), id);
 
-    json_object *list = member(o, "bucketList");
+    json_object *list = check_member(o, "bucketList");
     CHECK(list != NULL && json_object_is_type(list, json_type_array) && json_object_array_length(list) == 2);
     for (int k = 0; k < 2; k++) {
         json_object *item = json_object_array_get_idx(list, (size_t)k);
         CHECK(json_object_is_type(item, json_type_object));
         snprintf(text, sizeof text, "Item %05d-%c", i, 'a' + k);
-        CHECK_STR_EQ(str_member(item, "title"), text);
-        CHECK_STR_EQ(str_member(item, "_entity"), "BucketListItem");
-        CHECK(has_prefix(str_member(item, "_id"), "BucketListItem/"));
-        CHECK_STR_EQ(str_member(item, "trip"), id);
-        CHECK(json_object_get_boolean(member(item, "isInPlan")) == (k == 0 && i % 2 == 0));
+        CHECK_STR_EQ(check_str_member(item, "title"), text);
+        CHECK_STR_EQ(check_str_member(item, "_entity"), "BucketListItem");
+        CHECK(has_prefix(check_str_member(item, "_id"), "BucketListItem/"));
+        CHECK_STR_EQ(check_str_member(item, "trip"), id);
+        CHECK(json_object_get_boolean(check_member(item, "isInPlan")) == (k == 0 && i % 2 == 0));
         snprintf(text, sizeof text, "d%d", i);
-        CHECK_STR_EQ(str_member(item, "details"), k == 1 ? text : "");
+        CHECK_STR_EQ(check_str_member(item, "details"), k == 1 ? text : "");
     }
 
     if (compare_with_get) {
@@ -1474,7 +1429,7 @@ static void check_many_trip(json_object *o, int i, strata_context *ctx, int comp
         json_object *related[3] = {p, json_object_array_get_idx(list, 0), json_object_array_get_idx(list, 1)};
         for (int k = 0; k < 3; k++) {
             char *got = NULL;
-            CHECK_STATUS(strata_get(ctx, str_member(related[k], "_id"), &got));
+            CHECK_STATUS(strata_get(ctx, check_str_member(related[k], "_id"), &got));
             json_object *g = parse_json_or_die(got);
             strata_free(got);
             if (!json_object_equal(g, related[k]))
@@ -1492,7 +1447,7 @@ static int compare_strings(const void *a, const void *b) {
 static void test_prefetch_many(void) {
     char *path = test_store_path("queries_prefetch.store");
     strata_container *db = open_store(TRIPS_SCHEMA, path);
-    strata_context *ctx = new_context(db);
+    strata_context *ctx = check_context(db);
     static const char *const entities[] = {"PersonalTrip", "BusinessTrip", "Trip"};
     for (int start = 0; start < MANY; start += BATCH) {
         sbuf b = {0};
@@ -1557,8 +1512,8 @@ static void test_prefetch_many(void) {
     CHECK(json_object_array_length(arr) == 50);
     for (int i = 0; i < 50; i++) {
         json_object *o = json_object_array_get_idx(arr, (size_t)i);
-        CHECK(json_object_is_type(member(o, "livingAccommodation"), json_type_object));
-        json_object *list = member(o, "bucketList");
+        CHECK(json_object_is_type(check_member(o, "livingAccommodation"), json_type_object));
+        json_object *list = check_member(o, "bucketList");
         CHECK(json_object_array_length(list) == 2);
         CHECK(json_object_is_type(json_object_array_get_idx(list, 0), json_type_string));
         CHECK(has_prefix(json_object_get_string(json_object_array_get_idx(list, 0)), "BucketListItem/"));
@@ -1572,7 +1527,7 @@ static void test_prefetch_many(void) {
     arr = parse_json_or_die(text);
     strata_free(text);
     CHECK(json_object_array_length(arr) == 3);
-    CHECK(has_prefix(str_member(json_object_array_get_idx(arr, 0), "livingAccommodation"), "LivingAccommodation/"));
+    CHECK(has_prefix(check_str_member(json_object_array_get_idx(arr, 0), "livingAccommodation"), "LivingAccommodation/"));
     json_object_put(arr);
 
     /* Removing the hook frees its userdata once and stops the counting. */
@@ -1594,13 +1549,13 @@ static void test_prefetch_many(void) {
 
     /* Paging through 10,000 trips covers each exactly once. */
     const char *order = "\"sortBy\": [{\"key\": \"destination\"}, {\"key\": \"name\", \"order\": \"reverse\"}]";
-    char *all_d = strf("{\"entity\": \"Trip\", %s}", order);
+    char *all_d = check_strf("{\"entity\": \"Trip\", %s}", order);
     json_object *all = fetch_ids(ctx, all_d);
     free(all_d);
     CHECK(json_object_array_length(all) == MANY);
     size_t next = 0;
     for (int offset = 0; offset < MANY + 997; offset += 997) {
-        char *pd = strf("{\"entity\": \"Trip\", %s, \"fetchLimit\": 997, \"fetchOffset\": %d}", order, offset);
+        char *pd = check_strf("{\"entity\": \"Trip\", %s, \"fetchLimit\": 997, \"fetchOffset\": %d}", order, offset);
         json_object *page = fetch_ids(ctx, pd);
         int64_t expected = MANY - offset < 0 ? 0 : (MANY - offset < 997 ? MANY - offset : 997);
         CHECK((int64_t)json_object_array_length(page) == expected);
@@ -1634,7 +1589,7 @@ int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* keep stdout and stderr in order */
     char *path = test_store_path("queries_trips.store");
     strata_container *db = open_store(TRIPS_SCHEMA, path);
-    strata_context *ctx = new_context(db);
+    strata_context *ctx = check_context(db);
     seed_trips(ctx);
 
     test_session_examples(ctx);

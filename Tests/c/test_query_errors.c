@@ -34,27 +34,7 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static strata_container *open_store(const char *schema_path, const char *path) {
-    char *schema = check_read_file(schema_path);
-    size_t n = strlen(schema) + 64;
-    char *json = malloc(n);
-    if (!json) exit(1);
-    snprintf(json, n, "{\"schema\": %s%s}", schema, path ? "" : ", \"inMemory\": true");
-    strata_config *cfg = NULL;
-    CHECK_STATUS(strata_config_new(json, &cfg));
-    strata_container *db = NULL;
-    CHECK_STATUS(strata_open(path, cfg, &db));
-    strata_config_free(cfg);
-    free(json);
-    free(schema);
-    return db;
-}
-
-static const char *str_member(json_object *obj, const char *key) {
-    json_object *v = NULL;
-    if (!obj || !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) return NULL;
-    return json_object_get_string(v);
-}
+#define open_store(schema_path, path) check_open_schema((schema_path), (path))
 
 /* ---- the world every case runs in -------------------------------------- */
 
@@ -475,8 +455,8 @@ static int run_case(const query_case *c, int which) {
     }
 
     json_object *err = parse_json_or_die(error);
-    const char *code = str_member(err, "code");
-    const char *message = str_member(err, "message");
+    const char *code = check_str_member(err, "code");
+    const char *message = check_str_member(err, "message");
     json_object *status = NULL;
     if (!json_object_is_type(err, json_type_object) || !code || !*code || !message || !*message) {
         fprintf(stderr, "FAIL %s: last error lacks a code or message: %s\n", label, error);
@@ -493,7 +473,7 @@ static int run_case(const query_case *c, int which) {
         }
     }
     if (c->path) {
-        const char *path = str_member(err, "path");
+        const char *path = check_str_member(err, "path");
         if (!path || strcmp(path, c->path) != 0) {
             fprintf(stderr, "FAIL %s: path %s%s%s, expected \"%s\"\n  %s\n", label, path ? "\"" : "", path ? path : "(missing)",
                     path ? "\"" : "", c->path, error);

@@ -20,21 +20,7 @@
 #define PER_THREAD 500
 #define BATCH 50 /* objects per save: 25 by strata_insert, 25 by one strata_insert_many */
 
-static strata_container *open_trips(const char *path) {
-    char *schema = check_read_file(FIXTURES "trips.json");
-    size_t n = strlen(schema) + 64;
-    char *json = malloc(n);
-    if (!json) exit(1);
-    snprintf(json, n, "{\"schema\": %s%s}", schema, path ? "" : ", \"inMemory\": true");
-    strata_config *cfg = NULL;
-    CHECK_STATUS(strata_config_new(json, &cfg));
-    strata_container *db = NULL;
-    CHECK_STATUS(strata_open(path, cfg, &db));
-    strata_config_free(cfg);
-    free(json);
-    free(schema);
-    return db;
-}
+#define open_trips(path) check_open_schema(FIXTURES "trips.json", (path))
 
 /* Whether the calling thread's last error has this code. */
 static int last_error_is(const char *code) {
