@@ -3,12 +3,15 @@ import Strata
 
 // Header section: Library (versions, errors, memory).
 
-private let versionText: StaticString = "0.1.0"
+/// `StrataInfo.version` as C text, made once (the one Swift definition of the version;
+/// the header's STRATA_VERSION is checked against it by the tests).
+nonisolated(unsafe) private let versionText: UnsafePointer<CChar> = {
+    if let p = strdup(StrataInfo.version) { return UnsafePointer(p) }
+    return UnsafeRawPointer(("unknown" as StaticString).utf8Start).assumingMemoryBound(to: CChar.self)
+}()
 
 @_cdecl("strata_version")
-public func strata_version() -> UnsafePointer<CChar> {
-    UnsafeRawPointer(versionText.utf8Start).assumingMemoryBound(to: CChar.self)
-}
+public func strata_version() -> UnsafePointer<CChar> { versionText }
 
 /// Static text for a status, mapped code by code (never by position).
 private func statusText(_ status: Int32) -> StaticString {
