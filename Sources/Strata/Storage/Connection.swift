@@ -177,10 +177,14 @@ final class Connection {
     }
 
     /// Runs one or more statements without arguments (DDL, pragmas).
-    func execute(script sql: String) throws {
-        statementLog?.append(sql)
+    /// - Parameter reported: false keeps the statements out of the statement log and the
+    ///   trace hook (STRATA_SQL_DEBUG still prints them).
+    func execute(script sql: String, reported: Bool = true) throws {
+        if reported {
+            statementLog?.append(sql)
+            if let t = trace, t.isActive { t.emit(sql) }
+        }
         if sqlDebug { fputs("[strata sql] \(sql)\n", stderr) }
-        if let t = trace, t.isActive { t.emit(sql) }
         var err: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &err)
         if rc != SQLITE_OK {
@@ -226,15 +230,9 @@ final class Connection {
 
     /// Starts a deferred read transaction; unlike `begin`, not reported to the
     /// statement log or the trace hook (STRATA_SQL_DEBUG still prints it).
-    func beginRead() throws { try control("BEGIN") }
+    func beginRead() throws { try execute(script: "BEGIN", reported: false) }
     /// Ends a read transaction started with `beginRead`.
-    func endRead() { if isInTransaction { _ = try? control("ROLLBACK") } }
-
-    private func control(_ sql: String) throws {
-        if sqlDebug { fputs("[strata sql] \(sql)\n", stderr) }
-        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
-        if rc != SQLITE_OK { throw error(rc, context: sql) }
-    }
+    func endRead() { if isInTransaction { _ = try? execute(script: "ROLLBACK", reported: false) } }
     func rollback() {
         if isInTransaction { _ = try? execute(script: "ROLLBACK") }
     }

@@ -31,7 +31,7 @@ final class ExternalFolder: @unchecked Sendable {
 
     /// Whether `name` is one Strata generates: a canonical uppercase UUID.
     static func isValidName<C: Collection>(_ name: C) -> Bool where C.Element == UInt8 {
-        guard name.count == 36, let canonical = UUIDText.canonical(name) else { return false }
+        guard let canonical = UUIDText.canonical(name) else { return false }
         return canonical.utf8.elementsEqual(name)
     }
 
@@ -93,15 +93,16 @@ final class ExternalFolder: @unchecked Sendable {
         if fsync(dfd) != 0 { throw StrataError(.io, "cannot sync external storage folder '\(path)'") }
     }
 
-    /// The contents of the file a column names.
+    /// The contents of the file that the column of `a` names in row `pk`.
     ///
     /// - Throws: `.corrupt` for a name Strata did not generate or a file that is
     ///   not a regular file (a symbolic link is not followed); ``Missing`` when
     ///   the file is not there; `.io` when it cannot be read.
-    func read<C: Collection>(_ nameBytes: C, entity: String, attribute: String, table: String, pk: Int64) throws -> [UInt8] where C.Element == UInt8 {
+    func read<C: Collection>(_ nameBytes: C, of a: Attribute, pk: Int64) throws -> [UInt8] where C.Element == UInt8 {
+        let entity = a.entity.name, attribute = a.name
         guard ExternalFolder.isValidName(nameBytes) else { throw ExternalFolder.corruptName(entity: entity, attribute: attribute) }
         let name = String(decoding: nameBytes, as: UTF8.self)
-        func missing() -> Missing { Missing(name: name, entity: entity, attribute: attribute, table: table, pk: pk) }
+        func missing() -> Missing { Missing(name: name, entity: entity, attribute: attribute, table: a.entity.root.name, pk: pk) }
         guard let dfd = try openDirectory(create: false) else { throw missing() }
         defer { close(dfd) }
         let fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)

@@ -42,7 +42,7 @@ final class RowPlan {
         self.leading = Int32(leading.count)
         var select = leading + ["\(alias)._pk", "\(alias)._entity"]
         var columnIndex: [String: Int32] = [:]
-        var joinIndex: [String: Int32] = [:]
+        var entityColumnIndex: [String: Int32] = [:]
         func column(_ name: String) -> Int32 {
             if let i = columnIndex[name] { return i }
             let i = Int32(select.count)
@@ -71,11 +71,11 @@ final class RowPlan {
                     var entityColumn: Int32?
                     if r.destination.root.isInHierarchy {
                         // A scalar subquery, not a join: SQLite joins at most 64 tables, and an entity may hold more links.
-                        if let j = joinIndex[col] { entityColumn = j } else {
-                            let ra = "r\(alias)\(joinIndex.count)"
+                        if let j = entityColumnIndex[col] { entityColumn = j } else {
+                            let ra = "r\(alias)\(entityColumnIndex.count)"
                             let j = Int32(select.count)
                             select.append("(SELECT \(ra)._entity FROM \(quote(r.destination.tableName)) \(ra) WHERE \(ra)._pk = \(alias).\(quote(col)))")
-                            joinIndex[col] = j
+                            entityColumnIndex[col] = j
                             entityColumn = j
                         }
                     }
@@ -213,7 +213,7 @@ extension SQLiteSession {
             out.string(ep.entity.name)
             for c in ep.columns {
                 out.rawKey(c.key)
-                try writeColumn(stmt, c, pk: pk, table: plan.root.name, into: &out)
+                try writeColumn(stmt, c, pk: pk, into: &out)
             }
             for (key, json) in ep.constants {
                 out.rawKey(key)
@@ -227,7 +227,7 @@ extension SQLiteSession {
     }
 
     @inline(__always)
-    private func writeColumn(_ s: Statement, _ c: RowPlan.Column, pk: Int64, table: String, into w: inout JSONWriter) throws {
+    private func writeColumn(_ s: Statement, _ c: RowPlan.Column, pk: Int64, into w: inout JSONWriter) throws {
         let i = c.index
         let type = s.columnType(i)
         if type == SQLITE_NULL { w.null(); return }
@@ -244,7 +244,7 @@ extension SQLiteSession {
             case .data:
                 if type == SQLITE_TEXT, a.externalStorage, let folder = sqliteStore.externalFolder {
                     // The column names a file in the store's folder (checked: the store file is untrusted).
-                    let bytes = try folder.read(s.textBuffer(i), entity: a.entity.name, attribute: a.name, table: table, pk: pk)
+                    let bytes = try folder.read(s.textBuffer(i), of: a, pk: pk)
                     w.beginRawString()
                     bytes.withUnsafeBytes { Base64.encode($0, into: &w.bytes) }
                     w.endRawString()

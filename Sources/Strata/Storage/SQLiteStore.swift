@@ -112,8 +112,12 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         if path.hasSuffix("/") || SQLiteStore.isDirectory(path) {
             throw StrataError(.invalid, "the store path '\(path)' names a directory, not a file")
         }
-        return path.hasPrefix("/") ? path : "./" + path
+        return sqliteName(path)
     }
+
+    /// The name SQLite opens for a checked path: relative paths start with "./", which
+    /// SQLite never reads as a URI.
+    static func sqliteName(_ path: String) -> String { path.hasPrefix("/") ? path : "./" + path }
 
     static func isDirectory(_ path: String) -> Bool {
         var st = stat()
@@ -125,9 +129,8 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         guard let size = fileSize(path) else { return }
         if size > 0 {
             guard hasSQLiteHeader(path),
-                  let c = try? Connection(path: path.hasPrefix("/") ? path : "./" + path, readOnly: true, create: false),
-                  (try? isEmptyDatabase(c)) == true,
-                  (try? c.statement("SELECT count(*) FROM sqlite_master").scalar()) == .int(0) else { return }
+                  let c = try? Connection(path: sqliteName(path), readOnly: true, create: false),
+                  (try? isEmptyDatabase(c)) == true else { return }
         }
         for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
     }

@@ -334,7 +334,8 @@ struct JSONReader {
 /// small, a hash set past a few keys, so checking every key of an object for
 /// duplicates is linear overall.
 struct KeySet {
-    private static let scanLimit = 12
+    /// Objects with at most this many keys are scanned, not hashed.
+    static let scanLimit = 12
     private var small: [String] = []
     private var large: Set<String>?
 

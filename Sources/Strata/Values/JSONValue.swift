@@ -19,7 +19,7 @@ public indirect enum JSONValue: Equatable, Sendable {
         case let (.array(x), .array(y)): return x == y
         case let (.object(x), .object(y)):
             guard x.count == y.count else { return false }
-            if x.count <= 12 {
+            if x.count <= KeySet.scanLimit {
                 for (k, v) in x {
                     guard let other = y.first(where: { $0.0 == k }), other.1 == v else { return false }
                 }
