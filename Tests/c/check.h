@@ -17,6 +17,8 @@
  *   check_strf(fmt, ...)             a new malloc'd string from a printf format
  *   check_member(obj, key)           obj's member key (a json-c object) or NULL
  *   check_str_member(obj, key)       obj's string member key or NULL
+ *   check_buf, check_buf_add(b, text), check_buf_repeat(b, text, n)
+ *                                    a growing string (b.s, free() it), starting as {0}
  *
  * Every failed check prints file:line and what failed to stderr and exits 1.
  * Tests are built with -D_POSIX_C_SOURCE=200809L, -std=c99 -pedantic -Werror.
@@ -254,6 +256,24 @@ static inline struct json_object *check_member(struct json_object *obj, const ch
 static inline const char *check_str_member(struct json_object *obj, const char *key) {
     struct json_object *v = check_member(obj, key);
     return v != NULL && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+/* A growing NUL-terminated string: `check_buf b = {0};`, then free(b.s). */
+typedef struct { char *s; size_t len, cap; } check_buf;
+
+static inline void check_buf_add(check_buf *b, const char *text) {
+    size_t n = strlen(text);
+    if (b->len + n + 1 > b->cap) {
+        b->cap = (b->len + n + 1) * 2;
+        b->s = (char *)realloc(b->s, b->cap);
+        if (b->s == NULL) { fprintf(stderr, "out of memory\n"); exit(1); }
+    }
+    memcpy(b->s + b->len, text, n + 1);
+    b->len += n;
+}
+
+static inline void check_buf_repeat(check_buf *b, const char *text, int n) {
+    for (int i = 0; i < n; i++) check_buf_add(b, text);
 }
 
 static inline char *test_store_path(const char *name) {

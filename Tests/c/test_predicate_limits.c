@@ -25,23 +25,6 @@
 #endif
 #define TRIPS_SCHEMA STRATA_SOURCE_DIR "/examples/trips/schema.json"
 
-/* ---- a growing string --------------------------------------------------- */
-
-typedef struct { char *s; size_t len, cap; } buf;
-
-static void put(buf *b, const char *text) {
-    size_t n = strlen(text);
-    if (b->len + n + 1 > b->cap) {
-        b->cap = (b->len + n + 1) * 2;
-        b->s = realloc(b->s, b->cap);
-        if (!b->s) exit(1);
-    }
-    memcpy(b->s + b->len, text, n + 1);
-    b->len += n;
-}
-
-static void put_repeat(buf *b, const char *text, int n) { for (int i = 0; i < n; i++) put(b, text); }
-
 /* ---- helpers ------------------------------------------------------------ */
 
 static int failures;
@@ -66,37 +49,37 @@ static int expect_invalid(strata_status st, const char *what, const char *path_p
 
 /* A JSON predicate: `construct` nested `depth` times. */
 static char *nested(int construct, int depth) {
-    buf b = {0};
+    check_buf b = {0};
     const char *leaf = "{\"==\": [{\"key\": \"name\"}, \"Family Visit\"]}";
     const char *item_leaf = "{\"key\": \"isInPlan\"}";
     switch (construct) {
     case 0:  /* not */
-        put_repeat(&b, "{\"not\": ", depth); put(&b, leaf); put_repeat(&b, "}", depth);
+        check_buf_repeat(&b, "{\"not\": ", depth); check_buf_add(&b, leaf); check_buf_repeat(&b, "}", depth);
         break;
     case 1:  /* not (and (…)) alternating with not (or (…)) */
-        for (int i = 0; i < depth; i++) { put(&b, i % 2 ? "{\"not\": {\"or\": [" : "{\"not\": {\"and\": ["); put(&b, leaf); put(&b, ", "); }
-        put(&b, leaf); put_repeat(&b, "]}}", depth);
+        for (int i = 0; i < depth; i++) { check_buf_add(&b, i % 2 ? "{\"not\": {\"or\": [" : "{\"not\": {\"and\": ["); check_buf_add(&b, leaf); check_buf_add(&b, ", "); }
+        check_buf_add(&b, leaf); check_buf_repeat(&b, "]}}", depth);
         break;
     case 2:  /* and/or alternating */
-        for (int i = 0; i < depth; i++) { put(&b, i % 2 ? "{\"or\": [" : "{\"and\": ["); put(&b, "{\"not\": "); put(&b, leaf); put(&b, "}, "); }
-        put(&b, leaf); put_repeat(&b, "]}", depth);
+        for (int i = 0; i < depth; i++) { check_buf_add(&b, i % 2 ? "{\"or\": [" : "{\"and\": ["); check_buf_add(&b, "{\"not\": "); check_buf_add(&b, leaf); check_buf_add(&b, "}, "); }
+        check_buf_add(&b, leaf); check_buf_repeat(&b, "]}", depth);
         break;
     case 3:  /* any closures */
     case 4:  /* all closures */
         for (int i = 0; i < depth; i++) {
-            put(&b, construct == 3 ? "{\"any\": [{\"key\": \"" : "{\"all\": [{\"key\": \"");
-            put(&b, i == 0 ? "bucketList" : "trip.bucketList");
-            put(&b, "\"}, ");
+            check_buf_add(&b, construct == 3 ? "{\"any\": [{\"key\": \"" : "{\"all\": [{\"key\": \"");
+            check_buf_add(&b, i == 0 ? "bucketList" : "trip.bucketList");
+            check_buf_add(&b, "\"}, ");
         }
-        put(&b, item_leaf); put_repeat(&b, "]}", depth);
+        check_buf_add(&b, item_leaf); check_buf_repeat(&b, "]}", depth);
         break;
     case 5:  /* conditionals, nested in the then branch */
-        for (int i = 0; i < depth; i++) { put(&b, "{\"cond\": [{\"isEmpty\": {\"key\": \"bucketList\"}}, "); }
-        put(&b, leaf); put_repeat(&b, ", {\"isEmpty\": {\"key\": \"destination\"}}]}", depth);
+        for (int i = 0; i < depth; i++) { check_buf_add(&b, "{\"cond\": [{\"isEmpty\": {\"key\": \"bucketList\"}}, "); }
+        check_buf_add(&b, leaf); check_buf_repeat(&b, ", {\"isEmpty\": {\"key\": \"destination\"}}]}", depth);
         break;
     default: /* ?? */
-        put(&b, "{\"==\": ["); put_repeat(&b, "{\"??\": [{\"key\": \"livingAccommodation.placeName\"}, ", depth);
-        put(&b, "{\"key\": \"name\"}"); put_repeat(&b, "]}", depth); put(&b, ", \"Family Visit\"]}");
+        check_buf_add(&b, "{\"==\": ["); check_buf_repeat(&b, "{\"??\": [{\"key\": \"livingAccommodation.placeName\"}, ", depth);
+        check_buf_add(&b, "{\"key\": \"name\"}"); check_buf_repeat(&b, "]}", depth); check_buf_add(&b, ", \"Family Visit\"]}");
         break;
     }
     return b.s;
@@ -104,25 +87,25 @@ static char *nested(int construct, int depth) {
 
 /* #Predicate text, as a JSON string: `construct` nested `depth` times. */
 static char *nested_text(int construct, int depth) {
-    buf b = {0};
-    put(&b, "\"");
+    check_buf b = {0};
+    check_buf_add(&b, "\"");
     switch (construct) {
     case 0:  /* !( … ) */
-        put_repeat(&b, "!(", depth); put(&b, "$0.name == \\\"Family Visit\\\""); put_repeat(&b, ")", depth);
+        check_buf_repeat(&b, "!(", depth); check_buf_add(&b, "$0.name == \\\"Family Visit\\\""); check_buf_repeat(&b, ")", depth);
         break;
     case 1:  /* nested || groups */
-        put_repeat(&b, "$0.name == \\\"WWDC\\\" || (", depth); put(&b, "$0.name == \\\"Family Visit\\\""); put_repeat(&b, ")", depth);
+        check_buf_repeat(&b, "$0.name == \\\"WWDC\\\" || (", depth); check_buf_add(&b, "$0.name == \\\"Family Visit\\\""); check_buf_repeat(&b, ")", depth);
         break;
     case 2:  /* !( … && ( … || … )) */
-        for (int i = 0; i < depth; i++) put(&b, i % 2 ? "!($0.name == \\\"WWDC\\\" || " : "!($0.name == \\\"WWDC\\\" && ");
-        put(&b, "$0.destination.isEmpty"); put_repeat(&b, ")", depth);
+        for (int i = 0; i < depth; i++) check_buf_add(&b, i % 2 ? "!($0.name == \\\"WWDC\\\" || " : "!($0.name == \\\"WWDC\\\" && ");
+        check_buf_add(&b, "$0.destination.isEmpty"); check_buf_repeat(&b, ")", depth);
         break;
     default: /* contains closures */
-        for (int i = 0; i < depth; i++) put(&b, i == 0 ? "$0.bucketList.contains { " : "$0.trip?.bucketList.contains { ");
-        put(&b, "$0.isInPlan"); put_repeat(&b, " }", depth);
+        for (int i = 0; i < depth; i++) check_buf_add(&b, i == 0 ? "$0.bucketList.contains { " : "$0.trip?.bucketList.contains { ");
+        check_buf_add(&b, "$0.isInPlan"); check_buf_repeat(&b, " }", depth);
         break;
     }
-    put(&b, "\"");
+    check_buf_add(&b, "\"");
     return b.s;
 }
 
@@ -130,13 +113,13 @@ static void sweep(strata_context *ctx, const char *name, char *(*build)(int, int
     int accepted = 0, rejected_from = 0;
     for (int depth = 1; depth <= max_depth; depth++) {
         char *p = build(construct, depth);
-        buf d = {0};
-        put(&d, "{\"entity\": \"Trip\", \"predicate\": "); put(&d, p); put(&d, "}");
+        check_buf d = {0};
+        check_buf_add(&d, "{\"entity\": \"Trip\", \"predicate\": "); check_buf_add(&d, p); check_buf_add(&d, "}");
         /* Prefetching, a limit and a subentity wrap the predicate deepest. */
-        buf wrapped = {0};
-        put(&wrapped, "{\"entity\": \"PersonalTrip\", \"fetchLimit\": 100, \"sortBy\": [{\"key\": \"name\"}],"
+        check_buf wrapped = {0};
+        check_buf_add(&wrapped, "{\"entity\": \"PersonalTrip\", \"fetchLimit\": 100, \"sortBy\": [{\"key\": \"name\"}],"
                       " \"relationshipKeyPathsForPrefetching\": [\"bucketList\", \"livingAccommodation\"], \"predicate\": ");
-        put(&wrapped, p); put(&wrapped, "}");
+        check_buf_add(&wrapped, p); check_buf_add(&wrapped, "}");
         char what[96];
         snprintf(what, sizeof what, "%s at depth %d", name, depth);
 
@@ -174,8 +157,8 @@ static void sweep(strata_context *ctx, const char *name, char *(*build)(int, int
 
 static void test_nesting(void) {
     char *schema = check_read_file(TRIPS_SCHEMA);
-    buf c = {0};
-    put(&c, "{\"schema\": "); put(&c, schema); put(&c, ", \"inMemory\": true}");
+    check_buf c = {0};
+    check_buf_add(&c, "{\"schema\": "); check_buf_add(&c, schema); check_buf_add(&c, ", \"inMemory\": true}");
     strata_container *db = check_open(c.s, NULL);
     strata_context *ctx = NULL;
     CHECK_STATUS(strata_context_new(db, &ctx));
@@ -194,16 +177,16 @@ static void test_nesting(void) {
 
     /* 5,000 terms, flat: equalities of one key path (one IN list) and comparisons of two. */
     for (int kind = 0; kind < 3; kind++) {
-        buf p = {0};
-        put(&p, kind == 2 ? "{\"entity\": \"Trip\", \"predicate\": {\"and\": [" : "{\"entity\": \"Trip\", \"predicate\": {\"or\": [");
+        check_buf p = {0};
+        check_buf_add(&p, kind == 2 ? "{\"entity\": \"Trip\", \"predicate\": {\"and\": [" : "{\"entity\": \"Trip\", \"predicate\": {\"or\": [");
         for (int i = 0; i < 5000; i++) {
             char term[96];
             if (kind == 0) snprintf(term, sizeof term, "%s{\"==\": [{\"key\": \"name\"}, \"n%d\"]}", i ? ", " : "", i);
             else snprintf(term, sizeof term, "%s{\"%s\": [{\"key\": \"%s\"}, \"n%d\"]}", i ? ", " : "", kind == 1 ? "==" : "!=",
                           i % 2 ? "name" : "destination", i);
-            put(&p, term);
+            check_buf_add(&p, term);
         }
-        put(&p, "]}}");
+        check_buf_add(&p, "]}}");
         int64_t n = -1;
         CHECK_STATUS(strata_fetch_count(ctx, p.s, &n));
         CHECK(n == (kind == 2 ? 2 : 0));

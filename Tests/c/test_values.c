@@ -26,30 +26,16 @@ static const char *schema =
     "{\"name\": \"money\", \"type\": \"decimal\", \"optional\": true, \"unique\": true},"
     "{\"name\": \"doc\", \"type\": \"json\", \"optional\": true}]}]}";
 
-/* A growing string. */
-typedef struct { char *s; size_t n, cap; } buf;
-
-static void add(buf *b, const char *text) {
-    size_t k = strlen(text);
-    if (b->n + k + 1 > b->cap) {
-        b->cap = (b->n + k + 1) * 2;
-        b->s = realloc(b->s, b->cap);
-        CHECK(b->s != NULL);
-    }
-    memcpy(b->s + b->n, text, k + 1);
-    b->n += k;
-}
-
 /* {"k0":0,"k1":1,...} with `count` distinct keys, then `"k0"` again if `duplicate`. */
-static void add_big_object(buf *b, int count, int duplicate) {
+static void add_big_object(check_buf *b, int count, int duplicate) {
     char item[48];
-    add(b, "{");
+    check_buf_add(b, "{");
     for (int i = 0; i < count; i++) {
         snprintf(item, sizeof item, "%s\"k%d\":%d", i ? "," : "", i, i);
-        add(b, item);
+        check_buf_add(b, item);
     }
-    if (duplicate) add(b, ",\"k0\":-1");
-    add(b, "}");
+    if (duplicate) check_buf_add(b, ",\"k0\":-1");
+    check_buf_add(b, "}");
 }
 
 static strata_context *open_context(strata_container **db, const char *name) {
@@ -83,10 +69,10 @@ static void expect_error(const char *key, const char *want, const char *secret) 
 #define MANY_KEYS 200000
 
 static void test_many_keys(strata_context *ctx) {
-    buf b = {0};
-    add(&b, "{\"code\": \"big\", \"doc\": ");
+    check_buf b = {0};
+    check_buf_add(&b, "{\"code\": \"big\", \"doc\": ");
     add_big_object(&b, MANY_KEYS, 0);
-    add(&b, "}");
+    check_buf_add(&b, "}");
     char *id = NULL;
     CHECK_STATUS(strata_insert(ctx, "Value", b.s, &id));
     CHECK_STATUS(strata_save(ctx));
@@ -100,29 +86,29 @@ static void test_many_keys(strata_context *ctx) {
     strata_free(id);
 
     /* The same keys and a duplicate at the end: found, with its path. */
-    b.n = 0;
-    add(&b, "{\"doc\": ");
+    b.len = 0;
+    check_buf_add(&b, "{\"doc\": ");
     add_big_object(&b, MANY_KEYS, 1);
-    add(&b, "}");
+    check_buf_add(&b, "}");
     CHECK_ERROR_CODE(strata_insert(ctx, "Value", b.s, &id), STRATA_ERR_VALIDATION);
     CHECK(id == NULL);
     expect_error("path", "/doc/k0", NULL);
     expect_error("attribute", "doc", NULL);
 
     /* A configuration: the default of a json attribute. */
-    b.n = 0;
-    add(&b, "{\"schema\": {\"version\": \"1\", \"entities\": [{\"name\": \"A\", \"attributes\": "
+    b.len = 0;
+    check_buf_add(&b, "{\"schema\": {\"version\": \"1\", \"entities\": [{\"name\": \"A\", \"attributes\": "
             "[{\"name\": \"doc\", \"type\": \"json\", \"default\": ");
     add_big_object(&b, MANY_KEYS, 0);
-    add(&b, "}]}]}}");
+    check_buf_add(&b, "}]}]}}");
     strata_config *cfg = NULL;
     CHECK_STATUS(strata_config_new(b.s, &cfg));
     strata_config_free(cfg);
-    b.n = 0;
-    add(&b, "{\"schema\": {\"version\": \"1\", \"entities\": [{\"name\": \"A\", \"attributes\": "
+    b.len = 0;
+    check_buf_add(&b, "{\"schema\": {\"version\": \"1\", \"entities\": [{\"name\": \"A\", \"attributes\": "
             "[{\"name\": \"doc\", \"type\": \"json\", \"default\": ");
     add_big_object(&b, MANY_KEYS, 1);
-    add(&b, "}]}]}}");
+    check_buf_add(&b, "}]}]}}");
     cfg = NULL;
     CHECK_ERROR_CODE(strata_config_new(b.s, &cfg), STRATA_ERR_INVALID);
     CHECK(cfg == NULL);
@@ -218,12 +204,12 @@ static void test_decimals(strata_context *ctx) {
 
 static void test_deep_json(strata_context *ctx) {
     enum { LIMIT = 100 };
-    buf b = {0};
-    add(&b, "{\"code\": \"deep\", \"doc\": ");
-    for (int i = 0; i < LIMIT; i++) add(&b, "[");
-    add(&b, "0");
-    for (int i = 0; i < LIMIT; i++) add(&b, "]");
-    add(&b, "}");
+    check_buf b = {0};
+    check_buf_add(&b, "{\"code\": \"deep\", \"doc\": ");
+    for (int i = 0; i < LIMIT; i++) check_buf_add(&b, "[");
+    check_buf_add(&b, "0");
+    for (int i = 0; i < LIMIT; i++) check_buf_add(&b, "]");
+    check_buf_add(&b, "}");
     char *id = NULL;
     CHECK_STATUS(strata_insert(ctx, "Value", b.s, &id));
     CHECK_STATUS(strata_save(ctx));
@@ -241,12 +227,12 @@ static void test_deep_json(strata_context *ctx) {
 
     /* One level more (and the 127 levels that went in before and could not come back) is a validation error. */
     for (int levels = LIMIT + 1; levels <= 127; levels += 127 - LIMIT - 1) {
-        b.n = 0;
-        add(&b, "{\"doc\": ");
-        for (int i = 0; i < levels; i++) add(&b, "[");
-        add(&b, "0");
-        for (int i = 0; i < levels; i++) add(&b, "]");
-        add(&b, "}");
+        b.len = 0;
+        check_buf_add(&b, "{\"doc\": ");
+        for (int i = 0; i < levels; i++) check_buf_add(&b, "[");
+        check_buf_add(&b, "0");
+        for (int i = 0; i < levels; i++) check_buf_add(&b, "]");
+        check_buf_add(&b, "}");
         char *none = NULL;
         CHECK_ERROR_CODE(strata_insert(ctx, "Value", b.s, &none), STRATA_ERR_VALIDATION);
         CHECK(none == NULL);
