@@ -11,7 +11,7 @@
 public final class ModelContext {
     public let container: ModelContainer
     let session: SQLiteSession
-    private(set) var changes: [Change] = []
+    private(set) var changes: [PendingChange] = []
     private var pendingInserted: [ObjectID: Entity] = [:]
     private var pendingDeleted: Set<ObjectID> = []
     /// Current unique keys of pending inserts and of saved objects whose keys pending
@@ -679,6 +679,11 @@ public final class ModelContext {
             return ids.count
         }
     }
+}
+
+/// What to do when an inserted object collides with an existing one on a unique constraint.
+enum ConflictPolicy: String {
+    case upsert, error, ignore
 }
 
 extension ModelContext {

@@ -364,7 +364,7 @@ extension SQLiteSession {
     // MARK: Reads
 
     /// The objects a descriptor matches, as a JSON array.
-    func fetchJSON(_ d: FetchDescriptor, changes: [Change]) throws -> [UInt8] {
+    func fetchJSON(_ d: FetchDescriptor, changes: [PendingChange]) throws -> [UInt8] {
         try read(d.includePendingChanges ? changes : []) {
             let q = CompiledFetch(d)
             let plan = RowPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
@@ -382,7 +382,7 @@ extension SQLiteSession {
         }
     }
 
-    func count(_ d: FetchDescriptor, changes: [Change]) throws -> Int64 {
+    func count(_ d: FetchDescriptor, changes: [PendingChange]) throws -> Int64 {
         try read(d.includePendingChanges ? changes : []) {
             let q = CompiledFetch(d)
             let sql = d.fetchLimit == nil && d.fetchOffset == 0
@@ -393,7 +393,7 @@ extension SQLiteSession {
         }
     }
 
-    func identifiersJSON(_ d: FetchDescriptor, changes: [Change]) throws -> [UInt8] {
+    func identifiersJSON(_ d: FetchDescriptor, changes: [PendingChange]) throws -> [UInt8] {
         try read(d.includePendingChanges ? changes : []) {
             try identifiers(d).bytes
         }
@@ -417,7 +417,7 @@ extension SQLiteSession {
     }
 
     /// The SQL of a fetch, its parameter count and SQLite's query plan, as JSON.
-    func explain(_ d: FetchDescriptor, changes: [Change]) throws -> [UInt8] {
+    func explain(_ d: FetchDescriptor, changes: [PendingChange]) throws -> [UInt8] {
         try read(d.includePendingChanges ? changes : []) {
             let q = CompiledFetch(d)
             let plan = RowPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
@@ -442,7 +442,7 @@ extension SQLiteSession {
     }
 
     /// One object as JSON, or nil when it does not exist.
-    func objectJSON(_ id: ObjectID, changes: [Change]) throws -> [UInt8]? {
+    func objectJSON(_ id: ObjectID, changes: [PendingChange]) throws -> [UInt8]? {
         try read(changes) {
             guard let concrete = try concreteEntity(root: id.entity.root, pk: id.pk), concrete.isKind(of: id.entity) else { return nil }
             let plan = RowPlan(entities: [concrete])

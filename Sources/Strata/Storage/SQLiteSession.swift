@@ -162,7 +162,7 @@ public final class SQLiteSession: StoreSession {
     }
 
     /// Saves `changes` in one transaction; on any error the store is unchanged.
-    func save(_ changes: [Change]) throws {
+    func save(_ changes: [PendingChange]) throws {
         try locked {
             guard !changes.isEmpty else { return }
             var state = ApplyState(mode: .save)
@@ -196,7 +196,7 @@ public final class SQLiteSession: StoreSession {
     /// already replaced (and removed), the call starts over on a newer
     /// snapshot; a file the latest committed state still names but that is
     /// gone is an error.
-    func read<T>(_ changes: [Change], _ body: () throws -> T) throws -> T {
+    func read<T>(_ changes: [PendingChange], _ body: () throws -> T) throws -> T {
         try locked {
             var attempts = 0
             while true {
@@ -220,7 +220,7 @@ public final class SQLiteSession: StoreSession {
     /// Runs `body` on one snapshot with `changes` applied inside a transaction that is then
     /// rolled back: reads see the context's pending changes exactly as a save would make them.
     /// Inside a transaction the caller already holds, `body` runs in it.
-    func withChangesApplied<T>(_ changes: [Change], _ body: () throws -> T) throws -> T {
+    func withChangesApplied<T>(_ changes: [PendingChange], _ body: () throws -> T) throws -> T {
         try locked {
             if changes.isEmpty {
                 if connection.isInTransaction { return try body() }
@@ -253,7 +253,7 @@ public final class SQLiteSession: StoreSession {
         }
     }
 
-    private func apply(_ changes: [Change], _ state: inout ApplyState) throws {
+    private func apply(_ changes: [PendingChange], _ state: inout ApplyState) throws {
         for change in changes {
             switch change {
             case .insert(let id, let values): try insertRow(id, values, &state)

@@ -1,14 +1,6 @@
 import CSQLite
 import Glibc
 
-/// The store seam (SwiftData's `DataStore`): contexts work through sessions
-/// of a store; SQLite is the first implementation.
-public protocol DataStore: AnyObject, Sendable {
-    var schema: Schema { get }
-    var isReadOnly: Bool { get }
-    func makeSession() throws -> StoreSession
-}
-
 /// The file layout and metadata of a Strata store in SQLite.
 public final class SQLiteStore: DataStore, @unchecked Sendable {
     public let schema: Schema
@@ -279,9 +271,4 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
                           "the store '\(path)' holds schema version \(stored.version), which differs from the configured version \(schema.version): "
                           + differences.joined(separator: "; "))
     }
-}
-
-/// One connection's worth of work for a context.
-public protocol StoreSession: AnyObject {
-    var store: DataStore { get }
 }

@@ -39,21 +39,3 @@ public struct ObjectID: Hashable, CustomStringConvertible, @unchecked Sendable {
         w.endRawString()
     }
 }
-
-/// One pending change of a context, replayed in order on save.
-enum Change {
-    /// A new row: every stored column of `id.entity`, in slot order.
-    case insert(ObjectID, [SQLValue])
-    /// New values for some slots of an existing row.
-    case update(ObjectID, slots: [Int], values: [SQLValue])
-    /// Replaces the objects related through a relationship whose link is not
-    /// a column of the owner's row (inverse foreign key or join table).
-    case setRelated(ObjectID, Relationship, [ObjectID])
-    /// Deletes an object, applying delete rules.
-    case delete(ObjectID)
-}
-
-/// What to do when an inserted object collides with an existing one on a unique constraint.
-enum ConflictPolicy: String {
-    case upsert, error, ignore
-}
