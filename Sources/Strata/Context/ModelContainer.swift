@@ -1,7 +1,7 @@
 /// SwiftData's ModelContainer: one store opened with one schema. Safe to
 /// share between threads; each thread works through its own ``ModelContext``.
 public final class ModelContainer: @unchecked Sendable {
-    public let store: SQLiteStore
+    public let store: DataStore
     public var schema: Schema { store.schema }
     public let configuration: StoreConfiguration
 
@@ -13,9 +13,6 @@ public final class ModelContainer: @unchecked Sendable {
 
     /// A new context with its own connection (in-memory stores share one).
     public func makeContext() throws -> ModelContext {
-        guard let session = try store.makeSession() as? SQLiteSession else {
-            throw StrataError(.internal, "unsupported store session")
-        }
-        return ModelContext(container: self, session: session)
+        ModelContext(container: self, session: try store.makeSession())
     }
 }
