@@ -273,8 +273,10 @@ typedef struct strata_container strata_container;
  * message names what changed), STRATA_ERR_IO (cannot open or create; a
  * read-only open of a missing file), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT (a
  * damaged file; a Strata store whose stored schema is missing or cannot be
- * read), STRATA_ERR_READONLY (a store file the process may not write, opened
- * without "readOnly"), STRATA_ERR_NOMEM.
+ * read), STRATA_ERR_READONLY (a file the process may not write, opened
+ * without "readOnly", when the open must write: a new store in an empty file,
+ * or a declaration differing from the stored one only where the version hash
+ * does not look, such as defaults, which the open records), STRATA_ERR_NOMEM.
  * Thread-safe.
  */
 strata_status strata_open(const char *path, const strata_config *config, strata_container **out_container);
