@@ -221,9 +221,10 @@ typedef struct strata_config strata_config;
  * Fails with: STRATA_ERR_MISUSE (NULL argument), STRATA_ERR_INVALID
  * (malformed JSON, unknown option, an option of the wrong type, neither or
  * both of schema and migrationPlan, "history": true, any "author", a
- * negative externalStorageThreshold, inMemory with readOnly), STRATA_ERR_SCHEMA (invalid schema: unknown key or type,
- * duplicate name, bad identifier, unknown destination, inverse mismatch,
- * inheritance cycle, transient without default, default outside enum,
+ * negative externalStorageThreshold, inMemory with readOnly),
+ * STRATA_ERR_SCHEMA (invalid schema: unknown key or type, duplicate name,
+ * bad identifier, unknown destination, inverse mismatch, inheritance
+ * cycle, transient without default, default outside enum,
  * unique on a to-many, unique or index on an externalStorage attribute,
  * more columns than SQLite allows: at most 1997 per entity hierarchy, each
  * stored attribute counting 1 and each to-one link held in the row 2, ...).
