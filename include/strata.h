@@ -50,7 +50,10 @@
  *   parallel. For parallel work give each thread its own context; contexts of
  *   one file store each have their own SQLite connection (WAL mode: readers
  *   never block, writers take turns, waiting up to 10 s before
- *   STRATA_ERR_BUSY). The last error is per thread.
+ *   STRATA_ERR_BUSY). Reads never take the write lock, not even in a context
+ *   with unsaved changes: only strata_save(), and strata_insert() when it
+ *   reserves a new block of keys, wait for other writers. The last error is
+ *   per thread.
  *
  * STRINGS
  *
@@ -93,9 +96,14 @@
  *     container between threads; two containers on one file work but contend
  *     for the write lock.
  *   - Long-lived contexts. Pending changes live in memory until strata_save();
- *     reads that include pending changes replay them inside a transaction
- *     that is rolled back, so a context with very many unsaved changes makes
- *     reads slower. Save often; use strata_rollback() to discard.
+ *     a read that includes them replays them, delete rules included, on a
+ *     private overlay of temporary tables that shadow the changed tables for
+ *     that read only (the store file is not written and no lock is taken
+ *     beyond the read's snapshot). A context with very many unsaved changes
+ *     therefore makes its reads slower, and queries over a changed table no
+ *     longer use its indexes for joins. Save often; use strata_rollback() to
+ *     discard. Pending changes that collide on a unique constraint show as
+ *     they are; strata_save() refuses them.
  *   - Killed processes. A process killed at any moment leaves the store at
  *     its last completed save: each save is one SQLite transaction, and
  *     external-storage files are written and synced before it commits.
