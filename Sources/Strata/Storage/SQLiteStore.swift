@@ -133,17 +133,12 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     /// files only while holding it), so no file of a save in progress is taken.
     private func sweepOrphanedFiles(_ c: Connection) throws {
         guard let folder = externalFolder else { return }
-        var columns: [(table: String, column: String)] = []
-        for root in schema.rootEntities {
-            for e in root.descendants {
-                for a in e.ownAttributes where a.externalStorage && !a.isTransient { columns.append((root.name, a.name)) }
-            }
-        }
+        let columns = StoreLayout(schema).tables.flatMap { t in t.externalColumns.map { (table: t.name, column: $0) } }
         guard !columns.isEmpty, try !folder.generatedNames().isEmpty else { return }
         try c.transaction {
             var referenced: Set<String> = []
             for (table, column) in columns {
-                try c.statement("SELECT \(quote(column)) FROM \(quote(table)) WHERE typeof(\(quote(column))) = 'text'")
+                try c.statement("SELECT \(dialect.quote(column)) FROM \(dialect.quote(table)) WHERE typeof(\(dialect.quote(column))) = 'text'")
                     .query { s in referenced.insert(s.text(0)) }
             }
             folder.remove(try folder.generatedNames().filter { !referenced.contains($0) })
@@ -225,7 +220,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         try c.transaction {
             if onlyIfEmpty, try !isEmptyDatabase(c) { return false }
             for sql in SQLiteDialect.metadataDDL { try c.execute(script: sql) }
-            for sql in dialect.createSchema(schema) { try c.execute(script: sql) }
+            for sql in dialect.createSchema(StoreLayout(schema)) { try c.execute(script: sql) }
             try writeSchemaMetadata(c, schema: schema)
             try setMetadata(c, "storeUUID", .text(UUIDText.random()))
             try setMetadata(c, "formatVersion", .int(formatVersion))
