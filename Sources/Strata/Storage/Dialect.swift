@@ -53,4 +53,7 @@ extension SQLiteDialect {
     /// Reserves a block of keys (`?2` of them) for a root table (`?1`), returning the end of the block.
     static let reserveKeysSQL =
         "INSERT INTO strata_sequence (entity, next) VALUES (?1, 1 + ?2) ON CONFLICT(entity) DO UPDATE SET next = next + ?2 RETURNING next"
+    /// Makes sure keys below `?2` of a root table (`?1`) are never reserved again.
+    static let keepKeysSQL =
+        "INSERT INTO strata_sequence (entity, next) VALUES (?1, ?2) ON CONFLICT(entity) DO UPDATE SET next = max(next, ?2)"
 }

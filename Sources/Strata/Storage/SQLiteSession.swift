@@ -72,6 +72,20 @@ public final class SQLiteSession: StoreSession {
         }
     }
 
+    /// After a rollback that may have undone key reservations made inside it: the keys
+    /// this session has handed out or holds stay reserved in `strata_sequence`, so no
+    /// other context is ever given them (its pending inserts may still use them).
+    private func keepReservations() {
+        for (root, r) in reserved {
+            do {
+                try connection.execute(SQLiteDialect.keepKeysSQL, [.text(root), .int(r.limit)])
+            } catch {
+                // Not known to be reserved any more: hand out no key of this block.
+                reserved[root] = nil
+            }
+        }
+    }
+
     public func concreteEntity(root: Entity, pk: Int64) throws -> Entity? {
         try locked { try SQLiteWriter.concreteEntity(connection, dialect, root: root, pk: pk) }
     }
@@ -152,6 +166,7 @@ public final class SQLiteSession: StoreSession {
                 } catch {
                     _ = try? connection.execute(script: dialect.rollbackToSavepoint(name))
                     _ = try? connection.execute(script: dialect.releaseSavepoint(name))
+                    keepReservations()
                     if let b = before, let now = outer {
                         // Files the rolled-back saves wrote are no row's; the older ones stay.
                         sqliteStore.externalFolder?.remove(Array(now.writtenFiles.dropFirst(b.writtenFiles.count)))
@@ -174,6 +189,7 @@ public final class SQLiteSession: StoreSession {
                 connection.rollback()
                 sqliteStore.externalFolder?.remove(outer?.writtenFiles ?? [])
                 outer = nil
+                keepReservations()
                 throw error
             }
             let done = outer

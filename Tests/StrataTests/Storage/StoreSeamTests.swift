@@ -75,6 +75,26 @@ final class StoreSeamTests: StoreTestCase {
         }
     }
 
+    func testKeysReservedInARolledBackTransactionAreNeverHandedOutAgain() throws {
+        let path = storePath()
+        let container = try openFile(path: path)
+        let session = try container.store.makeSession()
+        let context = ModelContext(session: session, schema: container.schema)
+        struct Abort: Error {}
+        var kept: ObjectID?
+        XCTAssertThrowsError(try session.transaction {
+            kept = try context.insert(entity: "Trip", json: trip("Inside"))
+            throw Abort()
+        })
+        // The insert stays pending; another connection now inserts and saves.
+        let other = try openFile(path: path).makeContext()
+        let theirs = try other.insert(entity: "Trip", json: trip("Other"))
+        try other.save()
+        XCTAssertNotEqual(theirs, kept)
+        try context.save()
+        XCTAssertEqual(try count(try container.makeContext(), "Trip"), 2)
+    }
+
     func testExternalFilesOfARolledBackTransactionAreRemoved() throws {
         let path = storePath()
         let container = try openFile(path: path) { $0.externalStorageThreshold = 4 }
