@@ -189,10 +189,13 @@ typedef struct strata_config strata_config;
  *
  *   {"schema": {...}}                 one schema version (docs/JSON.md)
  *   {"migrationPlan": {"schemas": [...], "stages": [...]}}   versions oldest
- *                                     first; the last one is current (this
- *                                     version runs no stages yet: a store of
- *                                     an older version fails to open with
- *                                     STRATA_ERR_INCOMPATIBLE_STORE)
+ *                                     first; the last one is current; each
+ *                                     stage goes from one version to the next
+ *                                     (docs/JSON.md §1). This version runs no
+ *                                     stages yet: a store of an older version
+ *                                     fails to open with
+ *                                     STRATA_ERR_INCOMPATIBLE_STORE ("not
+ *                                     implemented") and is left untouched
  *   options: "inMemory": false        a private in-memory store (path ignored)
  *            "readOnly": false        open an existing store read-only
  *            "history": true          reserved for persistent history, which
@@ -208,8 +211,9 @@ typedef struct strata_config strata_config;
  * Returns STRATA_OK.
  * Fails with: STRATA_ERR_MISUSE (NULL argument), STRATA_ERR_INVALID
  * (malformed JSON, unknown option, neither or both of schema and
- * migrationPlan), STRATA_ERR_SCHEMA (invalid schema: unknown key or type,
- * duplicate name, bad identifier, unknown destination, inverse mismatch,
+ * migrationPlan, a plan with duplicate versions or stage names, or a stage
+ * that does not go from one version to the next), STRATA_ERR_SCHEMA
+ * (invalid schema: unknown key or type, duplicate name, bad identifier, unknown destination, inverse mismatch,
  * inheritance cycle, transient without default, default outside enum,
  * unique on a to-many, unique or index on an externalStorage attribute,
  * more columns than SQLite allows: at most 1997 per entity hierarchy, each
