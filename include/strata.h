@@ -213,8 +213,8 @@ typedef struct strata_config strata_config;
  * (malformed JSON, unknown option, neither or both of schema and
  * migrationPlan, a plan with duplicate versions or stage names, or a stage
  * that does not go from one version to the next), STRATA_ERR_SCHEMA
- * (invalid schema: unknown key or type, duplicate name, bad identifier, unknown destination, inverse mismatch,
- * inheritance cycle, transient without default, default outside enum,
+ * (invalid schema: unknown key or type, duplicate name, bad identifier,
+ * unknown destination, inverse mismatch, inheritance cycle, transient without default, default outside enum,
  * unique on a to-many, unique or index on an externalStorage attribute,
  * more columns than SQLite allows: at most 1997 per entity hierarchy, each
  * stored attribute counting 1 and each to-one link held in the row 2, ...).

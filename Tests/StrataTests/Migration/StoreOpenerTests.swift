@@ -202,4 +202,29 @@ final class StoreOpenerTests: StoreTestCase {
         XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data()))
         XCTAssertNil(try state(path))
     }
+
+    /// A policy that lets another container create the store between the state read and the create.
+    final class Interloper: StoreOpenPolicy {
+        let opener: StoreOpener
+        let make: () throws -> ModelContainer
+        var seen: [StoredState?] = []
+        var other: ModelContainer?
+        init(_ opener: StoreOpener, make: @escaping () throws -> ModelContainer) { self.opener = opener; self.make = make }
+        func open(_ stored: StoredState?, _ store: StoreOpening) throws {
+            seen.append(stored)
+            if stored == nil, other == nil { other = try make() }
+            try opener.open(stored, store)
+        }
+    }
+
+    func testAStoreCreatedByAnotherConnectionFirstIsOpenedNotCreatedAgain() throws {
+        let path = storePath()
+        let config = try configuration(Self.v1)
+        let policy = Interloper(StoreOpener(configuration: config)) { try ModelContainer(path: path, configuration: config) }
+        let store = try SQLiteStore(path: path, configuration: config, policy: policy)
+        XCTAssertEqual(policy.seen.count, 2, "asked again after losing the race")
+        XCTAssertNil(policy.seen[0] ?? nil)
+        XCTAssertEqual(policy.seen[1]?.storeUUID, policy.other?.store.storeUUID)
+        XCTAssertEqual(store.storeUUID, policy.other?.store.storeUUID)
+    }
 }
