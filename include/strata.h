@@ -214,10 +214,11 @@ typedef struct strata_config strata_config;
  * migrationPlan, a plan with duplicate versions or stage names, or a stage
  * that does not go from one version to the next), STRATA_ERR_SCHEMA
  * (invalid schema: unknown key or type, duplicate name, bad identifier,
- * unknown destination, inverse mismatch, inheritance cycle, transient without default, default outside enum,
- * unique on a to-many, unique or index on an externalStorage attribute,
- * more columns than SQLite allows: at most 1997 per entity hierarchy, each
- * stored attribute counting 1 and each to-one link held in the row 2, ...).
+ * unknown destination, inverse mismatch, inheritance cycle, transient
+ * without default, default outside enum, unique on a to-many, unique or
+ * index on an externalStorage attribute, more columns than SQLite allows:
+ * at most 1997 per entity hierarchy, each stored attribute counting 1 and
+ * each to-one link held in the row 2, ...).
  * Thread-safe.
  */
 strata_status strata_config_new(const char *config_json, strata_config **out_config);
