@@ -30,10 +30,6 @@ public struct StoreOpener: StoreOpenPolicy {
         self.plan = plan
     }
 
-    public init(configuration: StoreConfiguration) {
-        self.init(schema: configuration.schema, plan: configuration.migrationPlan)
-    }
-
     /// Decides, without touching the store.
     ///
     /// - Parameters:

@@ -81,3 +81,15 @@ struct SQLiteDialect: SQLDialect {
         "CREATE TABLE IF NOT EXISTS strata_sequence (entity TEXT PRIMARY KEY, next INTEGER NOT NULL) WITHOUT ROWID",
     ]
 }
+
+// MARK: Transactions and keys
+
+extension SQLiteDialect {
+    func savepoint(_ name: String) -> String { "SAVEPOINT \(quote(name))" }
+    func releaseSavepoint(_ name: String) -> String { "RELEASE \(quote(name))" }
+    func rollbackToSavepoint(_ name: String) -> String { "ROLLBACK TO \(quote(name))" }
+
+    /// Reserves a block of keys (`?2` of them) for a root table (`?1`), returning the end of the block.
+    static let reserveKeysSQL =
+        "INSERT INTO strata_sequence (entity, next) VALUES (?1, 1 + ?2) ON CONFLICT(entity) DO UPDATE SET next = next + ?2 RETURNING next"
+}

@@ -364,8 +364,8 @@ extension SQLiteSession {
     // MARK: Reads
 
     /// The objects a descriptor matches, as a JSON array.
-    func fetchJSON(_ d: FetchDescriptor, changes: [PendingChange]) throws -> [UInt8] {
-        try read(d.includePendingChanges ? changes : []) {
+    public func fetchJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
+        try read(pending) {
             let q = CompiledFetch(d)
             let plan = RowPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
             var prefetched: [(Relationship, [Int64: [UInt8]])] = []
@@ -382,8 +382,8 @@ extension SQLiteSession {
         }
     }
 
-    func count(_ d: FetchDescriptor, changes: [PendingChange]) throws -> Int64 {
-        try read(d.includePendingChanges ? changes : []) {
+    public func count(_ d: FetchDescriptor, pending: PendingReplay?) throws -> Int64 {
+        try read(pending) {
             let q = CompiledFetch(d)
             let sql = d.fetchLimit == nil && d.fetchOffset == 0
                 ? "SELECT count(*) \(q.from)\(q.whereSQL)"
@@ -393,13 +393,17 @@ extension SQLiteSession {
         }
     }
 
-    func identifiersJSON(_ d: FetchDescriptor, changes: [PendingChange]) throws -> [UInt8] {
-        try read(d.includePendingChanges ? changes : []) {
+    public func identifiersJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
+        try read(pending) {
             try identifiers(d).bytes
         }
     }
 
-    /// Matching identifiers (call inside `read` when pending changes matter).
+    public func identifierList(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [ObjectID] {
+        try read(pending) { try identifiers(d).ids }
+    }
+
+    /// Matching identifiers (call inside `read`).
     func identifiers(_ d: FetchDescriptor) throws -> (bytes: [UInt8], ids: [ObjectID]) {
         let q = CompiledFetch(d)
         let sql = "SELECT t._pk, t._entity \(q.from)\(q.whereSQL)\(q.orderSQL)\(q.limitSQL)"
@@ -417,8 +421,8 @@ extension SQLiteSession {
     }
 
     /// The SQL of a fetch, its parameter count and SQLite's query plan, as JSON.
-    func explain(_ d: FetchDescriptor, changes: [PendingChange]) throws -> [UInt8] {
-        try read(d.includePendingChanges ? changes : []) {
+    public func explain(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
+        try read(pending) {
             let q = CompiledFetch(d)
             let plan = RowPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
             let sql = q.objectsSQL(plan)
@@ -442,9 +446,9 @@ extension SQLiteSession {
     }
 
     /// One object as JSON, or nil when it does not exist.
-    func objectJSON(_ id: ObjectID, changes: [PendingChange]) throws -> [UInt8]? {
-        try read(changes) {
-            guard let concrete = try concreteEntity(root: id.entity.root, pk: id.pk), concrete.isKind(of: id.entity) else { return nil }
+    public func objectJSON(_ id: ObjectID, pending: PendingReplay?) throws -> [UInt8]? {
+        try read(pending) {
+            guard let concrete = try SQLiteWriter.concreteEntity(connection, dialect, root: id.entity.root, pk: id.pk), concrete.isKind(of: id.entity) else { return nil }
             let plan = RowPlan(entities: [concrete])
             let sql = "SELECT \(plan.selectList) FROM \(quote(concrete.tableName)) t WHERE t._pk = ?1"
             let batch = try readObjects(plan, sql: sql, args: [.int(id.pk)])

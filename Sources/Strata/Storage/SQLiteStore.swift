@@ -16,6 +16,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     public private(set) var storeUUID: String = ""
     /// Sees every SQL statement of this store's connections.
     public let trace = TraceHook()
+    public let saveHooks = SaveHooks()
 
     static let formatVersion: Int64 = 1
 

@@ -9,8 +9,6 @@ public struct StoreConfiguration: Sendable {
     public var migrationPlan: MigrationPlan?
     public var inMemory = false
     public var readOnly = false
-    public var history = true
-    public var author: String?
     /// `data` attributes marked externalStorage at least this large go to files beside the store.
     public var externalStorageThreshold = 128 * 1024
 
@@ -44,8 +42,17 @@ public struct StoreConfiguration: Sendable {
         }
         config.inMemory = try o.bool("inMemory") ?? false
         config.readOnly = try o.bool("readOnly") ?? false
-        config.history = try o.bool("history") ?? true
-        config.author = try o.string("author")
+        // "history" and "author" are reserved for persistent history, which this version does not
+        // implement: "history": false says what happens (nothing is recorded) and is accepted;
+        // "history": true and "author" (recorded only by history) are refused, never ignored.
+        if try o.bool("history") == true {
+            throw StrataError(.invalid, "persistent history is not implemented in this version of Strata; omit \"history\" or set it to false",
+                              path: "/history")
+        }
+        if o.value("author") != nil {
+            throw StrataError(.invalid, "\"author\" is recorded only by persistent history, which is not implemented in this version",
+                              path: "/author")
+        }
         if let t = try o.int("externalStorageThreshold") {
             guard t >= 0 else { throw StrataError(.invalid, "externalStorageThreshold must not be negative", path: "/externalStorageThreshold") }
             config.externalStorageThreshold = Int(t)

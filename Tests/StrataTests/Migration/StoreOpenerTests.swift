@@ -105,7 +105,7 @@ final class StoreOpenerTests: StoreTestCase {
         XCTAssertEqual(stored.versionHash, schema.versionHash)
         XCTAssertEqual(stored.entityHashes, ["Thing": try XCTUnwrap(schema.entity(named: "Thing")).versionHash])
         XCTAssertEqual(stored.formatVersion, SQLiteStore.formatVersion)
-        XCTAssertEqual(stored.storeUUID, container.store.storeUUID)
+        XCTAssertEqual(stored.storeUUID, try XCTUnwrap(container.store as? SQLiteStore).storeUUID)
         XCTAssertEqual(stored.storeUUID?.count, 36)
     }
 
@@ -220,11 +220,12 @@ final class StoreOpenerTests: StoreTestCase {
     func testAStoreCreatedByAnotherConnectionFirstIsOpenedNotCreatedAgain() throws {
         let path = storePath()
         let config = try configuration(Self.v1)
-        let policy = Interloper(StoreOpener(configuration: config)) { try ModelContainer(path: path, configuration: config) }
+        let policy = Interloper(StoreOpener(schema: config.schema, plan: config.migrationPlan)) { try ModelContainer(path: path, configuration: config) }
         let store = try SQLiteStore(path: path, configuration: config, policy: policy)
         XCTAssertEqual(policy.seen.count, 2, "asked again after losing the race")
         XCTAssertNil(policy.seen[0] ?? nil)
-        XCTAssertEqual(policy.seen[1]?.storeUUID, policy.other?.store.storeUUID)
-        XCTAssertEqual(store.storeUUID, policy.other?.store.storeUUID)
+        let created = try XCTUnwrap(policy.other?.store as? SQLiteStore).storeUUID
+        XCTAssertEqual(policy.seen[1]?.storeUUID, created)
+        XCTAssertEqual(store.storeUUID, created)
     }
 }
