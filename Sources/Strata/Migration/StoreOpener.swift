@@ -64,9 +64,12 @@ public struct StoreOpener: StoreOpenPolicy {
         do { old = try SchemaDecoder.decode(storedJSON) } catch {
             return .refuse(StrataError(.corrupt, "the schema stored in '\(location)' cannot be read: \(error)"))
         }
-        return .refuse(StrataError(.incompatibleStore,
-                                   "the store '\(location)' holds schema version \(old.version), which differs from the configured version "
-                                   + "\(schema.version): " + SchemaDiff.describe(from: old, to: schema).joined(separator: "; ")))
+        var message = "the store '\(location)' holds schema version \(old.version), which differs from the configured version "
+            + "\(schema.version): " + SchemaDiff.describe(from: old, to: schema).joined(separator: "; ")
+        if let plan {
+            message += " (its storage is none of the migration plan's versions: \(plan.schemas.map(\.version).joined(separator: ", ")))"
+        }
+        return .refuse(StrataError(.incompatibleStore, message))
     }
 
     /// Decides and has `store` carry the decision out.
