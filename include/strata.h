@@ -282,10 +282,13 @@ typedef struct strata_container strata_container;
  * Returns STRATA_OK.
  * Fails with: STRATA_ERR_MISUSE (NULL config/out, NULL path for a file
  * store), STRATA_ERR_INVALID (an empty path, ":memory:", a "file:" URI, a
- * directory, invalid UTF-8), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite database; a SQLite
- * database that is not a Strata store; a store of another schema — the
- * message names what changed), STRATA_ERR_IO (cannot open or create; a
- * read-only open of a missing file), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT (a
+ * directory, invalid UTF-8), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite
+ * database; a SQLite database that is not a Strata store; a store written
+ * by a newer Strata; a store of another schema — the message names what
+ * changed; a store of an older version of the migration plan — migrating is
+ * not implemented in this version; the file is left untouched),
+ * STRATA_ERR_IO (cannot open or create; a read-only open of a missing
+ * file), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT (a
  * damaged file; a Strata store whose stored schema is missing or cannot be
  * read), STRATA_ERR_READONLY (a file the process may not write, opened
  * without "readOnly", when the open must write: a new store in an empty file,
