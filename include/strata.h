@@ -205,10 +205,13 @@ typedef struct strata_config strata_config;
  *
  *   {"schema": {...}}                 one schema version (docs/JSON.md)
  *   {"migrationPlan": {"schemas": [...], "stages": [...]}}   versions oldest
- *                                     first; the last one is current (this
- *                                     version runs no stages yet: a store of
- *                                     an older version fails to open with
- *                                     STRATA_ERR_INCOMPATIBLE_STORE)
+ *                                     first; the last one is current; each
+ *                                     stage goes from one version to the next
+ *                                     (docs/JSON.md §1). This version runs no
+ *                                     stages yet: a store of an older version
+ *                                     fails to open with
+ *                                     STRATA_ERR_INCOMPATIBLE_STORE ("not
+ *                                     implemented") and is left untouched
  *   options: "inMemory": false        a private in-memory store (path ignored)
  *            "readOnly": false        open an existing store read-only
  *            "history": false         reserved for persistent history, which
@@ -228,14 +231,16 @@ typedef struct strata_config strata_config;
  * Returns STRATA_OK.
  * Fails with: STRATA_ERR_MISUSE (NULL argument), STRATA_ERR_INVALID
  * (malformed JSON, unknown option, an option of the wrong type, neither or
- * both of schema and migrationPlan, "history": true, any "author", a
- * negative externalStorageThreshold, inMemory with readOnly),
- * STRATA_ERR_SCHEMA (invalid schema: unknown key or type, duplicate name,
- * bad identifier, unknown destination, inverse mismatch, inheritance
- * cycle, transient without default, default outside enum,
- * unique on a to-many, unique or index on an externalStorage attribute,
- * more columns than SQLite allows: at most 1997 per entity hierarchy, each
- * stored attribute counting 1 and each to-one link held in the row 2, ...).
+ * both of schema and migrationPlan, a plan with duplicate versions or stage
+ * names or a stage that does not go from one version to the next,
+ * "history": true, any "author", a negative externalStorageThreshold,
+ * inMemory with readOnly), STRATA_ERR_SCHEMA (invalid schema: unknown key
+ * or type, duplicate name, bad identifier, unknown destination, inverse
+ * mismatch, inheritance cycle, transient without default, default outside
+ * enum, unique on a to-many, unique or index on an externalStorage
+ * attribute, more columns than SQLite allows: at most 1997 per entity
+ * hierarchy, each stored attribute counting 1 and each to-one link held in
+ * the row 2, ...).
  * Thread-safe.
  */
 strata_status strata_config_new(const char *config_json, strata_config **out_config);
@@ -277,10 +282,13 @@ typedef struct strata_container strata_container;
  * Returns STRATA_OK.
  * Fails with: STRATA_ERR_MISUSE (NULL config/out, NULL path for a file
  * store), STRATA_ERR_INVALID (an empty path, ":memory:", a "file:" URI, a
- * directory, invalid UTF-8), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite database; a SQLite
- * database that is not a Strata store; a store of another schema — the
- * message names what changed), STRATA_ERR_IO (cannot open or create; a
- * read-only open of a missing file), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT (a
+ * directory, invalid UTF-8), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite
+ * database; a SQLite database that is not a Strata store; a store written
+ * by a newer Strata; a store of another schema — the message names what
+ * changed; a store of an older version of the migration plan — migrating is
+ * not implemented in this version; the file is left untouched),
+ * STRATA_ERR_IO (cannot open or create; a read-only open of a missing
+ * file), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT (a
  * damaged file; a Strata store whose stored schema is missing or cannot be
  * read), STRATA_ERR_READONLY (a file the process may not write, opened
  * without "readOnly", when the open must write: a new store in an empty file,

@@ -122,6 +122,29 @@ static void test_from_migration_plan(void) {
     strata_config_free(cfg);
     free(json);
 
+    /* A store of the plan's older version is refused (stages do not run yet) and left as it was. */
+    char *path = test_store_path("config_plan.store");
+    json = format("{\"schema\": %s}", v1, NULL);
+    strata_container *db = check_open(json, path);
+    strata_close(db);
+    free(json);
+    json = format("{\"migrationPlan\": {\"schemas\": [%s, %s],"
+                  " \"stages\": [{\"name\": \"v1toV2\", \"kind\": \"custom\", \"from\": \"1.0.0\", \"to\": \"2.0.0\"}]}}",
+                  v1, v2);
+    CHECK_STATUS(strata_config_new(json, &cfg));
+    db = (strata_container *)&db;
+    CHECK_ERROR_CODE(strata_open(path, cfg, &db), STRATA_ERR_INCOMPATIBLE_STORE);
+    CHECK(db == NULL);
+    check_last_error("incompatible_store", NULL);
+    CHECK(strstr(strata_last_error(), "migrating from version 1.0.0 to 2.0.0 is not implemented") != NULL);
+    strata_config_free(cfg);
+    free(json);
+    json = format("{\"schema\": %s}", v1, NULL);
+    db = check_open(json, path);
+    strata_close(db);
+    free(json);
+    free(path);
+
     /* A bad schema inside a plan names its place in the plan. */
     json = format("{\"migrationPlan\": {\"schemas\": [%s, {\"version\": \"2.0.0\", \"entities\": "
                   "[{\"name\": \"T\", \"attributes\": [{\"name\": \"a\", \"type\": \"strin\"}]}]}]}}", v1, NULL);
@@ -238,6 +261,16 @@ static void test_invalid(void) {
         {"{\"schema\": {\"version\": \"1\", \"entities\": []}, \"externalStorageThreshold\": -1}", "/externalStorageThreshold"},
         {"{\"schema\": {\"version\": \"1\", \"entities\": []}, \"externalStorageThreshold\": \"big\"}", "/externalStorageThreshold"},
         {"{\"schema\": {\"version\": \"1\", \"entities\": []}, \"inMemory\": true, \"inMemory\": false}", NULL},
+        /* Migration plans: unique versions, unique stage names, stages from one version to the next. */
+        {"{\"migrationPlan\": {\"schemas\": [{\"version\": \"1\", \"entities\": []}, {\"version\": \"1\", \"entities\": []}]}}",
+         "/migrationPlan/schemas/1/version"},
+        {"{\"migrationPlan\": {\"schemas\": [{\"version\": \"1\", \"entities\": []}, {\"version\": \"2\", \"entities\": []}],"
+         " \"stages\": [{\"name\": \"a\", \"kind\": \"lightweight\", \"from\": \"1\", \"to\": \"3\"}]}}",
+         "/migrationPlan/stages/0/to"},
+        {"{\"migrationPlan\": {\"schemas\": [{\"version\": \"1\", \"entities\": []}, {\"version\": \"2\", \"entities\": []}],"
+         " \"stages\": [{\"name\": \"a\", \"kind\": \"custom\", \"from\": \"1\", \"to\": \"2\", \"willMigrate\": []}]}}",
+         "/migrationPlan/stages/0/willMigrate"},
+        {"{\"migrationPlan\": {\"schemas\": [{\"version\": \"1\", \"entities\": []}], \"stages\": {}}}", "/migrationPlan/stages"},
     };
     int wrong = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

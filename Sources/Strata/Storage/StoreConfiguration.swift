@@ -5,9 +5,8 @@
 /// `"externalStorageThreshold"` (bytes).
 public struct StoreConfiguration: Sendable {
     public var schema: Schema
-    /// Every schema of a migration plan, oldest first (the last is `schema`).
-    public var planSchemas: [Schema] = []
-    public var planJSON: JSONValue?
+    /// The migration plan the configuration was made from (its current schema is `schema`).
+    public var migrationPlan: MigrationPlan?
     public var inMemory = false
     public var readOnly = false
     /// `data` attributes marked externalStorage at least this large go to files beside the store.
@@ -33,19 +32,9 @@ public struct StoreConfiguration: Sendable {
         case (let s?, nil):
             config = StoreConfiguration(schema: try SchemaDecoder.decode(s, path: JSONPath() / "schema"))
         case (nil, let p?):
-            var po = try ObjectReader(p, path: JSONPath() / "migrationPlan", what: "migration plan")
-            guard let schemas = try po.array("schemas"), !schemas.isEmpty else {
-                throw StrataError(.invalid, "migration plan needs a non-empty 'schemas' array", path: "/migrationPlan/schemas")
-            }
-            _ = po.value("stages")
-            try po.finish()
-            var decoded: [Schema] = []
-            for (i, s) in schemas.enumerated() {
-                decoded.append(try SchemaDecoder.decode(s, path: JSONPath() / "migrationPlan" / "schemas" / i))
-            }
-            config = StoreConfiguration(schema: decoded[decoded.count - 1])
-            config.planSchemas = decoded
-            config.planJSON = p
+            let plan = try MigrationPlan.decode(p, path: JSONPath() / "migrationPlan")
+            config = StoreConfiguration(schema: plan.currentSchema)
+            config.migrationPlan = plan
         case (nil, nil):
             throw StrataError(.invalid, "configuration needs 'schema' or 'migrationPlan'", path: "/schema")
         case (_?, _?):
