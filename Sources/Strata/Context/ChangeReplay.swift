@@ -142,14 +142,16 @@ struct ChangeReplay {
         case .inverseForeignKey:
             // The link lives in the targets' rows, through the inverse.
             guard let inv = rel.inverse else { return }
-            let previous = try writer.links(inv, rows: targets)
-            for (t, old) in zip(targets, previous) where old != owner.pk {
-                changed = true
-                if saving { changeSet.recordUpdate(t, inv.name) }
-                if let old {
-                    // Taken from another owner, which holds one link fewer.
-                    if ChangeReplay.losingALinkNeedsCheck(rel) { touch(ObjectID(entity: rel.entity, pk: old)) }
-                    try noteUpdate(rel.entity, old, rel.name)
+            if saving {
+                // What the save changes (a read's replay needs none of it).
+                for (t, old) in zip(targets, try writer.links(inv, rows: targets)) where old != owner.pk {
+                    changed = true
+                    changeSet.recordUpdate(t, inv.name)
+                    if let old {
+                        // Taken from another owner, which holds one link fewer.
+                        if ChangeReplay.losingALinkNeedsCheck(rel) { touch(ObjectID(entity: rel.entity, pk: old)) }
+                        try noteUpdate(rel.entity, old, rel.name)
+                    }
                 }
             }
             for let_go in try writer.clearLinks(inv, to: owner.pk, keeping: targets.map(\.pk)) {
@@ -159,7 +161,7 @@ struct ChangeReplay {
             }
             try writer.setLinks(inv, rows: targets.map(\.pk), to: owner.pk)
         case .joinTable:
-            let before = try writer.related(owner, rel)
+            let before = saving ? try writer.related(owner, rel) : []
             let bounded = rel.inverse.map { $0.minimumModelCount != nil || $0.maximumModelCount != nil } ?? false
             _ = try writer.removePairs(rel, pk: owner.pk, ownerSide: true)
             try writer.addPairs(rel, owner: owner.pk, targets: targets.map(\.pk))
