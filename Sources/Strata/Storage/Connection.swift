@@ -224,17 +224,17 @@ final class Connection {
     // MARK: Transactions
 
     func begin(immediate: Bool = true) throws {
-        try execute(script: immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        try execute(script: SQLiteDialect.begin(immediate: immediate))
     }
-    func commit() throws { try execute(script: "COMMIT") }
+    func commit() throws { try execute(script: SQLiteDialect.commit) }
 
     /// Starts a deferred read transaction; unlike `begin`, not reported to the
     /// statement log or the trace hook (STRATA_SQL_DEBUG still prints it).
-    func beginRead() throws { try execute(script: "BEGIN", reported: false) }
+    func beginRead() throws { try execute(script: SQLiteDialect.begin(immediate: false), reported: false) }
     /// Ends a read transaction started with `beginRead`.
-    func endRead() { if isInTransaction { _ = try? execute(script: "ROLLBACK", reported: false) } }
+    func endRead() { if isInTransaction { _ = try? execute(script: SQLiteDialect.rollback, reported: false) } }
     func rollback() {
-        if isInTransaction { _ = try? execute(script: "ROLLBACK") }
+        if isInTransaction { _ = try? execute(script: SQLiteDialect.rollback) }
     }
 
     /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.

@@ -36,24 +36,4 @@ struct SQLiteDialect: SQLDialect {
         }
         return out
     }
-
-    static let metadataDDL = [
-        "CREATE TABLE IF NOT EXISTS strata_metadata (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
-        "CREATE TABLE IF NOT EXISTS strata_sequence (entity TEXT PRIMARY KEY, next INTEGER NOT NULL) WITHOUT ROWID",
-    ]
-}
-
-// MARK: Transactions and keys
-
-extension SQLiteDialect {
-    func savepoint(_ name: String) -> String { "SAVEPOINT \(quote(name))" }
-    func releaseSavepoint(_ name: String) -> String { "RELEASE \(quote(name))" }
-    func rollbackToSavepoint(_ name: String) -> String { "ROLLBACK TO \(quote(name))" }
-
-    /// Reserves a block of keys (`?2` of them) for a root table (`?1`), returning the end of the block.
-    static let reserveKeysSQL =
-        "INSERT INTO strata_sequence (entity, next) VALUES (?1, 1 + ?2) ON CONFLICT(entity) DO UPDATE SET next = next + ?2 RETURNING next"
-    /// Makes sure keys below `?2` of a root table (`?1`) are never reserved again.
-    static let keepKeysSQL =
-        "INSERT INTO strata_sequence (entity, next) VALUES (?1, ?2) ON CONFLICT(entity) DO UPDATE SET next = max(next, ?2)"
 }

@@ -57,7 +57,7 @@ public final class SQLiteSession: StoreSession {
             if ownTransaction { try connection.begin() }
             let end: Int64
             do {
-                guard case .int(let e)? = try connection.statement(SQLiteDialect.reserveKeysSQL).scalar([.text(root.name), .int(want)]) else {
+                guard case .int(let e)? = try connection.statement(SQLiteDialect.reserveKeys).scalar([.text(root.name), .int(want)]) else {
                     throw StrataError(.internal, "could not reserve primary keys for '\(root.name)'")
                 }
                 end = e
@@ -78,7 +78,7 @@ public final class SQLiteSession: StoreSession {
     private func keepReservations() {
         for (root, r) in reserved {
             do {
-                try connection.execute(SQLiteDialect.keepKeysSQL, [.text(root), .int(r.limit)])
+                try connection.execute(SQLiteDialect.keepKeys, [.text(root), .int(r.limit)])
             } catch {
                 // Not known to be reserved any more: hand out no key of this block.
                 reserved[root] = nil
@@ -93,10 +93,8 @@ public final class SQLiteSession: StoreSession {
     public func findUnique(_ entity: Entity, slots: [Int], values: [SQLValue]) throws -> ObjectID? {
         try locked {
             let root = entity.root
-            let cond = slots.map { "\(dialect.quote(entity.storedColumns[$0].name)) = ?" }.joined(separator: " AND ")
-            let sql = "SELECT _pk, _entity FROM \(dialect.quote(root.name)) WHERE \(cond) LIMIT 1"
             var found: ObjectID?
-            try connection.statement(sql).query(values) { s in
+            try connection.statement(SQLiteDialect.findUnique(root.name, columns: slots.map { entity.storedColumns[$0].name })).query(values) { s in
                 if let e = root.descendant(named: s.text(1)) { found = ObjectID(entity: e, pk: s.int64(0)) }
             }
             return found
@@ -224,7 +222,7 @@ public final class SQLiteSession: StoreSession {
                     attempts += 1
                     // Inside a caller's transaction the snapshot cannot move on: report at once.
                     if attempts < 1_000, !connection.isInTransaction {
-                        let sql = "SELECT \(dialect.quote(missing.attribute)) FROM \(dialect.quote(missing.table)) WHERE _pk = ?1"
+                        let sql = SQLiteDialect.selectRow(missing.table, columns: [missing.attribute])
                         // The latest committed row names another file (or none): the snapshot was stale.
                         if try connection.statement(sql).scalar([.int(missing.pk)]) != .text(missing.name) { continue }
                     }

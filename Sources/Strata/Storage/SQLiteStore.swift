@@ -142,7 +142,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         try c.transaction {
             var referenced: Set<String> = []
             for (table, column) in columns {
-                try c.statement("SELECT \(dialect.quote(column)) FROM \(dialect.quote(table)) WHERE typeof(\(dialect.quote(column))) = 'text'")
+                try c.statement(SQLiteDialect.fileNames(table, column))
                     .query { s in referenced.insert(s.text(0)) }
             }
             folder.remove(try folder.generatedNames().filter { !referenced.contains($0) })
@@ -153,7 +153,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     private func open(_ c: Connection, policy: StoreOpenPolicy) throws {
         let stored = try SQLiteStore.readState(c, path: path)
         try policy.open(stored, Opening(store: self, connection: c))
-        if stored != nil, !configuration.inMemory, !configuration.readOnly { try c.execute(script: "PRAGMA journal_mode=WAL") }
+        if stored != nil, !configuration.inMemory, !configuration.readOnly { try c.execute(script: SQLiteDialect.walMode) }
     }
 
     /// Another connection created the store between reading the state and taking the write lock.
@@ -175,7 +175,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
                 try SQLiteStore.createStore(connection, schema: store.schema, dialect: store.dialect)
                 return
             }
-            try connection.execute(script: "PRAGMA journal_mode=WAL")
+            try connection.execute(script: SQLiteDialect.walMode)
             guard try SQLiteStore.createStore(connection, schema: store.schema, dialect: store.dialect, onlyIfEmpty: true) else {
                 throw CreatedElsewhere()
             }
@@ -191,7 +191,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         if let shared = sharedConnection { return SQLiteSession(store: self, connection: shared) }
         let c = try Connection(path: sqlitePath, readOnly: configuration.readOnly, create: false)
         c.trace = trace
-        try c.execute(script: "PRAGMA synchronous=FULL")
+        try c.execute(script: SQLiteDialect.fullSync)
         return SQLiteSession(store: self, connection: c)
     }
 
@@ -213,24 +213,24 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
 
     static func userTables(_ c: Connection) throws -> Set<String> {
         var out: Set<String> = []
-        try c.statement("SELECT name FROM sqlite_master WHERE type = 'table'").query { s in out.insert(s.text(0)) }
+        try c.statement(SQLiteDialect.tableNames).query { s in out.insert(s.text(0)) }
         return out
     }
 
     /// A database nobody has put anything in: no schema object at all (not even a view)
     /// and no user_version or application_id. Only such a file may become a store.
     static func isEmptyDatabase(_ c: Connection) throws -> Bool {
-        guard try c.statement("SELECT count(*) FROM sqlite_master").scalar() == .int(0) else { return false }
-        return try c.statement("PRAGMA user_version").scalar() == .int(0)
-            && c.statement("PRAGMA application_id").scalar() == .int(0)
+        guard try c.statement(SQLiteDialect.schemaObjectCount).scalar() == .int(0) else { return false }
+        return try c.statement(SQLiteDialect.userVersion).scalar() == .int(0)
+            && c.statement(SQLiteDialect.applicationID).scalar() == .int(0)
     }
 
     static func metadata(_ c: Connection, _ key: String) throws -> SQLValue? {
-        try c.statement("SELECT value FROM strata_metadata WHERE key = ?").scalar([.text(key)])
+        try c.statement(SQLiteDialect.readMetadata).scalar([.text(key)])
     }
 
     static func setMetadata(_ c: Connection, _ key: String, _ value: SQLValue) throws {
-        try c.execute("INSERT INTO strata_metadata (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        try c.execute(SQLiteDialect.writeMetadata,
                       [.text(key), value])
     }
 
@@ -246,7 +246,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
             try setMetadata(c, "storeUUID", .text(UUIDText.random()))
             try setMetadata(c, "formatVersion", .int(formatVersion))
             for root in schema.rootEntities {
-                try c.execute("INSERT OR IGNORE INTO strata_sequence (entity, next) VALUES (?, 1)", [.text(root.name)])
+                try c.execute(SQLiteDialect.startSequence, [.text(root.name)])
             }
             return true
         }
@@ -274,7 +274,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         }
         var state = StoredState()
         var entityHashes: String?
-        try c.statement("SELECT key, value FROM strata_metadata").query { s in
+        try c.statement(SQLiteDialect.allMetadata).query { s in
             let value = s.value(at: 1)
             let text: String? = if case .text(let t) = value { t } else { nil }
             switch s.text(0) {

@@ -45,35 +45,14 @@ final class SQLiteWriter: StoreWriter {
     /// its rows table, after copying the store rows `condition` matches into it (and hiding them).
     private func target(_ table: String, join isJoin: Bool = false, where condition: String?, _ args: [SQLValue]) throws -> String {
         guard !isSaving else { return dialect.quote(table) }
-        try overlay(table, isJoin: isJoin)
-        let rows = "temp." + dialect.quote(table + ".rows")
-        if let condition {
-            let key = isJoin ? "_source, _target" : "_pk"
-            let keyExpr = isJoin ? "(_source, _target)" : "_pk"
-            let hidden = "temp." + dialect.quote(table + ".hidden")
-            let store = "main." + dialect.quote(table)
-            try connection.execute("INSERT INTO \(rows) SELECT * FROM \(store) WHERE (\(condition)) AND \(keyExpr) NOT IN (SELECT \(key) FROM \(hidden))", args)
-            try connection.execute("INSERT OR IGNORE INTO \(hidden) SELECT \(key) FROM \(store) WHERE (\(condition))", args)
+        if overlaid.insert(table).inserted {
+            for sql in SQLiteDialect.createOverlay(table, isJoin: isJoin) { try connection.execute(script: sql, reported: false) }
         }
-        return rows
-    }
-
-    /// Creates the overlay of `table` on first use.
-    private func overlay(_ table: String, isJoin: Bool) throws {
-        guard overlaid.insert(table).inserted else { return }
-        let t = dialect.quote(table)
-        let rows = dialect.quote(table + ".rows")
-        let hidden = dialect.quote(table + ".hidden")
-        let key = isJoin ? "_source, _target" : "_pk"
-        let keyExpr = isJoin ? "(_source, _target)" : "_pk"
-        let script = [
-            "CREATE TEMP TABLE \(rows) AS SELECT * FROM main.\(t) WHERE 0",
-            "CREATE UNIQUE INDEX temp.\(dialect.quote(table + ".rows.key")) ON \(rows) (\(key))",
-            isJoin ? "CREATE TEMP TABLE \(hidden) (_source INTEGER, _target INTEGER, PRIMARY KEY (_source, _target)) WITHOUT ROWID"
-                   : "CREATE TEMP TABLE \(hidden) (_pk INTEGER PRIMARY KEY)",
-            "CREATE TEMP VIEW \(t) AS SELECT * FROM main.\(t) WHERE \(keyExpr) NOT IN (SELECT \(key) FROM temp.\(hidden)) UNION ALL SELECT * FROM temp.\(rows)",
-        ]
-        for sql in script { try connection.execute(script: sql, reported: false) }
+        if let condition {
+            try connection.execute(SQLiteDialect.copyIntoOverlay(table, isJoin: isJoin, where: condition), args)
+            try connection.execute(SQLiteDialect.hideInOverlay(table, isJoin: isJoin, where: condition), args)
+        }
+        return SQLiteDialect.overlayRows(table)
     }
 
     // MARK: Rows
@@ -83,11 +62,11 @@ final class SQLiteWriter: StoreWriter {
         let stmt: Statement
         if isSaving {
             if let s = session.insertStatements[ObjectIdentifier(e)] { stmt = s } else {
-                stmt = try connection.statement(insertSQL(e, into: dialect.quote(e.tableName)))
+                stmt = try connection.statement(SQLiteDialect.insertRow(into: dialect.quote(e.tableName), columns: e.storedColumns.map(\.name)))
                 session.insertStatements[ObjectIdentifier(e)] = stmt
             }
         } else {
-            stmt = try connection.statement(insertSQL(e, into: try target(e.tableName, where: nil, [])))
+            stmt = try connection.statement(SQLiteDialect.insertRow(into: try target(e.tableName, where: nil, []), columns: e.storedColumns.map(\.name)))
         }
         defer { stmt.reset() }
         sqlite3_bind_int64(stmt.handle, 1, id.pk)
@@ -104,12 +83,6 @@ final class SQLiteWriter: StoreWriter {
         }
     }
 
-    private func insertSQL(_ e: Entity, into table: String) -> String {
-        let cols = ["_pk", "_entity"] + e.storedColumns.map(\.name)
-        let params = (1...cols.count).map { "?\($0)" }.joined(separator: ", ")
-        return "INSERT INTO \(table) (\(cols.map(dialect.quote).joined(separator: ", "))) VALUES (\(params))"
-    }
-
     func update(_ id: ObjectID, slots: [Int], values: [SQLValue]) throws {
         guard !slots.isEmpty else { return }
         let e = id.entity
@@ -119,9 +92,8 @@ final class SQLiteWriter: StoreWriter {
             if isSaving, let old = try externalFile(e, pk: id.pk, a) { obsoleteFiles.append(old) }
             if case .blob(let bytes) = values[k] { bound[k] = try externalValue(bytes) }
         }
-        let table = try target(e.tableName, where: "_pk = ?1", [.int(id.pk)])
-        let sets = slots.enumerated().map { k, slot in "\(dialect.quote(e.storedColumns[slot].name)) = ?\(k + 2)" }.joined(separator: ", ")
-        let stmt = try connection.statement("UPDATE \(table) SET \(sets) WHERE _pk = ?1")
+        let table = try target(e.tableName, where: SQLiteDialect.keyIs(), [.int(id.pk)])
+        let stmt = try connection.statement(SQLiteDialect.updateRow(table, columns: slots.map { e.storedColumns[$0].name }))
         defer { stmt.reset() }
         sqlite3_bind_int64(stmt.handle, 1, id.pk)
         for (k, v) in bound.enumerated() { stmt.bind(v, at: Int32(k + 2)) }
@@ -137,8 +109,8 @@ final class SQLiteWriter: StoreWriter {
                 if let name = try externalFile(e, pk: id.pk, a) { obsoleteFiles.append(name) }
             }
         }
-        let table = try target(e.tableName, where: "_pk = ?1", [.int(id.pk)])
-        try connection.execute("DELETE FROM \(table) WHERE _pk = ?1", [.int(id.pk)])
+        let table = try target(e.tableName, where: SQLiteDialect.keyIs(), [.int(id.pk)])
+        try connection.execute(SQLiteDialect.deleteRows(table, where: SQLiteDialect.keyIs()), [.int(id.pk)])
     }
 
     func values(_ id: ObjectID, slots: [Int]) throws -> [SQLValue] {
@@ -153,8 +125,7 @@ final class SQLiteWriter: StoreWriter {
         guard !slots.isEmpty else { return [] }
         let e = id.entity
         var out = slots.map { _ in SQLValue.null }
-        let sql = "SELECT \(slots.map { dialect.quote(e.storedColumns[$0].name) }.joined(separator: ", ")) FROM \(dialect.quote(e.tableName)) WHERE _pk = ?1"
-        try c.statement(sql).query([.int(id.pk)]) { s in
+        try c.statement(SQLiteDialect.selectRow(e.tableName, columns: slots.map { e.storedColumns[$0].name })).query([.int(id.pk)]) { s in
             for i in slots.indices { out[i] = s.value(at: Int32(i)) }
         }
         return out
@@ -162,10 +133,10 @@ final class SQLiteWriter: StoreWriter {
 
     static func concreteEntity(_ c: Connection, _ dialect: SQLiteDialect, root: Entity, pk: Int64) throws -> Entity? {
         if !root.isInHierarchy {
-            let v = try c.statement("SELECT 1 FROM \(dialect.quote(root.name)) WHERE _pk = ?").scalar([.int(pk)])
+            let v = try c.statement(SQLiteDialect.rowExists(root.name)).scalar([.int(pk)])
             return v == nil ? nil : root
         }
-        guard case .text(let name)? = try c.statement("SELECT _entity FROM \(dialect.quote(root.name)) WHERE _pk = ?").scalar([.int(pk)]) else {
+        guard case .text(let name)? = try c.statement(SQLiteDialect.rowEntity(root.name)).scalar([.int(pk)]) else {
             return nil
         }
         return root.descendant(named: name)
@@ -202,7 +173,7 @@ final class SQLiteWriter: StoreWriter {
     /// The external-storage file a saved row names for `a`, if any (checked: only names Strata generates).
     private func externalFile(_ e: Entity, pk: Int64, _ a: Attribute) throws -> String? {
         guard session.sqliteStore.externalFolder != nil else { return nil }
-        let v = try connection.statement("SELECT \(dialect.quote(a.name)) FROM \(dialect.quote(e.tableName)) WHERE _pk = ?").scalar([.int(pk)])
+        let v = try connection.statement(SQLiteDialect.selectRow(e.tableName, columns: [a.name])).scalar([.int(pk)])
         guard case .text(let name)? = v else { return nil }
         guard ExternalFolder.isValidName(name.utf8) else { throw ExternalFolder.corruptName(entity: e.name, attribute: a.name) }
         return name
@@ -224,26 +195,21 @@ final class SQLiteWriter: StoreWriter {
     func setLinks(_ rel: Relationship, rows: [Int64], to target: Int64?) throws {
         guard let col = rel.foreignKeyColumn, !rows.isEmpty else { return }
         let value: SQLValue = target.map { .int($0) } ?? .null
-        if rows.count == 1 {
-            let table = try self.target(rel.entity.tableName, where: "_pk = ?1", [.int(rows[0])])
-            try connection.execute("UPDATE \(table) SET \(dialect.quote(col)) = ?2 WHERE _pk = ?1", [.int(rows[0]), value])
-        } else {
-            let list = SQLiteSession.pkArray(rows)
-            let cond = "_pk IN (SELECT value FROM json_each(?1))"
-            let table = try self.target(rel.entity.tableName, where: cond, [list])
-            try connection.execute("UPDATE \(table) SET \(dialect.quote(col)) = ?2 WHERE \(cond)", [list, value])
-        }
+        let one = rows.count == 1
+        let cond = one ? SQLiteDialect.keyIs() : SQLiteDialect.keyIn(1)
+        let keys: SQLValue = one ? .int(rows[0]) : SQLiteSession.pkArray(rows)
+        let table = try self.target(rel.entity.tableName, where: cond, [keys])
+        try connection.execute(SQLiteDialect.setLink(table, col, where: cond), [keys, value])
     }
 
     func clearLinks(_ rel: Relationship, to target: Int64, keeping: [Int64]) throws -> [ObjectID] {
         guard let col = rel.foreignKeyColumn else { return [] }
-        let c = dialect.quote(col)
-        let cond = keeping.isEmpty ? "\(c) = ?1" : "\(c) = ?1 AND _pk NOT IN (SELECT value FROM json_each(?2))"
+        let cond = SQLiteDialect.linksTo(col, keeping: !keeping.isEmpty)
         let args: [SQLValue] = keeping.isEmpty ? [.int(target)] : [.int(target), SQLiteSession.pkArray(keeping)]
         let table = try self.target(rel.entity.tableName, where: cond, args)
         var out: [ObjectID] = []
         let root = rel.entity.root
-        try connection.statement("UPDATE \(table) SET \(c) = NULL WHERE \(cond) RETURNING _pk, _entity").query(args) { s in
+        try connection.statement(SQLiteDialect.clearLinks(table, col, where: cond)).query(args) { s in
             out.append(ObjectID(entity: root.descendant(named: s.text(1)) ?? rel.entity, pk: s.int64(0)))
         }
         return out
@@ -251,8 +217,7 @@ final class SQLiteWriter: StoreWriter {
 
     func links(_ rel: Relationship, rows: [ObjectID]) throws -> [Int64?] {
         guard let col = rel.foreignKeyColumn, !rows.isEmpty else { return rows.map { _ in nil } }
-        let sql = "SELECT \(dialect.quote(col)) FROM \(dialect.quote(rel.entity.tableName)) WHERE _pk = ?1"
-        let stmt = try connection.statement(sql)
+        let stmt = try connection.statement(SQLiteDialect.linkOfRow(rel.entity.tableName, col))
         return try rows.map { row in
             if case .int(let t)? = try stmt.scalar([.int(row.pk)]) { return t }
             return nil
@@ -261,10 +226,10 @@ final class SQLiteWriter: StoreWriter {
 
     func removePairs(_ rel: Relationship, pk: Int64, ownerSide: Bool) throws -> [Int64] {
         guard case .joinTable(let table, let ownerCol, let targetCol) = rel.storage else { return [] }
-        let cond = "\(dialect.quote(ownerSide ? ownerCol : targetCol)) = ?1"
+        let cond = SQLiteDialect.pairSide(ownerSide ? ownerCol : targetCol)
         let t = try target(table, join: true, where: cond, [.int(pk)])
         var other: [Int64] = []
-        try connection.statement("DELETE FROM \(t) WHERE \(cond) RETURNING \(dialect.quote(ownerSide ? targetCol : ownerCol))").query([.int(pk)]) { s in
+        try connection.statement(SQLiteDialect.deletePairs(t, where: cond, returning: ownerSide ? targetCol : ownerCol)).query([.int(pk)]) { s in
             other.append(s.int64(0))
         }
         return other
@@ -273,9 +238,8 @@ final class SQLiteWriter: StoreWriter {
     func addPairs(_ rel: Relationship, owner: Int64, targets: [Int64]) throws {
         guard case .joinTable(let table, let ownerCol, let targetCol) = rel.storage, !targets.isEmpty else { return }
         let list = SQLiteSession.pkArray(targets)
-        let o = dialect.quote(ownerCol), t = dialect.quote(targetCol)
         // On the overlay, store pairs already there are copied first, so that none shows twice.
-        let into = try target(table, join: true, where: "\(o) = ?1 AND \(t) IN (SELECT value FROM json_each(?2))", [.int(owner), list])
-        try connection.execute("INSERT OR IGNORE INTO \(into) (\(o), \(t)) SELECT ?1, value FROM json_each(?2)", [.int(owner), list])
+        let into = try target(table, join: true, where: SQLiteDialect.pairsOf(ownerCol, targetCol), [.int(owner), list])
+        try connection.execute(SQLiteDialect.insertPairs(into, ownerCol, targetCol), [.int(owner), list])
     }
 }

@@ -1,0 +1,135 @@
+/// The SQL of the store's own statements: transactions, store files and
+/// metadata, the writer's row and link primitives, and the read overlay.
+/// Identifiers are quoted here; values are always bound (`?N`).
+extension SQLiteDialect {
+    private static func q(_ identifier: String) -> String { SQLiteDialect().quote(identifier) }
+
+    // MARK: Transactions
+
+    static func begin(immediate: Bool) -> String { immediate ? "BEGIN IMMEDIATE" : "BEGIN" }
+    static let commit = "COMMIT"
+    static let rollback = "ROLLBACK"
+    func savepoint(_ name: String) -> String { "SAVEPOINT \(quote(name))" }
+    func releaseSavepoint(_ name: String) -> String { "RELEASE \(quote(name))" }
+    func rollbackToSavepoint(_ name: String) -> String { "ROLLBACK TO \(quote(name))" }
+
+    // MARK: Store files
+
+    static let walMode = "PRAGMA journal_mode=WAL"
+    static let fullSync = "PRAGMA synchronous=FULL"
+    static let tableNames = "SELECT name FROM sqlite_master WHERE type = 'table'"
+    static let schemaObjectCount = "SELECT count(*) FROM sqlite_master"
+    static let userVersion = "PRAGMA user_version"
+    static let applicationID = "PRAGMA application_id"
+    static let metadataDDL = [
+        "CREATE TABLE IF NOT EXISTS strata_metadata (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
+        "CREATE TABLE IF NOT EXISTS strata_sequence (entity TEXT PRIMARY KEY, next INTEGER NOT NULL) WITHOUT ROWID",
+    ]
+    static let readMetadata = "SELECT value FROM strata_metadata WHERE key = ?1"
+    static let allMetadata = "SELECT key, value FROM strata_metadata"
+    static let writeMetadata = "INSERT INTO strata_metadata (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+    /// Starts the key sequence of a root table (`?1`) if it has none.
+    static let startSequence = "INSERT OR IGNORE INTO strata_sequence (entity, next) VALUES (?1, 1)"
+    /// Reserves a block of keys (`?2` of them) for a root table (`?1`), returning the end of the block.
+    static let reserveKeys =
+        "INSERT INTO strata_sequence (entity, next) VALUES (?1, 1 + ?2) ON CONFLICT(entity) DO UPDATE SET next = next + ?2 RETURNING next"
+    /// Makes sure keys below `?2` of a root table (`?1`) are never reserved again.
+    static let keepKeys =
+        "INSERT INTO strata_sequence (entity, next) VALUES (?1, ?2) ON CONFLICT(entity) DO UPDATE SET next = max(next, ?2)"
+    /// The values of a column that name external-storage files (text, not inline bytes).
+    static func fileNames(_ table: String, _ column: String) -> String {
+        "SELECT \(q(column)) FROM \(q(table)) WHERE typeof(\(q(column))) = 'text'"
+    }
+
+    // MARK: Rows (the key `_pk` is always ?1)
+
+    /// `_pk = ?n`.
+    static func keyIs(_ n: Int = 1) -> String { "_pk = ?\(n)" }
+    /// `_pk` in the JSON array of keys bound as `?n`.
+    static func keyIn(_ n: Int) -> String { "_pk IN (SELECT value FROM json_each(?\(n)))" }
+
+    /// Inserts `_pk`, `_entity` and `columns` as ?1, ?2, ?3…
+    static func insertRow(into table: String, columns: [String]) -> String {
+        let cols = ["_pk", "_entity"] + columns
+        return "INSERT INTO \(table) (\(cols.map(q).joined(separator: ", "))) VALUES (\((1...cols.count).map { "?\($0)" }.joined(separator: ", ")))"
+    }
+    /// Sets `columns` to ?2, ?3… in the row `_pk = ?1`.
+    static func updateRow(_ table: String, columns: [String]) -> String {
+        "UPDATE \(table) SET \(columns.enumerated().map { "\(q($1)) = ?\($0 + 2)" }.joined(separator: ", ")) WHERE _pk = ?1"
+    }
+    static func deleteRows(_ table: String, where condition: String) -> String { "DELETE FROM \(table) WHERE \(condition)" }
+    /// Some columns of the row `_pk = ?1` (of the table as this connection sees it).
+    static func selectRow(_ table: String, columns: [String]) -> String {
+        "SELECT \(columns.map(q).joined(separator: ", ")) FROM \(q(table)) WHERE _pk = ?1"
+    }
+    static func rowExists(_ table: String) -> String { "SELECT 1 FROM \(q(table)) WHERE _pk = ?1" }
+    static func rowEntity(_ table: String) -> String { "SELECT _entity FROM \(q(table)) WHERE _pk = ?1" }
+    /// The first row whose `columns` equal ?1, ?2…: its key and entity.
+    static func findUnique(_ table: String, columns: [String]) -> String {
+        "SELECT _pk, _entity FROM \(q(table)) WHERE \(columns.enumerated().map { "\(q($1)) = ?\($0 + 1)" }.joined(separator: " AND ")) LIMIT 1"
+    }
+
+    // MARK: Links
+
+    /// Sets a link column to `?2` in the rows matching `condition`.
+    static func setLink(_ table: String, _ column: String, where condition: String) -> String {
+        "UPDATE \(table) SET \(q(column)) = ?2 WHERE \(condition)"
+    }
+    /// `column = ?1`, and with `keeping`, not in the keys bound as ?2.
+    static func linksTo(_ column: String, keeping: Bool) -> String {
+        keeping ? "\(q(column)) = ?1 AND NOT (\(keyIn(2)))" : "\(q(column)) = ?1"
+    }
+    /// Clears a link column in the rows matching `condition`, returning their keys and entities.
+    static func clearLinks(_ table: String, _ column: String, where condition: String) -> String {
+        "UPDATE \(table) SET \(q(column)) = NULL WHERE \(condition) RETURNING _pk, _entity"
+    }
+    /// For each row key in the array `?1`: the target its link column holds.
+    static func linkOfRow(_ table: String, _ column: String) -> String {
+        "SELECT \(q(column)) FROM \(q(table)) WHERE _pk = ?1"
+    }
+    /// `column = ?1` in a join table.
+    static func pairSide(_ column: String) -> String { "\(q(column)) = ?1" }
+    /// `owner = ?1 AND target IN (the JSON array ?2)`.
+    static func pairsOf(_ owner: String, _ target: String) -> String {
+        "\(q(owner)) = ?1 AND \(q(target)) IN (SELECT value FROM json_each(?2))"
+    }
+    static func deletePairs(_ table: String, where condition: String, returning column: String) -> String {
+        "DELETE FROM \(table) WHERE \(condition) RETURNING \(q(column))"
+    }
+    /// Adds (?1, t) for each t of the JSON array ?2, keeping pairs already there.
+    static func insertPairs(_ table: String, _ owner: String, _ target: String) -> String {
+        "INSERT OR IGNORE INTO \(table) (\(q(owner)), \(q(target))) SELECT ?1, value FROM json_each(?2)"
+    }
+
+    // MARK: The read overlay (SQLiteWriter)
+
+    /// The overlay's table of written rows of `table`, and of hidden keys.
+    static func overlayRows(_ table: String) -> String { "temp." + q(table + ".rows") }
+    static func overlayHidden(_ table: String) -> String { "temp." + q(table + ".hidden") }
+
+    /// Creates the overlay of `table`: its rows table, hidden keys and the view that shadows it.
+    static func createOverlay(_ table: String, isJoin: Bool) -> [String] {
+        let t = q(table)
+        let key = isJoin ? "_source, _target" : "_pk"
+        let keyExpr = isJoin ? "(_source, _target)" : "_pk"
+        return [
+            "CREATE TEMP TABLE \(q(table + ".rows")) AS SELECT * FROM main.\(t) WHERE 0",
+            "CREATE UNIQUE INDEX temp.\(q(table + ".rows.key")) ON \(q(table + ".rows")) (\(key))",
+            isJoin ? "CREATE TEMP TABLE \(q(table + ".hidden")) (_source INTEGER, _target INTEGER, PRIMARY KEY (_source, _target)) WITHOUT ROWID"
+                   : "CREATE TEMP TABLE \(q(table + ".hidden")) (_pk INTEGER PRIMARY KEY)",
+            "CREATE TEMP VIEW \(t) AS SELECT * FROM main.\(t) WHERE \(keyExpr) NOT IN (SELECT \(key) FROM \(overlayHidden(table)))"
+                + " UNION ALL SELECT * FROM \(overlayRows(table))",
+        ]
+    }
+
+    /// Copies the store rows of `table` matching `condition` that are not hidden yet into the overlay…
+    static func copyIntoOverlay(_ table: String, isJoin: Bool, where condition: String) -> String {
+        let key = isJoin ? "_source, _target" : "_pk"
+        let keyExpr = isJoin ? "(_source, _target)" : "_pk"
+        return "INSERT INTO \(overlayRows(table)) SELECT * FROM main.\(q(table)) WHERE (\(condition)) AND \(keyExpr) NOT IN (SELECT \(key) FROM \(overlayHidden(table)))"
+    }
+    /// …and hides them.
+    static func hideInOverlay(_ table: String, isJoin: Bool, where condition: String) -> String {
+        "INSERT OR IGNORE INTO \(overlayHidden(table)) SELECT \(isJoin ? "_source, _target" : "_pk") FROM main.\(q(table)) WHERE (\(condition))"
+    }
+}
