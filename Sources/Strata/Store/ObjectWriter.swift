@@ -87,6 +87,11 @@ struct ObjectPlan {
         var columnIndex: [String: Int32] = [:]
         var entityColumnIndex: [String: Int32] = [:]
         func wanted(_ name: String) -> Bool { properties.map { $0.contains(name) } ?? true }
+        // Prefetched relationships come first, in the order asked for, then the others as met.
+        for r in prefetched where !deferred.contains(where: { $0 === r }) && list.contains(where: { $0.relationshipByName[r.name] === r }) {
+            deferred.append(r)
+            deferredKeys.append(add(ObjectPlan.keyBytes(r.name)))
+        }
         for e in list {
             let name = add(e.name.utf8)
             let idPrefix = add(Array("{\"_id\":\"".utf8) + Array(e.name.utf8) + [UInt8(ascii: "/")])
@@ -154,6 +159,7 @@ struct ObjectPlan {
                     deferredIndices.append(d)
                 }
             }
+            deferredIndices[deferredStart...].sort()
             let constantsStart = pool.count
             for a in e.attributes where wanted(a.name) && a.isTransient {
                 var w = JSONWriter()
