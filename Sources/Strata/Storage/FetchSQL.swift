@@ -1,17 +1,17 @@
 /// The select list of an ``ObjectPlan``'s rows: leading expressions, the key,
 /// the entity name, then one expression per selection, over the table aliased `alias`.
-func selectList(_ plan: ObjectPlan, alias: String, leading: [String] = []) -> String {
+func selectList(_ plan: ObjectPlan, alias: String, leading: [String] = [], dialect: any QueryDialect = SQLiteDialect()) -> String {
     var select = leading + ["\(alias)._pk", "\(alias)._entity"]
     var subqueries = 0
     for s in plan.selections {
         switch s {
         case .column(let name):
-            select.append("\(alias).\(quote(name))")
+            select.append("\(alias).\(dialect.quote(name))")
         case .linkedEntity(let r):
             // A scalar subquery, not a join: SQLite joins at most 64 tables, and an entity may hold more links.
             let ra = "r\(alias)\(subqueries)"
             subqueries += 1
-            select.append("(SELECT \(ra)._entity FROM \(quote(r.destination.tableName)) \(ra) WHERE \(ra)._pk = \(alias).\(quote(r.foreignKeyColumn ?? r.name)))")
+            select.append("(SELECT \(ra)._entity FROM \(dialect.quote(r.destination.tableName)) \(ra) WHERE \(ra)._pk = \(alias).\(dialect.quote(r.foreignKeyColumn ?? r.name)))")
         }
     }
     return select.joined(separator: ", ")
@@ -26,10 +26,12 @@ struct CompiledFetch {
     let orderSQL: String
     let limitSQL: String
     let args: [SQLValue]
+    let dialect: any QueryDialect
 
-    init(_ d: FetchDescriptor) {
+    init(_ d: FetchDescriptor, dialect: any QueryDialect = SQLiteDialect()) {
+        self.dialect = dialect
         root = d.entity.root
-        var c = PredicateCompiler(root: d.entity)
+        var c = PredicateCompiler(root: d.entity, dialect: dialect)
         var conditions: [String] = []
         let entities = d.entities
         if root.isInHierarchy && entities.count != root.descendants.count {
@@ -40,31 +42,30 @@ struct CompiledFetch {
         var order: [String] = []
         for key in d.sortBy {
             let col = c.column(key.ref)
-            var collate = ""
+            var sorted = col
             if case .attribute(let a) = key.ref.end {
-                if a.type == .decimal { collate = " COLLATE strata_decimal" }
-                else if (a.type == .string || a.type == .url) && key.comparator == .localizedStandard { collate = " COLLATE strata_standard" }
+                if a.type == .decimal { sorted = dialect.collate(col, .decimal) }
+                else if (a.type == .string || a.type == .url) && key.comparator == .localizedStandard { sorted = dialect.collate(col, .standard) }
             }
-            order.append("\(col)\(collate) \(key.reverse ? "DESC" : "ASC")")
+            order.append("\(sorted) \(key.reverse ? "DESC" : "ASC")")
         }
         order.append("t._pk ASC")
-        var limit = ""
-        if let l = d.fetchLimit { limit = " LIMIT \(c.bind(.int(Int64(l))))" } else if d.fetchOffset > 0 { limit = " LIMIT -1" }
-        if d.fetchOffset > 0 { limit += " OFFSET \(c.bind(.int(Int64(d.fetchOffset))))" }
+        let limit = d.fetchLimit.map { c.bind(.int(Int64($0))) }
+        let offset = d.fetchOffset > 0 ? c.bind(.int(Int64(d.fetchOffset))) : nil
         joins = c.rootJoins.joined(separator: " ")
         whereSQL = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         orderSQL = " ORDER BY " + order.joined(separator: ", ")
-        limitSQL = limit
+        limitSQL = dialect.limit(limit, offset: offset)
         args = c.args
     }
 
-    var from: String { "FROM \(quote(root.name)) t" + (joins.isEmpty ? "" : " " + joins) }
+    var from: String { "FROM \(dialect.quote(root.name)) t" + (joins.isEmpty ? "" : " " + joins) }
 
     /// The primary keys of the matching rows, in order (usable as a subquery).
     var keysSQL: String { "SELECT t._pk \(from)\(whereSQL)\(orderSQL)\(limitSQL)" }
 
     func objectsSQL(_ plan: ObjectPlan) -> String {
-        "SELECT \(selectList(plan, alias: "t")) FROM \(quote(root.name)) t"
+        "SELECT \(selectList(plan, alias: "t", dialect: dialect)) FROM \(dialect.quote(root.name)) t"
             + (joins.isEmpty ? "" : " " + joins) + whereSQL + orderSQL + limitSQL
     }
 }

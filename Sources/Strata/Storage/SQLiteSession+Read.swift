@@ -34,21 +34,23 @@ extension SQLiteSession {
 
     /// `FROM … ` of a relationship's related rows as (owner, row) with the row aliased `d`, and the owner expression.
     func relatedSource(_ rel: Relationship, ownerTable: Entity) -> (owner: String, from: String, order: String) {
-        let dest = quote(rel.destination.tableName)
+        let dialect = SQLiteDialect()
+        let dest = dialect.quote(rel.destination.tableName)
         switch rel.storage {
         case .foreignKey(let col):
-            return ("o._pk", "\(quote(ownerTable.tableName)) o JOIN \(dest) d ON d._pk = o.\(quote(col))", "o._pk")
+            return ("o._pk", "\(dialect.quote(ownerTable.tableName)) o JOIN \(dest) d ON d._pk = o.\(dialect.quote(col))", "o._pk")
         case .inverseForeignKey(let col):
-            return ("d.\(quote(col))", "\(dest) d", "d.\(quote(col)), d._pk")
+            return ("d.\(dialect.quote(col))", "\(dest) d", "d.\(dialect.quote(col)), d._pk")
         case .joinTable(let table, let ownerCol, let targetCol):
-            return ("j.\(quote(ownerCol))", "\(quote(table)) j JOIN \(dest) d ON d._pk = j.\(quote(targetCol))", "j.\(quote(ownerCol)), d._pk")
+            return ("j.\(dialect.quote(ownerCol))", "\(dialect.quote(table)) j JOIN \(dest) d ON d._pk = j.\(dialect.quote(targetCol))", "j.\(dialect.quote(ownerCol)), d._pk")
         }
     }
 
     /// Identifiers related through `rel` for each owner key (one query, owners bound as one JSON array).
     func relatedIdentifiers(_ rel: Relationship, owners: [Int64]) throws -> RelatedValues {
+        let dialect = SQLiteDialect()
         let src = relatedSource(rel, ownerTable: rel.entity)
-        let sql = "SELECT \(src.owner), d._pk, d._entity FROM \(src.from) WHERE \(src.owner) IN (SELECT value FROM json_each(?1)) ORDER BY \(src.order)"
+        let sql = "SELECT \(src.owner), d._pk, d._entity FROM \(src.from) WHERE \(dialect.inJSONArray(src.owner, parameter: dialect.parameter(1))) ORDER BY \(src.order)"
         let stmt = try connection.statement(sql)
         defer { stmt.reset() }
         stmt.bind([SQLiteSession.pkArray(owners)])
@@ -145,7 +147,8 @@ extension SQLiteSession {
         try read(changes) {
             guard let concrete = try concreteEntity(root: id.entity.root, pk: id.pk), concrete.isKind(of: id.entity) else { return nil }
             let plan = ObjectPlan(entities: [concrete])
-            let sql = "SELECT \(selectList(plan, alias: "t")) FROM \(quote(concrete.tableName)) t WHERE t._pk = ?1"
+            let dialect = SQLiteDialect()
+            let sql = "SELECT \(selectList(plan, alias: "t", dialect: dialect)) FROM \(dialect.quote(concrete.tableName)) t WHERE t._pk = \(dialect.parameter(1))"
             var writer = ObjectWriter(plan: plan, grouping: .toOne)
             try readObjects(&writer, sql: sql, args: [.int(id.pk)])
             let objects = writer.finishGroups()
