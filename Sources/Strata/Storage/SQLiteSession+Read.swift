@@ -1,10 +1,10 @@
 import CSQLite
 
 extension SQLiteSession {
-    /// Runs a row query of `plan` and writes its objects with `writer`, then
-    /// reads the relationships written after the rows: `prefetched` values by
-    /// index in `plan.deferred`, identifiers (one query per relationship) for the others.
-    func readObjects(_ writer: inout ObjectWriter, sql: String, args: [SQLValue], prefetched: [RelatedValues?] = []) throws {
+    /// Runs a row query and writes its objects with `writer`, then reads the
+    /// identifiers of the relationships the writer has no values for yet (one
+    /// query per relationship, owners bound as the keys of the rows written).
+    func readObjects(_ writer: inout ObjectWriter, sql: String, args: [SQLValue]) throws {
         let stmt = try connection.statement(sql)
         defer { stmt.reset() }
         stmt.bind(args)
@@ -13,12 +13,8 @@ extension SQLiteSession {
         guard writer.isDeferred else { return }
         let keys = writer.keys
         guard !keys.isEmpty else { return }
-        for (i, rel) in writer.plan.deferred.enumerated() {
-            if i < prefetched.count, let values = prefetched[i] {
-                writer.setRelated(i, values)
-            } else {
-                writer.setRelated(i, try relatedIdentifiers(rel, owners: keys))
-            }
+        for (i, rel) in writer.plan.deferred.enumerated() where !writer.hasRelated(i) {
+            writer.setRelated(i, try relatedIdentifiers(rel, owners: keys))
         }
     }
 
@@ -50,10 +46,22 @@ extension SQLiteSession {
     func relatedIdentifiers(_ rel: Relationship, owners: [Int64]) throws -> RelatedValues {
         let dialect = SQLiteDialect()
         let src = relatedSource(rel, ownerTable: rel.entity)
-        let sql = "SELECT \(src.owner), d._pk, d._entity FROM \(src.from) WHERE \(dialect.inJSONArray(src.owner, parameter: dialect.parameter(1))) ORDER BY \(src.order)"
+        return try relatedIdentifiers(rel, src, where: dialect.inJSONArray(src.owner, parameter: dialect.parameter(1)),
+                                      args: [SQLiteSession.pkArray(owners)])
+    }
+
+    /// Identifiers related through `rel` for the owners a fetch matches (its keys as a subquery).
+    func relatedIdentifiers(_ rel: Relationship, of q: CompiledFetch) throws -> RelatedValues {
+        let src = relatedSource(rel, ownerTable: rel.entity)
+        return try relatedIdentifiers(rel, src, where: "\(src.owner) IN (\(q.keysSQL))", args: q.args)
+    }
+
+    private func relatedIdentifiers(_ rel: Relationship, _ src: (owner: String, from: String, order: String),
+                                    where condition: String, args: [SQLValue]) throws -> RelatedValues {
+        let sql = "SELECT \(src.owner), d._pk, d._entity FROM \(src.from) WHERE \(condition) ORDER BY \(src.order)"
         let stmt = try connection.statement(sql)
         defer { stmt.reset() }
-        stmt.bind([SQLiteSession.pkArray(owners)])
+        stmt.bind(args)
         var cursor = SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder)
         return try ObjectWriter.identifiers(&cursor, toMany: rel.isToMany)
     }
@@ -77,8 +85,12 @@ extension SQLiteSession {
                 let objects = writer.finishGroups()
                 if let i = plan.deferred.firstIndex(where: { $0 === rel }) { prefetched[i] = objects }
             }
-            var writer = ObjectWriter(plan: plan)
-            try readObjects(&writer, sql: q.objectsSQL(plan), args: q.args, prefetched: prefetched)
+            // The other relationships: identifiers, one query per relationship, owners again the fetch's keys.
+            for (i, rel) in plan.deferred.enumerated() where prefetched[i] == nil {
+                prefetched[i] = try relatedIdentifiers(rel, of: q)
+            }
+            var writer = ObjectWriter(plan: plan, related: prefetched)
+            try readObjects(&writer, sql: q.objectsSQL(plan), args: q.args)
             return writer.finishArray()
         }
     }
@@ -149,7 +161,8 @@ extension SQLiteSession {
             let plan = ObjectPlan(entities: [concrete])
             let dialect = SQLiteDialect()
             let sql = "SELECT \(selectList(plan, alias: "t", dialect: dialect)) FROM \(dialect.quote(concrete.tableName)) t WHERE t._pk = \(dialect.parameter(1))"
-            var writer = ObjectWriter(plan: plan, grouping: .toOne)
+            let related = try plan.deferred.map { try relatedIdentifiers($0, owners: [id.pk]) }
+            var writer = ObjectWriter(plan: plan, grouping: .toOne, related: related)
             try readObjects(&writer, sql: sql, args: [.int(id.pk)])
             let objects = writer.finishGroups()
             guard let range = objects.ranges[0] else { return nil }

@@ -184,9 +184,10 @@ struct RelatedValues {
 /// encoded by type, to-one links as identifiers, and relationships read after
 /// the rows (identifiers, or prefetched objects nested under their owner).
 ///
-/// Without relationships read after the rows, objects are written straight
-/// into the result; otherwise rows go to a scratch buffer and each object is
-/// copied once into the result, completed with its relationships.
+/// When the values of every relationship read after the rows are known before
+/// them, objects are written straight into the result; otherwise rows go to a
+/// scratch buffer and each object is copied once into the result, completed
+/// with its relationships.
 struct ObjectWriter {
     enum Grouping {
         /// One JSON array of every object, in row order.
@@ -218,25 +219,30 @@ struct ObjectWriter {
     /// Values of `plan.deferred`, by index (set them with `setRelated` after `write`).
     private var related: [RelatedValues?]
 
-    init(plan: ObjectPlan, grouping: Grouping = .array) {
+    /// - Parameter related: values of `plan.deferred` known before the rows, by index; with all of
+    ///   them, objects are written straight into the result.
+    init(plan: ObjectPlan, grouping: Grouping = .array, related: [RelatedValues?] = []) {
         self.plan = plan
         self.grouping = grouping
-        related = Array(repeating: nil, count: plan.deferred.count)
+        self.related = plan.deferred.indices.map { $0 < related.count ? related[$0] : nil }
         if grouping == .array { out.bytes.append(UInt8(ascii: "[")) }
     }
 
-    /// Whether `write` keeps objects open for the relationships of `plan.deferred`.
-    var isDeferred: Bool { !plan.deferred.isEmpty }
+    /// Whether `write` keeps objects open for relationships whose values are not known yet.
+    private(set) var isDeferred = false
 
     /// The primary keys of the rows written (when deferred).
     var keys: [Int64] { spans.map(\.pk) }
 
+    func hasRelated(_ index: Int) -> Bool { related[index] != nil }
     mutating func setRelated(_ index: Int, _ values: RelatedValues) { related[index] = values }
 
     /// Writes every row of `cursor`.
     mutating func write<C: RowCursor>(_ cursor: inout C) throws {
         let plan = self.plan
         let pkColumn = plan.leading
+        let related = self.related
+        isDeferred = related.contains { $0 == nil }
         let direct = !isDeferred
         try plan.pool.withUnsafeBufferPointer { pool in
             try plan.columns.withUnsafeBufferPointer { columns in
@@ -254,6 +260,7 @@ struct ObjectWriter {
                         if direct {
                             guard open(owner) else { continue }
                             try ObjectWriter.writeObject(cursor, pk: pk, entities[ei], plan, pool, columns, into: &out)
+                            ObjectWriter.appendRelated(pk: pk, entities[ei], plan, related, pool, to: &out.bytes)
                             out.bytes.append(UInt8(ascii: "}"))
                             close(owner)
                         } else {
@@ -327,6 +334,23 @@ struct ObjectWriter {
         ObjectWriter.append(pool, e.constants, to: &w.bytes)
     }
 
+    /// `,"name":value` of each relationship of `e` read after the rows: `[]` or `null` when an owner has none.
+    @inline(__always)
+    private static func appendRelated(pk: Int64, _ e: ObjectPlan.EntityPlan, _ plan: ObjectPlan, _ related: [RelatedValues?],
+                                      _ pool: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) {
+        for k in e.deferred {
+            let d = plan.deferredIndices[k]
+            append(pool, plan.deferredKeys[d], to: &bytes)
+            if let values = related[d], let r = values.ranges[pk] {
+                values.bytes.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[r])) }
+            } else if plan.deferred[d].isToMany {
+                bytes.append(UInt8(ascii: "[")); bytes.append(UInt8(ascii: "]"))
+            } else {
+                bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+            }
+        }
+    }
+
     /// Starts an object of `owner` in the result; false when it is not written (a second object of a to-one).
     @inline(__always)
     private mutating func open(_ owner: Int64) -> Bool {
@@ -365,7 +389,6 @@ struct ObjectWriter {
     /// Completes deferred objects with their relationships.
     private mutating func assemble() {
         guard isDeferred else { return }
-        let null = Array("null".utf8), empty = Array("[]".utf8)
         let spans = self.spans
         let related = self.related
         let plan = self.plan
@@ -377,16 +400,7 @@ struct ObjectWriter {
                 for span in spans {
                     guard open(span.owner) else { continue }
                     out.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: rows[span.start..<span.end]))
-                    let e = plan.entities[span.entity]
-                    for k in e.deferred {
-                        let d = plan.deferredIndices[k]
-                        ObjectWriter.append(pool, plan.deferredKeys[d], to: &out.bytes)
-                        if let values = related[d], let r = values.ranges[span.pk] {
-                            values.bytes.withUnsafeBufferPointer { out.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[r])) }
-                        } else {
-                            out.bytes.append(contentsOf: plan.deferred[d].isToMany ? empty : null)
-                        }
-                    }
+                    ObjectWriter.appendRelated(pk: span.pk, plan.entities[span.entity], plan, related, pool, to: &out.bytes)
                     out.bytes.append(UInt8(ascii: "}"))
                     close(span.owner)
                 }
