@@ -1,5 +1,3 @@
-import CSQLite
-
 extension SQLiteSession {
     /// Runs a row query and writes its objects with `writer`, then reads the
     /// identifiers of the relationships the writer has no values for yet (one
@@ -73,7 +71,7 @@ extension SQLiteSession {
         try read(d.includePendingChanges ? changes : []) {
             let q = CompiledFetch(d)
             let plan = ObjectPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
-            var prefetched = [RelatedValues?](repeating: nil, count: plan.deferred.count)
+            var related = [RelatedValues?](repeating: nil, count: plan.deferred.count)
             for rel in d.prefetch {
                 // One query per relationship: the related rows of every matching owner, owners given by the fetch as a subquery.
                 let src = relatedSource(rel, ownerTable: d.entity)
@@ -83,13 +81,13 @@ extension SQLiteSession {
                 var writer = ObjectWriter(plan: relPlan, grouping: rel.isToMany ? .toMany : .toOne)
                 try readObjects(&writer, sql: sql, args: q.args)
                 let objects = writer.finishGroups()
-                if let i = plan.deferred.firstIndex(where: { $0 === rel }) { prefetched[i] = objects }
+                if let i = plan.deferred.firstIndex(where: { $0 === rel }) { related[i] = objects }
             }
             // The other relationships: identifiers, one query per relationship, owners again the fetch's keys.
-            for (i, rel) in plan.deferred.enumerated() where prefetched[i] == nil {
-                prefetched[i] = try relatedIdentifiers(rel, of: q)
+            for (i, rel) in plan.deferred.enumerated() where related[i] == nil {
+                related[i] = try relatedIdentifiers(rel, of: q)
             }
-            var writer = ObjectWriter(plan: plan, related: prefetched)
+            var writer = ObjectWriter(plan: plan, related: related)
             try readObjects(&writer, sql: q.objectsSQL(plan), args: q.args)
             return writer.finishArray()
         }

@@ -34,7 +34,6 @@ struct ObjectPlan {
     }
 
     struct EntityPlan {
-        let entity: Entity
         /// The entity name as a row gives it.
         let name: Range<Int>
         /// `{"_id":"Name/`
@@ -166,7 +165,7 @@ struct ObjectPlan {
                 if let d = a.defaultJSON { d.write(to: &w) } else { w.null() }
                 _ = add(ObjectPlan.keyBytes(a.name) + w.bytes)
             }
-            entities.append(EntityPlan(entity: e, name: name, idPrefix: idPrefix, entityPart: entityPart,
+            entities.append(EntityPlan(name: name, idPrefix: idPrefix, entityPart: entityPart,
                                        constants: constantsStart..<pool.count, columns: columnsStart..<columns.count,
                                        deferred: deferredStart..<deferredIndices.count))
         }
