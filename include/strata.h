@@ -50,7 +50,10 @@
  *   parallel. For parallel work give each thread its own context; contexts of
  *   one file store each have their own SQLite connection (WAL mode: readers
  *   never block, writers take turns, waiting up to 10 s before
- *   STRATA_ERR_BUSY). The last error is per thread.
+ *   STRATA_ERR_BUSY). Reads never take the write lock, not even in a context
+ *   with unsaved changes: only strata_save(), and strata_insert() when it
+ *   reserves a new block of keys, wait for other writers. The last error is
+ *   per thread.
  *
  * STRINGS
  *
@@ -75,6 +78,14 @@
  *   never contain the values the caller bound. A failed call leaves the
  *   store and the context's pending changes exactly as they were.
  *
+ *   Each function's "Fails with" list names every status it returns except
+ *   STRATA_ERR_INTERNAL (a bug in Strata, possible from any call that can
+ *   fail). A call that reads or writes the store file can fail with
+ *   STRATA_ERR_BUSY (the database stayed locked too long), STRATA_ERR_IO,
+ *   STRATA_ERR_CORRUPT (SQLite found the file damaged) and STRATA_ERR_NOMEM,
+ *   and its list says so; so does every call that returns a string
+ *   (STRATA_ERR_NOMEM).
+ *
  * CAVEATS
  *
  *   - WAL side files. A file store is accompanied by "<store>-wal" and
@@ -85,9 +96,14 @@
  *     container between threads; two containers on one file work but contend
  *     for the write lock.
  *   - Long-lived contexts. Pending changes live in memory until strata_save();
- *     reads that include pending changes replay them inside a transaction
- *     that is rolled back, so a context with very many unsaved changes makes
- *     reads slower. Save often; use strata_rollback() to discard.
+ *     a read that includes them replays them, delete rules included, on a
+ *     private overlay of temporary tables that shadow the changed tables for
+ *     that read only (the store file is not written and no lock is taken
+ *     beyond the read's snapshot). A context with very many unsaved changes
+ *     therefore makes its reads slower, and queries over a changed table no
+ *     longer use its indexes for joins. Save often; use strata_rollback() to
+ *     discard. Pending changes that collide on a unique constraint show as
+ *     they are; strata_save() refuses them.
  *   - Killed processes. A process killed at any moment leaves the store at
  *     its last completed save: each save is one SQLite transaction, and
  *     external-storage files are written and synced before it commits.
@@ -189,15 +205,22 @@ typedef struct strata_config strata_config;
  *
  *   {"schema": {...}}                 one schema version (docs/JSON.md)
  *   {"migrationPlan": {"schemas": [...], "stages": [...]}}   versions oldest
- *                                     first; the last one is current (this
- *                                     version runs no stages yet: a store of
- *                                     an older version fails to open with
- *                                     STRATA_ERR_INCOMPATIBLE_STORE)
+ *                                     first; the last one is current; each
+ *                                     stage goes from one version to the next
+ *                                     (docs/JSON.md §1). This version runs no
+ *                                     stages yet: a store of an older version
+ *                                     fails to open with
+ *                                     STRATA_ERR_INCOMPATIBLE_STORE ("not
+ *                                     implemented") and is left untouched
  *   options: "inMemory": false        a private in-memory store (path ignored)
  *            "readOnly": false        open an existing store read-only
- *            "history": true          reserved for persistent history, which
- *                                     this version does not record yet
- *            "author": "app"          the author history will record
+ *            "history": false         reserved for persistent history, which
+ *                                     this version does not implement: false
+ *                                     (nothing is recorded) is accepted; true
+ *                                     fails with STRATA_ERR_INVALID at "/history"
+ *            "author"                 reserved for the author persistent history
+ *                                     will record: any value fails with
+ *                                     STRATA_ERR_INVALID at "/author"
  *            "externalStorageThreshold": 131072   bytes from which
  *                                     externalStorage data goes to files
  *
@@ -207,13 +230,17 @@ typedef struct strata_config strata_config;
  * @param[out] out_config   the new configuration; NULL on failure.
  * Returns STRATA_OK.
  * Fails with: STRATA_ERR_MISUSE (NULL argument), STRATA_ERR_INVALID
- * (malformed JSON, unknown option, neither or both of schema and
- * migrationPlan), STRATA_ERR_SCHEMA (invalid schema: unknown key or type,
- * duplicate name, bad identifier, unknown destination, inverse mismatch,
- * inheritance cycle, transient without default, default outside enum,
- * unique on a to-many, unique or index on an externalStorage attribute,
- * more columns than SQLite allows: at most 1997 per entity hierarchy, each
- * stored attribute counting 1 and each to-one link held in the row 2, ...).
+ * (malformed JSON, unknown option, an option of the wrong type, neither or
+ * both of schema and migrationPlan, a plan with duplicate versions or stage
+ * names or a stage that does not go from one version to the next,
+ * "history": true, any "author", a negative externalStorageThreshold,
+ * inMemory with readOnly), STRATA_ERR_SCHEMA (invalid schema: unknown key
+ * or type, duplicate name, bad identifier, unknown destination, inverse
+ * mismatch, inheritance cycle, transient without default, default outside
+ * enum, unique on a to-many, unique or index on an externalStorage
+ * attribute, more columns than SQLite allows: at most 1997 per entity
+ * hierarchy, each stored attribute counting 1 and each to-one link held in
+ * the row 2, ...).
  * Thread-safe.
  */
 strata_status strata_config_new(const char *config_json, strata_config **out_config);
@@ -255,10 +282,18 @@ typedef struct strata_container strata_container;
  * Returns STRATA_OK.
  * Fails with: STRATA_ERR_MISUSE (NULL config/out, NULL path for a file
  * store), STRATA_ERR_INVALID (an empty path, ":memory:", a "file:" URI, a
- * directory, invalid UTF-8), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite database; a SQLite
- * database that is not a Strata store; a store of another schema — the
- * message names what changed), STRATA_ERR_IO (cannot open or create; a
- * read-only open of a missing file), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT.
+ * directory, invalid UTF-8), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite
+ * database; a SQLite database that is not a Strata store; a store written
+ * by a newer Strata; a store of another schema — the message names what
+ * changed; a store of an older version of the migration plan — migrating is
+ * not implemented in this version; the file is left untouched),
+ * STRATA_ERR_IO (cannot open or create; a read-only open of a missing
+ * file), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT (a
+ * damaged file; a Strata store whose stored schema is missing or cannot be
+ * read), STRATA_ERR_READONLY (a file the process may not write, opened
+ * without "readOnly", when the open must write: a new store in an empty file,
+ * or a declaration differing from the stored one only where the version hash
+ * does not look, such as defaults, which the open records), STRATA_ERR_NOMEM.
  * Thread-safe.
  */
 strata_status strata_open(const char *path, const strata_config *config, strata_container **out_container);
@@ -276,7 +311,8 @@ void strata_close(strata_container *container);
  * The container's current schema as JSON (as declared).
  *
  * @param[out] out_json  new string, free with strata_free(); NULL on failure.
- * Fails with: STRATA_ERR_MISUSE (NULL or stale handle, NULL out_json).
+ * Fails with: STRATA_ERR_MISUSE (NULL or stale handle, NULL out_json),
+ * STRATA_ERR_NOMEM.
  * Thread-safe.
  */
 strata_status strata_container_schema(strata_container *container, char **out_json);
@@ -294,7 +330,7 @@ typedef struct strata_context strata_context;
  *
  * @param[out] out_context  the new context; NULL on failure.
  * Fails with: STRATA_ERR_MISUSE (NULL or stale container, NULL out),
- * STRATA_ERR_IO (cannot open a connection).
+ * STRATA_ERR_IO (cannot open a connection), STRATA_ERR_NOMEM.
  * Thread-safe.
  */
 strata_status strata_context_new(strata_container *container, strata_context **out_context);
@@ -350,10 +386,17 @@ int strata_has_changes(strata_context *ctx);
  *                          with strata_free(); NULL on failure.
  * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx, NULL entity or json),
  * STRATA_ERR_INVALID (malformed JSON, unknown entity, unknown attribute or
- * relationship, bad "_onConflict"), STRATA_ERR_VALIDATION (wrong value type,
- * required value missing or null, value not in enum), STRATA_ERR_NOT_FOUND
- * (a linked identifier does not exist), STRATA_ERR_CONSTRAINT (unique
- * collision with "_onConflict":"error"), STRATA_ERR_READONLY.
+ * relationship, bad "_onConflict", "_entity" or "_id", a key given twice,
+ * objects nested too deeply, a link back to the owner naming another object),
+ * STRATA_ERR_VALIDATION (wrong value type, required value missing or null,
+ * value not in enum, a link to an object of the wrong entity),
+ * STRATA_ERR_NOT_FOUND (a linked identifier does not exist, or is deleted in
+ * this context), STRATA_ERR_CONSTRAINT (unique collision with
+ * "_onConflict":"error", or an upsert onto an object of another entity),
+ * STRATA_ERR_READONLY (a store opened read-only, or a store file that cannot
+ * be written when keys are reserved), STRATA_ERR_BUSY, STRATA_ERR_IO and
+ * STRATA_ERR_CORRUPT (the store is read to resolve linked identifiers and
+ * unique keys, and written to reserve keys), STRATA_ERR_NOMEM.
  */
 strata_status strata_insert(strata_context *ctx, const char *entity, const char *object_json, char **out_id);
 
@@ -375,8 +418,15 @@ strata_status strata_insert_many(strata_context *ctx, const char *entity, const 
  * null clears an optional value; a to-many array replaces the related set.
  *
  * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_INVALID (malformed JSON, bad
- * identifier, unknown attribute), STRATA_ERR_NOT_FOUND (no such object, or
- * deleted in this context), STRATA_ERR_VALIDATION, STRATA_ERR_READONLY.
+ * identifier, unknown attribute, "_id" or "_entity" not the object's; for
+ * related objects inserted by the patch, as strata_insert()),
+ * STRATA_ERR_NOT_FOUND (no such object, or deleted in this context; a linked
+ * identifier that does not exist), STRATA_ERR_VALIDATION (as strata_insert();
+ * a link of the object to itself), STRATA_ERR_CONSTRAINT (a related object
+ * the patch inserts, as strata_insert()), STRATA_ERR_READONLY,
+ * STRATA_ERR_BUSY, STRATA_ERR_IO and STRATA_ERR_CORRUPT (the store is read to
+ * find the object, linked identifiers and saved unique keys, and written to
+ * reserve keys for inserted related objects), STRATA_ERR_NOMEM.
  * A unique collision caused by an update is reported by strata_save().
  */
 strata_status strata_update(strata_context *ctx, const char *id, const char *patch_json);
@@ -387,8 +437,10 @@ strata_status strata_update(strata_context *ctx, const char *id, const char *pat
  * makes strata_save() fail while related objects exist, noAction leaves
  * the other side as it is.
  *
- * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_INVALID (bad identifier),
- * STRATA_ERR_NOT_FOUND, STRATA_ERR_READONLY.
+ * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_INVALID (bad identifier, unknown
+ * entity), STRATA_ERR_NOT_FOUND (no such object, or already deleted in this
+ * context), STRATA_ERR_READONLY, STRATA_ERR_BUSY, STRATA_ERR_IO and
+ * STRATA_ERR_CORRUPT (the store is read to find the object), STRATA_ERR_NOMEM.
  */
 strata_status strata_delete(strata_context *ctx, const char *id);
 
@@ -403,10 +455,11 @@ strata_status strata_delete(strata_context *ctx, const char *id);
  *
  * @param[out] out_json  new string, free with strata_free(); NULL on failure.
  * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_INVALID (bad identifier, unknown
- * entity), STRATA_ERR_NOT_FOUND, STRATA_ERR_CORRUPT (the store names an
- * external-storage file Strata did not generate, or one behind a symbolic
- * link), STRATA_ERR_IO (such a file is missing or unreadable),
- * STRATA_ERR_BUSY.
+ * entity), STRATA_ERR_NOT_FOUND, STRATA_ERR_CORRUPT (the store file is
+ * damaged, or names an external-storage file Strata did not generate, or one
+ * behind a symbolic link), STRATA_ERR_IO (reading the store; an
+ * external-storage file is missing or unreadable), STRATA_ERR_BUSY,
+ * STRATA_ERR_NOMEM.
  */
 strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
 
@@ -451,7 +504,8 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  * values; see docs/predicates.md §6 — predicate text that does not
  * parse — the error names the JSON path, e.g. "/predicate/and/1/==/0/key",
  * or the text position), STRATA_ERR_CORRUPT and STRATA_ERR_IO (as
- * strata_get(), for external-storage values), STRATA_ERR_BUSY.
+ * strata_get(): the store file, external-storage values), STRATA_ERR_BUSY,
+ * STRATA_ERR_NOMEM.
  */
 strata_status strata_fetch(strata_context *ctx, const char *descriptor_json, char **out_json);
 
@@ -492,7 +546,8 @@ strata_status strata_explain(strata_context *ctx, const char *descriptor_json, c
  *            JSON string), or {"predicate": …, "bindings": {…},
  *            "includeSubentities": true}; NULL deletes every object of the entity.
  * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_INVALID (as strata_fetch()),
- * STRATA_ERR_READONLY.
+ * STRATA_ERR_READONLY, STRATA_ERR_BUSY, STRATA_ERR_IO and STRATA_ERR_CORRUPT
+ * (the store is read to find the matching objects), STRATA_ERR_NOMEM.
  */
 strata_status strata_delete_where(strata_context *ctx, const char *entity, const char *predicate_json);
 
@@ -510,9 +565,10 @@ strata_status strata_delete_where(strata_context *ctx, const char *entity, const
  * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_CONSTRAINT (deny rule, count
  * outside minimumModelCount/maximumModelCount, unique collision with an
  * object saved meanwhile), STRATA_ERR_VALIDATION (required relationship not
- * set), STRATA_ERR_BUSY, STRATA_ERR_IO, STRATA_ERR_READONLY,
- * STRATA_ERR_CORRUPT (a deleted or replaced value names an external-storage
- * file Strata did not generate: nothing is removed).
+ * set), STRATA_ERR_BUSY, STRATA_ERR_IO (writing the store or an
+ * external-storage file), STRATA_ERR_READONLY, STRATA_ERR_CORRUPT (the store
+ * file is damaged; a deleted or replaced value names an external-storage file
+ * Strata did not generate: nothing is removed), STRATA_ERR_NOMEM.
  */
 strata_status strata_save(strata_context *ctx);
 

@@ -34,8 +34,8 @@ check() {   # check SECTION WHAT KEY...
   echo "§$sec: $what keys documented: $*"
 }
 
-check 1 configuration $(reader_keys "$src/$q/Storage/StoreConfiguration.swift" o) \
-                      $(reader_keys "$src/$q/Storage/StoreConfiguration.swift" po)
+check 1 configuration $(reader_keys "$src/$q/Store/StoreConfiguration.swift" o) \
+                      $(reader_keys "$src/$q/Migration/MigrationPlan.swift" o)
 check 2 schema $(reader_keys "$src/$q/Schema/SchemaDecoder.swift" top)
 check 2 entity $(swift_list "$src/$q/Schema/SchemaDecoder.swift" entityKeys)
 check 2 attribute $(swift_list "$src/$q/Schema/SchemaDecoder.swift" attributeKeys)

@@ -73,7 +73,7 @@ public func strata_fetch(_ ctx: OpaquePointer?, _ descriptor: UnsafePointer<CCha
     shim {
         let o = try out(outJSON, "out_json")
         let c = try context(ctx)
-        let request = try withBytes(descriptor, "descriptor_json") { try FetchDescriptor.decode($0, schema: c.container.schema) }
+        let request = try withBytes(descriptor, "descriptor_json") { try FetchDescriptor.decode($0, schema: c.schema) }
         o.pointee = try cString(try c.fetch(request))
     }
 }
@@ -84,7 +84,7 @@ public func strata_fetch_count(_ ctx: OpaquePointer?, _ descriptor: UnsafePointe
         guard let outCount else { throw StrataError(.misuse, "out (the out-parameter) is NULL") }
         outCount.pointee = 0
         let c = try context(ctx)
-        let request = try withBytes(descriptor, "descriptor_json") { try FetchDescriptor.decode($0, schema: c.container.schema) }
+        let request = try withBytes(descriptor, "descriptor_json") { try FetchDescriptor.decode($0, schema: c.schema) }
         outCount.pointee = try c.fetchCount(request)
     }
 }
@@ -94,7 +94,7 @@ public func strata_fetch_identifiers(_ ctx: OpaquePointer?, _ descriptor: Unsafe
     shim {
         let o = try out(outJSON, "out_json")
         let c = try context(ctx)
-        let request = try withBytes(descriptor, "descriptor_json") { try FetchDescriptor.decode($0, schema: c.container.schema) }
+        let request = try withBytes(descriptor, "descriptor_json") { try FetchDescriptor.decode($0, schema: c.schema) }
         o.pointee = try cString(try c.fetchIdentifiers(request))
     }
 }
@@ -106,9 +106,9 @@ public func strata_delete_where(_ ctx: OpaquePointer?, _ entity: UnsafePointer<C
         let name = try string(entity, "entity")
         let descriptor: FetchDescriptor
         if let predicate {
-            descriptor = try withBytes(predicate, "predicate_json") { try FetchDescriptor.decodeDeletion(entity: name, predicate: $0, schema: c.container.schema) }
+            descriptor = try withBytes(predicate, "predicate_json") { try FetchDescriptor.decodeDeletion(entity: name, predicate: $0, schema: c.schema) }
         } else {
-            descriptor = try FetchDescriptor.decodeDeletion(entity: name, predicate: nil, schema: c.container.schema)
+            descriptor = try FetchDescriptor.decodeDeletion(entity: name, predicate: nil, schema: c.schema)
         }
         try c.delete(matching: descriptor)
     }
@@ -119,7 +119,7 @@ public func strata_explain(_ ctx: OpaquePointer?, _ descriptor: UnsafePointer<CC
     shim {
         let o = try out(outJSON, "out_json")
         let c = try context(ctx)
-        let d = try withBytes(descriptor, "descriptor_json") { try FetchDescriptor.decode($0, schema: c.container.schema) }
+        let d = try withBytes(descriptor, "descriptor_json") { try FetchDescriptor.decode($0, schema: c.schema) }
         o.pointee = try cString(try c.explain(d))
     }
 }

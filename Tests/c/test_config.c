@@ -83,7 +83,7 @@ static void test_from_schema(void) {
 
     /* Every documented option, with a value of the right type. */
     char *all = format("{\"schema\": %s, \"inMemory\": false, \"readOnly\": false, \"history\": false,"
-                       " \"author\": \"tests\", \"externalStorageThreshold\": 0}", schema, NULL);
+                       " \"externalStorageThreshold\": 0}", schema, NULL);
     CHECK_STATUS(strata_config_new(all, &cfg));
     CHECK(cfg != NULL);
     strata_config_free(cfg);
@@ -122,6 +122,29 @@ static void test_from_migration_plan(void) {
     strata_config_free(cfg);
     free(json);
 
+    /* A store of the plan's older version is refused (stages do not run yet) and left as it was. */
+    char *path = test_store_path("config_plan.store");
+    json = format("{\"schema\": %s}", v1, NULL);
+    strata_container *db = check_open(json, path);
+    strata_close(db);
+    free(json);
+    json = format("{\"migrationPlan\": {\"schemas\": [%s, %s],"
+                  " \"stages\": [{\"name\": \"v1toV2\", \"kind\": \"custom\", \"from\": \"1.0.0\", \"to\": \"2.0.0\"}]}}",
+                  v1, v2);
+    CHECK_STATUS(strata_config_new(json, &cfg));
+    db = (strata_container *)&db;
+    CHECK_ERROR_CODE(strata_open(path, cfg, &db), STRATA_ERR_INCOMPATIBLE_STORE);
+    CHECK(db == NULL);
+    check_last_error("incompatible_store", NULL);
+    CHECK(strstr(strata_last_error(), "migrating from version 1.0.0 to 2.0.0 is not implemented") != NULL);
+    strata_config_free(cfg);
+    free(json);
+    json = format("{\"schema\": %s}", v1, NULL);
+    db = check_open(json, path);
+    strata_close(db);
+    free(json);
+    free(path);
+
     /* A bad schema inside a plan names its place in the plan. */
     json = format("{\"migrationPlan\": {\"schemas\": [%s, {\"version\": \"2.0.0\", \"entities\": "
                   "[{\"name\": \"T\", \"attributes\": [{\"name\": \"a\", \"type\": \"strin\"}]}]}]}}", v1, NULL);
@@ -138,6 +161,62 @@ static void test_from_migration_plan(void) {
     check_last_error("invalid", NULL);
     free(v1);
     free(v2);
+}
+
+/* The last error's message, copied (free() it). */
+static char *last_message(void) {
+    json_object *err = parse_json_or_die(strata_last_error());
+    const char *m = string_field(err, "message");
+    char *copy = m ? check_strf("%s", m) : NULL;
+    json_object_put(err);
+    return copy;
+}
+
+/*
+ * "history" and "author" are reserved for persistent history, which this
+ * version does not implement: "history": false (what happens: nothing is
+ * recorded) is accepted; "history": true and "author" are refused with a
+ * message that says so, never accepted silently.
+ */
+static void test_history_reserved(void) {
+    strata_config *cfg = NULL;
+    CHECK_STATUS(strata_config_new("{\"inMemory\": true, \"history\": false, \"schema\": {\"version\": \"1\", \"entities\": []}}", &cfg));
+    CHECK(cfg != NULL);
+    strata_container *db = NULL;
+    CHECK_STATUS(strata_open(NULL, cfg, &db));
+    strata_close(db);
+    strata_config_free(cfg);
+
+    cfg = (strata_config *)&cfg; /* not NULL: the call must clear it */
+    CHECK_ERROR_CODE(strata_config_new("{\"schema\": {\"version\": \"1\", \"entities\": []}, \"history\": true}", &cfg),
+                     STRATA_ERR_INVALID);
+    CHECK(cfg == NULL);
+    check_last_error("invalid", "/history");
+    char *m = last_message();
+    CHECK_STR_EQ(m, "persistent history is not implemented in this version of Strata; omit \"history\" or set it to false");
+    free(m);
+
+    static const char *const authors[] = {
+        "{\"schema\": {\"version\": \"1\", \"entities\": []}, \"author\": \"app\"}",
+        "{\"schema\": {\"version\": \"1\", \"entities\": []}, \"history\": false, \"author\": \"app\"}",
+        "{\"schema\": {\"version\": \"1\", \"entities\": []}, \"author\": \"\"}",
+        "{\"schema\": {\"version\": \"1\", \"entities\": []}, \"author\": null}",
+        "{\"schema\": {\"version\": \"1\", \"entities\": []}, \"author\": 7}",
+    };
+    for (size_t i = 0; i < sizeof authors / sizeof authors[0]; i++) {
+        cfg = (strata_config *)&cfg;
+        CHECK_ERROR_CODE(strata_config_new(authors[i], &cfg), STRATA_ERR_INVALID);
+        CHECK(cfg == NULL);
+        check_last_error("invalid", "/author");
+        m = last_message();
+        CHECK_STR_EQ(m, "\"author\" is recorded only by persistent history, which is not implemented in this version");
+        free(m);
+    }
+
+    /* Both: the first one read is reported. */
+    CHECK_ERROR_CODE(strata_config_new("{\"schema\": {\"version\": \"1\", \"entities\": []}, \"author\": \"app\", \"history\": true}", &cfg),
+                     STRATA_ERR_INVALID);
+    check_last_error("invalid", "/history");
 }
 
 static void test_misuse(void) {
@@ -182,6 +261,16 @@ static void test_invalid(void) {
         {"{\"schema\": {\"version\": \"1\", \"entities\": []}, \"externalStorageThreshold\": -1}", "/externalStorageThreshold"},
         {"{\"schema\": {\"version\": \"1\", \"entities\": []}, \"externalStorageThreshold\": \"big\"}", "/externalStorageThreshold"},
         {"{\"schema\": {\"version\": \"1\", \"entities\": []}, \"inMemory\": true, \"inMemory\": false}", NULL},
+        /* Migration plans: unique versions, unique stage names, stages from one version to the next. */
+        {"{\"migrationPlan\": {\"schemas\": [{\"version\": \"1\", \"entities\": []}, {\"version\": \"1\", \"entities\": []}]}}",
+         "/migrationPlan/schemas/1/version"},
+        {"{\"migrationPlan\": {\"schemas\": [{\"version\": \"1\", \"entities\": []}, {\"version\": \"2\", \"entities\": []}],"
+         " \"stages\": [{\"name\": \"a\", \"kind\": \"lightweight\", \"from\": \"1\", \"to\": \"3\"}]}}",
+         "/migrationPlan/stages/0/to"},
+        {"{\"migrationPlan\": {\"schemas\": [{\"version\": \"1\", \"entities\": []}, {\"version\": \"2\", \"entities\": []}],"
+         " \"stages\": [{\"name\": \"a\", \"kind\": \"custom\", \"from\": \"1\", \"to\": \"2\", \"willMigrate\": []}]}}",
+         "/migrationPlan/stages/0/willMigrate"},
+        {"{\"migrationPlan\": {\"schemas\": [{\"version\": \"1\", \"entities\": []}], \"stages\": {}}}", "/migrationPlan/stages"},
     };
     int wrong = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -350,6 +439,7 @@ static void test_strict_input(void) {
 int main(void) {
     test_from_schema();
     test_from_migration_plan();
+    test_history_reserved();
     test_misuse();
     test_invalid();
     test_schema_errors();

@@ -9,8 +9,12 @@
 /// A context is used by one thread at a time; its methods are serialized by
 /// a lock, so misuse from several threads is safe but not concurrent.
 public final class ModelContext {
-    public let container: ModelContainer
-    let session: SQLiteSession
+    /// The container that made the context (nil for a context made on a session).
+    public let container: ModelContainer?
+    public let schema: Schema
+    let session: StoreSession
+    /// The replay's knowledge of the schema (link slots, tombstones, checks).
+    let rules: SaveRules
     private(set) var changes: [PendingChange] = []
     private var pendingInserted: [ObjectID: Entity] = [:]
     private var pendingDeleted: Set<ObjectID> = []
@@ -27,12 +31,22 @@ public final class ModelContext {
     private var rekeyed: Set<ObjectID> = []
     let lock = Lock()
 
-    init(container: ModelContainer, session: SQLiteSession) {
+    init(container: ModelContainer, session: StoreSession) {
         self.container = container
         self.session = session
+        self.schema = container.schema
+        self.rules = SaveRules(schema: container.schema)
     }
 
-    var schema: Schema { container.schema }
+    /// A context on a store session and a schema, without a container: a
+    /// migration stage's hooks work on the stage's schema inside the stage's
+    /// transaction (`StoreSession.transaction`), and their saves become part of it.
+    public init(session: StoreSession, schema: Schema) {
+        self.container = nil
+        self.session = session
+        self.schema = schema
+        self.rules = SaveRules(schema: schema)
+    }
 
     /// True when there are changes not yet saved.
     public var hasChanges: Bool { lock.withLock { !changes.isEmpty } }
@@ -131,7 +145,7 @@ public final class ModelContext {
         } else {
             base = e.defaultRow.map { _ in SQLValue.null }
             let keySlots = Array(Set(e.uniqueSlotSets.joined())).sorted()
-            let saved = try session.savedValues(id, columns: keySlots.map { e.storedColumns[$0].name })
+            let saved = try session.savedValues(id, slots: keySlots)
             for (slot, v) in zip(keySlots, saved) { base[slot] = v }
             rekeyed.insert(id)
         }
@@ -139,7 +153,7 @@ public final class ModelContext {
     }
 
     private func requireWritable() throws {
-        if container.configuration.readOnly {
+        if session.store.isReadOnly {
             throw StrataError(.readOnly, "the store was opened read-only")
         }
     }
@@ -322,7 +336,7 @@ public final class ModelContext {
         for k in keys {
             let slots = k.slots
             var existing = pendingUnique[k.name]?[k.values]
-            if existing == nil, let saved = try session.findUnique(root: e.root, columns: slots.map { e.storedColumns[$0].name }, values: k.values),
+            if existing == nil, let saved = try session.findUnique(e, slots: slots, values: k.values),
                !pendingDeleted.contains(saved), !rekeyed.contains(saved) {
                 existing = saved
             }
@@ -358,7 +372,7 @@ public final class ModelContext {
             throw StrataError(.invalid, "'_id' names an object, but this insert creates a new '\(e.name)' (Strata assigns identifiers); '_id' is accepted only where it names the object an upsert updates",
                               entity: e.name, path: (path / "_id").description)
         }
-        let pk = try session.allocate(root: e.root, count: 1)
+        let pk = try session.reserveKeys(root: e.root, count: 1)
         let id = ObjectID(entity: e, pk: pk)
         changes.append(.insert(id, values))
         pendingInserted[id] = e
@@ -609,15 +623,36 @@ public final class ModelContext {
 
     // MARK: Save and rollback
 
-    /// Writes every pending change in one transaction. On failure nothing is
+    /// Writes every pending change in one transaction (a savepoint when the
+    /// session is inside `StoreSession.transaction`) and returns what the save
+    /// did, cascades and nullified links included. On failure nothing is
     /// written and the pending changes stay, so the caller can fix and retry
     /// or roll back.
-    public func save() throws {
+    @discardableResult
+    public func save() throws -> ChangeSet {
         try lock.withLock {
-            guard !changes.isEmpty else { return }
+            guard !changes.isEmpty else { return ChangeSet() }
             try requireWritable()
-            try session.save(changes)
+            let rules = self.rules
+            let pending = changes
+            let done = try session.save { writer in
+                var replay = ChangeReplay(writer: writer, rules: rules)
+                try replay.apply(pending)
+                return replay.changeSet
+            }
             clearPending()
+            return done
+        }
+    }
+
+    /// The replay of the pending changes for a read that includes them (nil: nothing pending).
+    private func pendingReplay(_ include: Bool = true) -> PendingReplay? {
+        guard include, !changes.isEmpty else { return nil }
+        let rules = self.rules
+        let pending = changes
+        return { writer in
+            var replay = ChangeReplay(writer: writer, rules: rules)
+            try replay.apply(pending)
         }
     }
 
@@ -644,7 +679,7 @@ public final class ModelContext {
     public func get(id text: String) throws -> [UInt8] {
         try lock.withLock {
             let id = try resolve(text)
-            guard let json = try session.objectJSON(id, changes: changes) else {
+            guard let json = try session.objectJSON(id, pending: pendingReplay()) else {
                 throw StrataError(.notFound, "no object \(text)", entity: id.entity.name)
             }
             return json
@@ -652,20 +687,20 @@ public final class ModelContext {
     }
 
     public func fetch(_ descriptor: FetchDescriptor) throws -> [UInt8] {
-        try lock.withLock { try session.fetchJSON(descriptor, changes: changes) }
+        try lock.withLock { try session.fetchJSON(descriptor, pending: pendingReplay(descriptor.includePendingChanges)) }
     }
 
     public func fetchCount(_ descriptor: FetchDescriptor) throws -> Int64 {
-        try lock.withLock { try session.count(descriptor, changes: changes) }
+        try lock.withLock { try session.count(descriptor, pending: pendingReplay(descriptor.includePendingChanges)) }
     }
 
     public func fetchIdentifiers(_ descriptor: FetchDescriptor) throws -> [UInt8] {
-        try lock.withLock { try session.identifiersJSON(descriptor, changes: changes) }
+        try lock.withLock { try session.identifiersJSON(descriptor, pending: pendingReplay(descriptor.includePendingChanges)) }
     }
 
     /// The SQL, parameter count and SQLite query plan of a fetch, as JSON.
     public func explain(_ descriptor: FetchDescriptor) throws -> [UInt8] {
-        try lock.withLock { try session.explain(descriptor, changes: changes) }
+        try lock.withLock { try session.explain(descriptor, pending: pendingReplay(descriptor.includePendingChanges)) }
     }
 
     /// Marks every object matching a descriptor for deletion (delete rules
@@ -674,7 +709,7 @@ public final class ModelContext {
     public func delete(matching descriptor: FetchDescriptor) throws -> Int {
         try lock.withLock {
             try requireWritable()
-            let ids = try session.read(changes) { try session.identifiers(descriptor).ids }
+            let ids = try session.identifierList(descriptor, pending: pendingReplay(descriptor.includePendingChanges))
             for id in ids where !pendingDeleted.contains(id) { markDeleted(id) }
             return ids.count
         }

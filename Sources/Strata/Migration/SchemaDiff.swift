@@ -1,49 +1,169 @@
-/// Differences between two schema versions, in words (for errors) — the
-/// migration inference builds on the same comparison.
-enum SchemaDiff {
-    static func describe(from old: Schema, to new: Schema) -> [String] {
-        var out: [String] = []
+/// One difference between two schema versions that changes the storage (the
+/// version hashes), with the names and the old and new values. Errors render
+/// it in words (``description``); migration inference reads the values.
+///
+/// Changes that keep the storage (defaults, delete rules, `originalName`,
+/// enum lists) are not listed: they do not change a version hash.
+public enum SchemaChange: Equatable, Sendable, CustomStringConvertible {
+    case entityAdded(entity: String)
+    case entityRemoved(entity: String)
+    case superentityChanged(entity: String, old: String?, new: String?)
+
+    case attributeAdded(entity: String, attribute: String)
+    case attributeRemoved(entity: String, attribute: String)
+    case attributeTypeChanged(entity: String, attribute: String, old: AttributeType, new: AttributeType)
+    case attributeOptionalityChanged(entity: String, attribute: String, old: Bool, new: Bool)
+    case attributeUniquenessChanged(entity: String, attribute: String, old: Bool, new: Bool)
+    case attributeTransienceChanged(entity: String, attribute: String, old: Bool, new: Bool)
+    case attributeExternalStorageChanged(entity: String, attribute: String, old: Bool, new: Bool)
+    case attributeIndexChanged(entity: String, attribute: String, old: Bool, new: Bool)
+    case attributeHashModifierChanged(entity: String, attribute: String, old: String?, new: String?)
+
+    case relationshipAdded(entity: String, relationship: String)
+    case relationshipRemoved(entity: String, relationship: String)
+    case relationshipDestinationChanged(entity: String, relationship: String, old: String, new: String)
+    /// `old` and `new` are `isToMany`.
+    case relationshipCardinalityChanged(entity: String, relationship: String, old: Bool, new: Bool)
+    case relationshipOptionalityChanged(entity: String, relationship: String, old: Bool, new: Bool)
+    case relationshipInverseChanged(entity: String, relationship: String, old: String?, new: String?)
+    case relationshipHashModifierChanged(entity: String, relationship: String, old: String?, new: String?)
+
+    case uniqueConstraintsChanged(entity: String, old: [[String]], new: [[String]])
+    case indexesChanged(entity: String, old: [[String]], new: [[String]])
+
+    /// The entity the change belongs to.
+    public var entity: String {
+        switch self {
+        case .entityAdded(let e), .entityRemoved(let e), .superentityChanged(let e, _, _),
+             .attributeAdded(let e, _), .attributeRemoved(let e, _), .attributeTypeChanged(let e, _, _, _),
+             .attributeOptionalityChanged(let e, _, _, _), .attributeUniquenessChanged(let e, _, _, _),
+             .attributeTransienceChanged(let e, _, _, _), .attributeExternalStorageChanged(let e, _, _, _),
+             .attributeIndexChanged(let e, _, _, _), .attributeHashModifierChanged(let e, _, _, _),
+             .relationshipAdded(let e, _), .relationshipRemoved(let e, _),
+             .relationshipDestinationChanged(let e, _, _, _), .relationshipCardinalityChanged(let e, _, _, _),
+             .relationshipOptionalityChanged(let e, _, _, _), .relationshipInverseChanged(let e, _, _, _),
+             .relationshipHashModifierChanged(let e, _, _, _),
+             .uniqueConstraintsChanged(let e, _, _), .indexesChanged(let e, _, _):
+            return e
+        }
+    }
+
+    /// The change in the words of an incompatible-store error.
+    public var description: String {
+        switch self {
+        case .entityAdded(let e): return "entity '\(e)' added"
+        case .entityRemoved(let e): return "entity '\(e)' removed"
+        case .superentityChanged(let e, let old, let new):
+            return "entity '\(e)': superentity changed from '\(old ?? "none")' to '\(new ?? "none")'"
+        case .attributeAdded(let e, let a): return "entity '\(e)': attribute '\(a)' added"
+        case .attributeRemoved(let e, let a): return "entity '\(e)': attribute '\(a)' removed"
+        case .attributeTypeChanged(let e, let a, let old, let new):
+            return "entity '\(e)': attribute '\(a)' type changed from \(old.rawValue) to \(new.rawValue)"
+        case .attributeOptionalityChanged(let e, let a, _, let new):
+            return "entity '\(e)': attribute '\(a)' became \(new ? "optional" : "required")"
+        case .attributeUniquenessChanged(let e, let a, _, let new):
+            return "entity '\(e)': attribute '\(a)' \(new ? "became unique" : "is no longer unique")"
+        case .attributeTransienceChanged(let e, let a, _, let new):
+            return "entity '\(e)': attribute '\(a)' \(new ? "became transient" : "is no longer transient")"
+        case .attributeExternalStorageChanged(let e, let a, _, _):
+            return "entity '\(e)': attribute '\(a)' external storage changed"
+        case .attributeIndexChanged(let e, let a, _, _): return "entity '\(e)': attribute '\(a)' index changed"
+        case .attributeHashModifierChanged(let e, let a, _, _): return "entity '\(e)': attribute '\(a)' hashModifier changed"
+        case .relationshipAdded(let e, let r): return "entity '\(e)': relationship '\(r)' added"
+        case .relationshipRemoved(let e, let r): return "entity '\(e)': relationship '\(r)' removed"
+        case .relationshipDestinationChanged(let e, let r, _, _): return "entity '\(e)': relationship '\(r)' destination changed"
+        case .relationshipCardinalityChanged(let e, let r, _, let new):
+            return "entity '\(e)': relationship '\(r)' became \(new ? "to-many" : "to-one")"
+        case .relationshipOptionalityChanged(let e, let r, _, _): return "entity '\(e)': relationship '\(r)' optionality changed"
+        case .relationshipInverseChanged(let e, let r, _, _): return "entity '\(e)': relationship '\(r)' inverse changed"
+        case .relationshipHashModifierChanged(let e, let r, _, _): return "entity '\(e)': relationship '\(r)' hashModifier changed"
+        case .uniqueConstraintsChanged(let e, _, _): return "entity '\(e)': unique constraints changed"
+        case .indexesChanged(let e, _, _): return "entity '\(e)': indexes changed"
+        }
+    }
+}
+
+/// Differences between two schema versions — the words of incompatible-store
+/// errors, and the comparison migration inference builds on.
+public enum SchemaDiff {
+    /// The storage changes from `old` to `new`: removed entities first (in `old`'s order),
+    /// then, entity by entity in `new`'s order, what was added or changed.
+    public static func changes(from old: Schema, to new: Schema) -> [SchemaChange] {
+        var out: [SchemaChange] = []
         for e in old.entities where new.entity(named: e.name) == nil {
-            out.append("entity '\(e.name)' removed")
+            out.append(.entityRemoved(entity: e.name))
         }
         for e in new.entities {
-            guard let o = old.entity(named: e.name) else { out.append("entity '\(e.name)' added"); continue }
+            guard let o = old.entity(named: e.name) else { out.append(.entityAdded(entity: e.name)); continue }
             if o.versionHash == e.versionHash { continue }
+            let name = e.name
             if o.superentityName != e.superentityName {
-                out.append("entity '\(e.name)': superentity changed from '\(o.superentityName ?? "none")' to '\(e.superentityName ?? "none")'")
+                out.append(.superentityChanged(entity: name, old: o.superentityName, new: e.superentityName))
             }
             for a in o.ownAttributes where !e.ownAttributes.contains(where: { $0.name == a.name }) {
-                out.append("entity '\(e.name)': attribute '\(a.name)' removed")
+                out.append(.attributeRemoved(entity: name, attribute: a.name))
             }
             for a in e.ownAttributes {
                 guard let oa = o.ownAttributes.first(where: { $0.name == a.name }) else {
-                    out.append("entity '\(e.name)': attribute '\(a.name)' added"); continue
+                    out.append(.attributeAdded(entity: name, attribute: a.name)); continue
                 }
-                if oa.type != a.type { out.append("entity '\(e.name)': attribute '\(a.name)' type changed from \(oa.type.rawValue) to \(a.type.rawValue)") }
-                if oa.isOptional != a.isOptional { out.append("entity '\(e.name)': attribute '\(a.name)' became \(a.isOptional ? "optional" : "required")") }
-                if oa.isUnique != a.isUnique { out.append("entity '\(e.name)': attribute '\(a.name)' \(a.isUnique ? "became unique" : "is no longer unique")") }
-                if oa.isTransient != a.isTransient { out.append("entity '\(e.name)': attribute '\(a.name)' \(a.isTransient ? "became transient" : "is no longer transient")") }
-                if oa.externalStorage != a.externalStorage { out.append("entity '\(e.name)': attribute '\(a.name)' external storage changed") }
-                if oa.isIndexed != a.isIndexed { out.append("entity '\(e.name)': attribute '\(a.name)' index changed") }
-                if oa.hashModifier != a.hashModifier { out.append("entity '\(e.name)': attribute '\(a.name)' hashModifier changed") }
+                let n = a.name
+                if oa.type != a.type { out.append(.attributeTypeChanged(entity: name, attribute: n, old: oa.type, new: a.type)) }
+                if oa.isOptional != a.isOptional {
+                    out.append(.attributeOptionalityChanged(entity: name, attribute: n, old: oa.isOptional, new: a.isOptional))
+                }
+                if oa.isUnique != a.isUnique {
+                    out.append(.attributeUniquenessChanged(entity: name, attribute: n, old: oa.isUnique, new: a.isUnique))
+                }
+                if oa.isTransient != a.isTransient {
+                    out.append(.attributeTransienceChanged(entity: name, attribute: n, old: oa.isTransient, new: a.isTransient))
+                }
+                if oa.externalStorage != a.externalStorage {
+                    out.append(.attributeExternalStorageChanged(entity: name, attribute: n, old: oa.externalStorage, new: a.externalStorage))
+                }
+                if oa.isIndexed != a.isIndexed {
+                    out.append(.attributeIndexChanged(entity: name, attribute: n, old: oa.isIndexed, new: a.isIndexed))
+                }
+                if oa.hashModifier != a.hashModifier {
+                    out.append(.attributeHashModifierChanged(entity: name, attribute: n, old: oa.hashModifier, new: a.hashModifier))
+                }
             }
             for r in o.ownRelationships where !e.ownRelationships.contains(where: { $0.name == r.name }) {
-                out.append("entity '\(e.name)': relationship '\(r.name)' removed")
+                out.append(.relationshipRemoved(entity: name, relationship: r.name))
             }
             for r in e.ownRelationships {
                 guard let orr = o.ownRelationships.first(where: { $0.name == r.name }) else {
-                    out.append("entity '\(e.name)': relationship '\(r.name)' added"); continue
+                    out.append(.relationshipAdded(entity: name, relationship: r.name)); continue
                 }
-                if orr.destinationName != r.destinationName { out.append("entity '\(e.name)': relationship '\(r.name)' destination changed") }
-                if orr.isToMany != r.isToMany { out.append("entity '\(e.name)': relationship '\(r.name)' became \(r.isToMany ? "to-many" : "to-one")") }
-                if orr.isOptional != r.isOptional { out.append("entity '\(e.name)': relationship '\(r.name)' optionality changed") }
-                if orr.inverse?.name != r.inverse?.name { out.append("entity '\(e.name)': relationship '\(r.name)' inverse changed") }
-                if orr.hashModifier != r.hashModifier { out.append("entity '\(e.name)': relationship '\(r.name)' hashModifier changed") }
+                let n = r.name
+                if orr.destinationName != r.destinationName {
+                    out.append(.relationshipDestinationChanged(entity: name, relationship: n, old: orr.destinationName, new: r.destinationName))
+                }
+                if orr.isToMany != r.isToMany {
+                    out.append(.relationshipCardinalityChanged(entity: name, relationship: n, old: orr.isToMany, new: r.isToMany))
+                }
+                if orr.isOptional != r.isOptional {
+                    out.append(.relationshipOptionalityChanged(entity: name, relationship: n, old: orr.isOptional, new: r.isOptional))
+                }
+                if orr.inverse?.name != r.inverse?.name {
+                    out.append(.relationshipInverseChanged(entity: name, relationship: n, old: orr.inverse?.name, new: r.inverse?.name))
+                }
+                if orr.hashModifier != r.hashModifier {
+                    out.append(.relationshipHashModifierChanged(entity: name, relationship: n, old: orr.hashModifier, new: r.hashModifier))
+                }
             }
-            if o.uniqueConstraints != e.uniqueConstraints { out.append("entity '\(e.name)': unique constraints changed") }
-            if o.indexes != e.indexes { out.append("entity '\(e.name)': indexes changed") }
+            if o.uniqueConstraints != e.uniqueConstraints {
+                out.append(.uniqueConstraintsChanged(entity: name, old: o.uniqueConstraints, new: e.uniqueConstraints))
+            }
+            if o.indexes != e.indexes { out.append(.indexesChanged(entity: name, old: o.indexes, new: e.indexes)) }
         }
-        if out.isEmpty { out.append("storage layout changed") }
         return out
+    }
+
+    /// The changes in words, for errors; "storage layout changed" when the hashes differ
+    /// in nothing the list names.
+    public static func describe(from old: Schema, to new: Schema) -> [String] {
+        let words = changes(from: old, to: new).map(\.description)
+        return words.isEmpty ? ["storage layout changed"] : words
     }
 }

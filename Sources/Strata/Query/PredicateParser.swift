@@ -1,3 +1,9 @@
+// The entry point of predicate text parsing and its language reference (the
+// doc comment of `PredicateParser`), the error every parse failure throws, and
+// the recursive-descent parser: closure wrappers and scopes, condition/value
+// conversion, operators by precedence and primary expressions. Tokens are in
+// PredicateLexer.swift; member access and methods in PredicateParser+Methods.swift.
+
 /// Parses SwiftData `#Predicate` text into a ``Predicate`` tree.
 ///
 /// The accepted language is the Swift expression syntax of a `#Predicate`
@@ -101,397 +107,6 @@ public enum PredicateParser {
     }
 }
 
-// MARK: - Tokens
-
-struct PredicateToken {
-    enum Kind: Equatable {
-        /// An identifier or keyword.
-        case ident
-        /// A backquoted identifier: never a keyword, never a special member.
-        case quotedIdent
-        /// `$0`, `$12`: `text` holds the digits.
-        case dollarNumber
-        /// `$name`, `` $`name` ``: `text` holds the name.
-        case dollarName
-        case number
-        /// `text` holds the decoded value.
-        case string
-        case punct
-        case end
-    }
-    var kind: Kind
-    var text: String
-    /// 1-based character position of the first character.
-    var pos: Int
-    /// Whitespace or a comment (or the start of the text) comes right before.
-    var spaceBefore: Bool
-
-    func isPunct(_ p: String) -> Bool { kind == .punct && text == p }
-    func isKeyword(_ k: String) -> Bool { kind == .ident && text == k }
-    var isName: Bool { kind == .ident || kind == .quotedIdent }
-
-    /// How the token reads after "found" in an error message: `'&&'`, `a string literal`, `the end of the predicate`.
-    var quoted: String {
-        switch kind {
-        case .end: return "the end of the predicate"
-        case .string: return "a string literal"
-        default: return named
-        }
-    }
-
-    /// How the token reads after "unexpected": `'&&'`, `string literal`, `end of predicate`.
-    var named: String {
-        switch kind {
-        case .end: return "end of predicate"
-        case .string: return "string literal"
-        case .dollarNumber, .dollarName: return "'$\(text)'"
-        case .quotedIdent: return "'`\(text)`'"
-        default: return "'\(text)'"
-        }
-    }
-}
-
-/// Identifier classes shared by the parser and the renderer.
-enum PredicateSyntax {
-    static func isIdentStart(_ c: Unicode.Scalar) -> Bool {
-        if c.isASCII {
-            return (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || c == "_"
-        }
-        return c.properties.isXIDStart
-    }
-
-    static func isIdentContinue(_ c: Unicode.Scalar) -> Bool {
-        if c.isASCII { return isIdentStart(c) || isDigit(c) }
-        return c.properties.isXIDContinue
-    }
-
-    static func isDigit(_ c: Unicode.Scalar) -> Bool { c >= "0" && c <= "9" }
-
-    /// Words the parser never reads as a variable or parameter name.
-    static let reserved: Set<String> = [
-        "true", "false", "nil", "in", "is", "as", "return", "let", "var", "if", "else", "guard",
-        "switch", "case", "default", "for", "while", "repeat", "do", "try", "throw", "func", "class",
-        "struct", "enum", "protocol", "extension", "import", "init", "deinit", "subscript",
-        "typealias", "operator", "static", "public", "private", "fileprivate", "internal", "inout",
-        "where", "break", "continue", "fallthrough", "defer", "catch", "self", "Self", "super", "_",
-    ]
-
-    /// A Swift identifier (not checked against keywords).
-    static func isIdentifier(_ s: String) -> Bool {
-        var first = true
-        for c in s.unicodeScalars {
-            if first ? !isIdentStart(c) : !isIdentContinue(c) { return false }
-            first = false
-        }
-        return !first
-    }
-
-    static let specialMembers: Set<String> = ["count", "isEmpty"]
-}
-
-// MARK: - Lexer
-
-struct PredicateLexer {
-    private let scalars: [Unicode.Scalar]
-    /// Scalar index → 1-based character position; one extra entry for the end.
-    private let charPos: [Int]
-    private var i = 0
-
-    init(_ text: String) {
-        var s: [Unicode.Scalar] = []
-        var p: [Int] = []
-        var ci = 0
-        for ch in text {
-            ci += 1
-            for u in ch.unicodeScalars {
-                s.append(u)
-                p.append(ci)
-            }
-        }
-        p.append(ci + 1)
-        scalars = s
-        charPos = p
-    }
-
-    private func pos(_ index: Int) -> Int { charPos[min(index, charPos.count - 1)] }
-
-    private func peek(_ k: Int = 0) -> Unicode.Scalar? {
-        let j = i + k
-        return j < scalars.count ? scalars[j] : nil
-    }
-
-    private func fail(_ message: String, _ index: Int, _ detail: String? = nil) -> StrataError {
-        predicateError(message, pos(index), detail)
-    }
-
-    mutating func tokenize() throws -> [PredicateToken] {
-        var out: [PredicateToken] = []
-        var space = true
-        while true {
-            if try skipTrivia() { space = true }
-            let start = i
-            guard let c = peek() else {
-                out.append(PredicateToken(kind: .end, text: "", pos: pos(start), spaceBefore: space))
-                return out
-            }
-            var kind = PredicateToken.Kind.punct
-            var text = ""
-            if PredicateSyntax.isIdentStart(c) {
-                kind = .ident
-                text = readIdentifier()
-            } else if c == "`" {
-                kind = .quotedIdent
-                text = try readQuoted()
-            } else if PredicateSyntax.isDigit(c) {
-                kind = .number
-                text = try readNumber()
-            } else if c == "$" {
-                i += 1
-                if peek() == "`" {
-                    kind = .dollarName
-                    text = try readQuoted()
-                } else if let d = peek(), PredicateSyntax.isIdentContinue(d) {
-                    var name = ""
-                    while let d = peek(), PredicateSyntax.isIdentContinue(d) {
-                        name.unicodeScalars.append(d)
-                        i += 1
-                    }
-                    text = name
-                    kind = name.unicodeScalars.allSatisfy(PredicateSyntax.isDigit) ? .dollarNumber : .dollarName
-                } else {
-                    throw fail("expected a name after '$'", start)
-                }
-            } else if c == "\"" {
-                kind = .string
-                text = try readString()
-            } else {
-                text = try readPunct(spaceBefore: space)
-            }
-            out.append(PredicateToken(kind: kind, text: text, pos: pos(start), spaceBefore: space))
-            space = false
-        }
-    }
-
-    /// Skips whitespace and comments; true when it skipped anything.
-    private mutating func skipTrivia() throws -> Bool {
-        let start = i
-        while let c = peek() {
-            if c.properties.isWhitespace || c == "\u{FEFF}" {
-                i += 1
-            } else if c == "/" && peek(1) == "/" {
-                while let d = peek(), d != "\n", d != "\r" { i += 1 }
-            } else if c == "/" && peek(1) == "*" {
-                let open = i
-                var depth = 0
-                while true {
-                    guard let d = peek() else { throw fail("unterminated comment", open) }
-                    if d == "/" && peek(1) == "*" {
-                        depth += 1
-                        i += 2
-                    } else if d == "*" && peek(1) == "/" {
-                        depth -= 1
-                        i += 2
-                        if depth == 0 { break }
-                    } else {
-                        i += 1
-                    }
-                }
-            } else {
-                break
-            }
-        }
-        return i != start
-    }
-
-    private mutating func readIdentifier() -> String {
-        var s = ""
-        while let c = peek(), PredicateSyntax.isIdentContinue(c) {
-            s.unicodeScalars.append(c)
-            i += 1
-        }
-        return s
-    }
-
-    /// `` `name` ``, starting at the opening backquote.
-    private mutating func readQuoted() throws -> String {
-        let open = i
-        i += 1
-        var s = ""
-        while true {
-            guard let c = peek(), c != "\n", c != "\r" else { throw fail("unterminated backquoted name", open) }
-            i += 1
-            if c == "`" { break }
-            s.unicodeScalars.append(c)
-        }
-        if s.isEmpty { throw fail("empty backquoted name", open) }
-        return s
-    }
-
-    private mutating func readNumber() throws -> String {
-        let start = i
-        var s = ""
-        func digits(_ lexer: inout PredicateLexer, _ s: inout String) {
-            while let c = lexer.peek(), PredicateSyntax.isDigit(c) || c == "_" {
-                if c != "_" { s.unicodeScalars.append(c) }
-                lexer.i += 1
-            }
-        }
-        digits(&self, &s)
-        if peek() == ".", let d = peek(1), PredicateSyntax.isDigit(d) {
-            s.append(".")
-            i += 1
-            digits(&self, &s)
-        }
-        if let e = peek(), e == "e" || e == "E" {
-            let save = i
-            var exp = String(Character(e))
-            i += 1
-            if let sign = peek(), sign == "+" || sign == "-" {
-                exp.unicodeScalars.append(sign)
-                i += 1
-            }
-            if let d = peek(), PredicateSyntax.isDigit(d) {
-                s += exp
-                digits(&self, &s)
-            } else {
-                i = save
-            }
-        }
-        if let c = peek(), PredicateSyntax.isIdentContinue(c) {
-            throw fail("invalid number literal", start, "only decimal numbers are supported")
-        }
-        return s
-    }
-
-    /// A `"..."` literal, starting at the quote; returns the decoded value.
-    private mutating func readString() throws -> String {
-        let open = i
-        if peek(1) == "\"" && peek(2) == "\"" {
-            throw fail("multi-line string literals are not supported", open)
-        }
-        i += 1
-        var s = ""
-        while true {
-            guard let c = peek(), c != "\n", c != "\r" else { throw fail("unterminated string", open) }
-            if c == "\"" {
-                i += 1
-                return s
-            }
-            if c != "\\" {
-                s.unicodeScalars.append(c)
-                i += 1
-                continue
-            }
-            let escape = i
-            i += 1
-            guard let e = peek() else { throw fail("unterminated string", open) }
-            i += 1
-            switch e {
-            case "n": s.append("\n")
-            case "t": s.append("\t")
-            case "r": s.append("\r")
-            case "0": s.append("\0")
-            case "\\": s.append("\\")
-            case "\"": s.append("\"")
-            case "'": s.append("'")
-            case "(": throw fail("string interpolation is not supported", escape, "use a variable ($name) instead")
-            case "u":
-                guard peek() == "{" else { throw fail("invalid unicode escape", escape, "expected \\u{...}") }
-                i += 1
-                var value: UInt32 = 0
-                var count = 0
-                while let h = peek(), let v = hexValue(h) {
-                    count += 1
-                    if count > 8 { throw fail("invalid unicode escape", escape, "at most 8 hex digits") }
-                    value = value * 16 + v
-                    i += 1
-                }
-                guard count > 0, peek() == "}" else { throw fail("invalid unicode escape", escape, "expected \\u{...}") }
-                i += 1
-                guard let scalar = Unicode.Scalar(value) else {
-                    throw fail("invalid unicode escape", escape, "not a Unicode scalar value")
-                }
-                s.unicodeScalars.append(scalar)
-            default:
-                throw fail("invalid escape sequence '\\\(Character(e))' in string", escape)
-            }
-        }
-    }
-
-    private func hexValue(_ c: Unicode.Scalar) -> UInt32? {
-        switch c {
-        case "0"..."9": return c.value - 48
-        case "a"..."f": return c.value - 87
-        case "A"..."F": return c.value - 55
-        default: return nil
-        }
-    }
-
-    private mutating func readPunct(spaceBefore: Bool) throws -> String {
-        let start = i
-        let c = peek()!
-        let n1 = peek(1), n2 = peek(2)
-        func take(_ s: String) -> String {
-            i += s.unicodeScalars.count
-            return s
-        }
-        switch c {
-        case "(", ")", "[", "]", "{", "}", ",", ":":
-            return take(String(Character(c)))
-        case "#":
-            if n1 == "\"" { throw fail("raw string literals are not supported", start) }
-            return take("#")
-        case ".":
-            if n1 == "." {
-                if n2 == "." { return take("...") }
-                if n2 == "<" { return take("..<") }
-                throw fail("unexpected '..'", start)
-            }
-            return take(".")
-        case "?":
-            if n1 == "?" { return take("??") }
-            if !spaceBefore && n1 == "." && n2 != "." { return take("?.") }
-            return take("?")
-        case "!":
-            if n1 == "=" {
-                if n2 == "=" { throw fail("unexpected '!=='", start, "identity comparison is not supported; use '!='") }
-                return take("!=")
-            }
-            return take("!")
-        case "=":
-            if n1 == "=" {
-                if n2 == "=" { throw fail("unexpected '==='", start, "identity comparison is not supported; use '=='") }
-                return take("==")
-            }
-            throw fail("unexpected '='", start, "use '==' to compare")
-        case "<": return take(n1 == "=" ? "<=" : "<")
-        case ">": return take(n1 == "=" ? ">=" : ">")
-        case "&":
-            if n1 == "&" { return take("&&") }
-            throw fail("unexpected '&'", start, "use '&&'")
-        case "|":
-            if n1 == "|" { return take("||") }
-            throw fail("unexpected '|'", start, "use '||'")
-        case "-":
-            return take(n1 == ">" ? "->" : "-")
-        case "'":
-            throw fail("unexpected \"'\"", start, "strings use double quotes")
-        default:
-            throw fail("unexpected \(describe(c))", start)
-        }
-    }
-
-    private func describe(_ c: Unicode.Scalar) -> String {
-        let category = c.properties.generalCategory
-        if c.value < 0x20 || c.value == 0x7F || category == .format || category == .unassigned
-            || category == .privateUse || category == .nonspacingMark || category == .control {
-            let hex = String(c.value, radix: 16, uppercase: true)
-            return "character U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-        }
-        return "'\(Character(c))'"
-    }
-}
-
 /// The error every parse failure throws.
 func predicateError(_ message: String, _ position: Int, _ detail: String? = nil) -> StrataError {
     var m = "\(message) at position \(position)"
@@ -501,57 +116,45 @@ func predicateError(_ message: String, _ position: Int, _ detail: String? = nil)
 
 // MARK: - Parser
 
-/// A parsed expression before its context decides whether it is a condition or a value.
-private struct Node {
-    indirect enum Kind {
-        /// Certainly a condition.
-        case pred(Predicate)
-        /// A value (a condition only as `.value(...)`).
-        case expr(PredicateExpression)
-        /// `true` / `false`, at its position.
-        case bool(Bool, Int)
-        /// `c ? a : b`, at the `?`.
-        case cond(Node, Node, Node, Int)
-        /// `lo...hi` / `lo..<hi`: only a receiver of `contains`.
-        case range(Node, Node, closed: Bool)
-        /// `a.compare(b, options:)`: only an operand of `==`/`!=` with `.orderedX`.
-        case compareResult(PredicateExpression, PredicateExpression, StringOptions)
-    }
-    var kind: Kind
-    /// Position of the node's first character, for error messages.
-    var start: Int
-    /// Written in parentheses: `($0).count` is the count of the object, `$0.count` a key path.
-    var grouped = false
-}
-
-private enum ArgValue {
-    case node(Node)
-    case closure(Predicate)
-    case options(StringOptions)
-}
-
-private struct Arg {
-    var label: String?
-    var value: ArgValue
-    var pos: Int
-}
-
 struct PredicateTextParser {
+    /// A parsed expression before its context decides whether it is a condition or a value.
+    struct Node {
+        indirect enum Kind {
+            /// Certainly a condition.
+            case pred(Predicate)
+            /// A value (a condition only as `.value(...)`).
+            case expr(PredicateExpression)
+            /// `true` / `false`, at its position.
+            case bool(Bool, Int)
+            /// `c ? a : b`, at the `?`.
+            case cond(Node, Node, Node, Int)
+            /// `lo...hi` / `lo..<hi`: only a receiver of `contains`.
+            case range(Node, Node, closed: Bool)
+            /// `a.compare(b, options:)`: only an operand of `==`/`!=` with `.orderedX`.
+            case compareResult(PredicateExpression, PredicateExpression, StringOptions)
+        }
+        var kind: Kind
+        /// Position of the node's first character, for error messages.
+        var start: Int
+        /// Written in parentheses: `($0).count` is the count of the object, `$0.count` a key path.
+        var grouped = false
+    }
+
     private let tokens: [PredicateToken]
     private var i = 0
     /// Closure parameter names, innermost last; nil for an unnamed (`$0`) closure.
     private var scopes: [String?] = []
-    private var depth = 0
+    var depth = 0
 
     init(tokens: [PredicateToken]) { self.tokens = tokens }
 
-    private var tok: PredicateToken { tokens[i] }
-    private func peek(_ k: Int) -> PredicateToken { tokens[min(i + k, tokens.count - 1)] }
-    private mutating func advance() { if i < tokens.count - 1 { i += 1 } }
+    var tok: PredicateToken { tokens[i] }
+    func peek(_ k: Int) -> PredicateToken { tokens[min(i + k, tokens.count - 1)] }
+    mutating func advance() { if i < tokens.count - 1 { i += 1 } }
 
-    private func loc(_ pos: Int) -> SourceLocation { SourceLocation(textOffset: pos) }
+    func loc(_ pos: Int) -> SourceLocation { SourceLocation(textOffset: pos) }
 
-    private func unexpected(_ t: PredicateToken) -> StrataError {
+    func unexpected(_ t: PredicateToken) -> StrataError {
         return predicateError("unexpected \(t.named)", t.pos)
     }
 
@@ -562,7 +165,7 @@ struct PredicateTextParser {
         return pos
     }
 
-    private mutating func enter() throws {
+    mutating func enter() throws {
         depth += 1
         if depth > PredicateParser.maxDepth {
             throw predicateError("predicate nested too deeply", tok.pos, "at most \(PredicateParser.maxDepth) levels")
@@ -645,7 +248,7 @@ struct PredicateTextParser {
     }
 
     /// `{ [param in] [return] body }`, at the `{`: a new scope.
-    private mutating func parseClosure() throws -> Predicate {
+    mutating func parseClosure() throws -> Predicate {
         try enter()
         defer { depth -= 1 }
         _ = try expect("{")
@@ -693,7 +296,7 @@ struct PredicateTextParser {
         }
     }
 
-    private func asExpression(_ n: Node) throws -> PredicateExpression {
+    func asExpression(_ n: Node) throws -> PredicateExpression {
         switch n.kind {
         case .expr(let e): return e
         case .bool(let b, let at): return .literal(.bool(b), at: loc(at))
@@ -711,7 +314,7 @@ struct PredicateTextParser {
 
     // MARK: Operators
 
-    private mutating func parseTernary() throws -> Node {
+    mutating func parseTernary() throws -> Node {
         let c = try parseBinary(.or)
         guard tok.isPunct("?") else { return c }
         let q = tok.pos
@@ -987,251 +590,5 @@ struct PredicateTextParser {
         }
         advance()
         return Node(kind: .expr(.literal(.array(items), at: loc(open))), start: open)
-    }
-
-    // MARK: Postfix
-
-    private static let closureMethods: Set<String> = ["contains", "allSatisfy"]
-    private static let unsupportedMethods: Set<String> = [
-        "lowercased", "uppercased", "capitalized", "localizedLowercase", "localizedUppercase",
-        "trimmingCharacters", "replacingOccurrences", "components", "split", "prefix", "suffix",
-        "dropFirst", "dropLast", "filter", "map", "compactMap", "flatMap", "reduce", "first", "last",
-        "min", "max", "sorted", "reversed", "count", "isEmpty", "firstIndex", "lastIndex", "range",
-        "localizedCompare", "localizedStandardCompare", "localizedCaseInsensitiveCompare", "description",
-        "distance", "addingTimeInterval", "timeIntervalSince", "isEqual", "elementsEqual", "hasPrefixes",
-        "matches", "wholeMatch", "firstMatch", "evaluate",
-    ]
-
-    private mutating func parsePostfix(_ start: Node) throws -> Node {
-        var n = start
-        while true {
-            if tok.isPunct(".") || tok.isPunct("?.") {
-                advance()
-                guard tok.isName else {
-                    throw predicateError("expected a member name after '.'", tok.pos, "found \(tok.quoted)")
-                }
-                n = try member(n, tok)
-            } else if tok.isPunct("!") && !tok.spaceBefore {
-                guard case .expr = n.kind else { throw unexpected(tok) }
-                advance()
-            } else if tok.isPunct("[") && !tok.spaceBefore {
-                throw predicateError("subscripts are not supported", tok.pos)
-            } else {
-                return n
-            }
-        }
-    }
-
-    /// `n.name...`, with `name` the current token.
-    private mutating func member(_ n: Node, _ nameTok: PredicateToken) throws -> Node {
-        let name = nameTok.text
-        advance()
-        let isCall = nameTok.kind == .ident
-            && (tok.isPunct("(") || (tok.isPunct("{") && Self.closureMethods.contains(name)))
-        if isCall {
-            try checkMethod(name, nameTok.pos)
-            let (args, trailing) = try parseArguments(name)
-            return try method(n, name, nameTok.pos, args, trailing)
-        }
-        if nameTok.kind == .quotedIdent {
-            if case .expr(.keyPath(let s, let path, let at)) = n.kind {
-                return Node(kind: .expr(.keyPath(scope: s, path: path + [name], at: at)), start: n.start)
-            }
-            throw predicateError("unsupported member '\(name)'", nameTok.pos, "only key paths from $0 have members")
-        }
-        if case .expr(.keyPath(let s, let path, let at)) = n.kind,
-           (path.isEmpty && !n.grouped) || !PredicateSyntax.specialMembers.contains(name) {
-            return Node(kind: .expr(.keyPath(scope: s, path: path + [name], at: at)), start: n.start)
-        }
-        switch name {
-        case "rawValue":
-            // `.family.rawValue` is the same string as `.family`.
-            if case .expr(.literal(.string, _)) = n.kind { return n }
-            throw predicateError("unsupported member 'rawValue'", nameTok.pos, "only an enum case (.name) has a raw value here")
-        case "count":
-            return Node(kind: .expr(.count(try receiver(n), at: loc(nameTok.pos))), start: n.start)
-        case "isEmpty":
-            return Node(kind: .pred(.isEmpty(try receiver(n), at: loc(nameTok.pos))), start: n.start)
-        default:
-            throw predicateError("unsupported member '\(name)'", nameTok.pos,
-                                 "only count and isEmpty apply here; key paths start at $0 or a closure parameter")
-        }
-    }
-
-    private func receiver(_ n: Node) throws -> PredicateExpression {
-        if case .range = n.kind {
-            throw predicateError("a range supports only contains(_:)", n.start)
-        }
-        return try asExpression(n)
-    }
-
-    private mutating func parseArguments(_ name: String) throws -> (args: [Arg], trailing: Predicate?) {
-        var args: [Arg] = []
-        if tok.isPunct("(") {
-            try enter()
-            defer { depth -= 1 }
-            advance()
-            while !tok.isPunct(")") {
-                let argPos = tok.pos
-                var label: String?
-                if tok.isName && peek(1).isPunct(":") {
-                    label = tok.text
-                    advance()
-                    advance()
-                }
-                let value: ArgValue
-                if label == "options" {
-                    value = .options(try parseOptions())
-                } else if tok.isPunct("{") {
-                    value = .closure(try parseClosure())
-                } else {
-                    value = .node(try parseTernary())
-                }
-                args.append(Arg(label: label, value: value, pos: argPos))
-                if tok.isPunct(",") {
-                    advance()
-                } else if !tok.isPunct(")") {
-                    throw predicateError("expected ',' or ')'", tok.pos, "found \(tok.quoted)")
-                }
-            }
-            advance()
-        }
-        var trailing: Predicate?
-        if tok.isPunct("{") && Self.closureMethods.contains(name) {
-            trailing = try parseClosure()
-        }
-        return (args, trailing)
-    }
-
-    private mutating func parseOptions() throws -> StringOptions {
-        func one(_ p: inout PredicateTextParser) throws -> StringOptions {
-            let t = p.tok
-            if t.kind == .string {
-                guard let o = StringOptions(text: t.text) else {
-                    throw predicateError("invalid string options \"\(t.text)\"", t.pos, "use \"c\", \"d\" or \"cd\"")
-                }
-                p.advance()
-                return o
-            }
-            if t.isPunct(".") {
-                p.advance()
-                let m = p.tok
-                let o: StringOptions
-                switch (m.isName, m.text) {
-                case (true, "caseInsensitive"): o = .caseInsensitive
-                case (true, "diacriticInsensitive"): o = .diacriticInsensitive
-                default:
-                    guard m.isName else {
-                        throw predicateError("expected a string option after '.'", m.pos, "found \(m.quoted); use .caseInsensitive or .diacriticInsensitive")
-                    }
-                    throw predicateError("unknown string option '.\(m.text)'", m.pos, "use .caseInsensitive or .diacriticInsensitive")
-                }
-                p.advance()
-                return o
-            }
-            throw predicateError("expected string options", t.pos, "found \(t.quoted)")
-        }
-        guard tok.isPunct("[") else { return try one(&self) }
-        advance()
-        var o: StringOptions = []
-        while !tok.isPunct("]") {
-            o.formUnion(try one(&self))
-            if tok.isPunct(",") {
-                advance()
-            } else if !tok.isPunct("]") {
-                throw predicateError("expected ',' or ']'", tok.pos, "found \(tok.quoted)")
-            }
-        }
-        advance()
-        return o
-    }
-
-    private static let knownMethods: Set<String> = [
-        "contains", "hasPrefix", "hasSuffix", "starts", "localizedStandardContains",
-        "localizedCaseInsensitiveContains", "allSatisfy", "compare", "caseInsensitiveCompare",
-    ]
-
-    private func checkMethod(_ name: String, _ pos: Int) throws {
-        if Self.knownMethods.contains(name) { return }
-        if Self.unsupportedMethods.contains(name) {
-            throw predicateError("method '\(name)' is not supported in predicates", pos)
-        }
-        throw predicateError("unknown method '\(name)'", pos)
-    }
-
-    /// `n.name(args) { trailing }`; `pos` is the method name's.
-    private func method(_ n: Node, _ name: String, _ pos: Int, _ args: [Arg], _ trailing: Predicate?) throws -> Node {
-        let start = n.start
-        let at = loc(pos)
-        func wrong(_ expected: String) -> StrataError {
-            predicateError("wrong arguments to '\(name)'", pos, "expected \(expected)")
-        }
-        /// Arguments `[label] x` and an optional `options:`.
-        func valueAndOptions(_ label: String?) -> (Node, StringOptions)? {
-            guard trailing == nil, args.count == 1 || args.count == 2, args[0].label == label,
-                  case .node(let x) = args[0].value else { return nil }
-            if args.count == 1 { return (x, []) }
-            guard args[1].label == "options", case .options(let o) = args[1].value else { return nil }
-            return (x, o)
-        }
-        func stringTest(_ op: StringOperator, _ label: String?, _ extra: StringOptions = []) throws -> Node {
-            guard let (x, o) = valueAndOptions(label) else {
-                throw wrong("\(name)(\(label.map { "\($0): " } ?? "")_:) with an optional options: argument")
-            }
-            let p = Predicate.string(op, try receiver(n), try asExpression(x), o.union(extra), at: at)
-            return Node(kind: .pred(p), start: start)
-        }
-        func closureArgument() -> Predicate? {
-            if let trailing { return args.isEmpty ? trailing : nil }
-            if args.count == 1, args[0].label == nil || args[0].label == "where", case .closure(let p) = args[0].value {
-                return p
-            }
-            return nil
-        }
-        switch name {
-        case "contains":
-            if let body = closureArgument() {
-                return Node(kind: .pred(.anySatisfy(try receiver(n), body, at: at)), start: start)
-            }
-            if let (x, o) = valueAndOptions("element"), o.isEmpty {
-                return Node(kind: .pred(.inCollection(try asExpression(x), try receiver(n), at: at)), start: start)
-            }
-            guard let (x, o) = valueAndOptions(nil) else {
-                throw wrong("contains(_:), contains(_:options:), contains(where: { ... }) or contains { ... }")
-            }
-            switch n.kind {
-            case .range(let lo, let hi, let closed):
-                guard o.isEmpty else { throw wrong("contains(_:) on a range") }
-                let value = try asExpression(x), lower = try asExpression(lo), upper = try asExpression(hi)
-                if closed { return Node(kind: .pred(.between(value, lower, upper, at: at)), start: start) }
-                return Node(kind: .pred(.conjunction([
-                    .comparison(.greaterOrEqual, value, lower, [], at: at),
-                    .comparison(.less, value, upper, [], at: at),
-                ], at: at)), start: start)
-            case .expr(.literal(.array, _)):
-                guard o.isEmpty else { throw wrong("contains(_:) on an array literal") }
-                return Node(kind: .pred(.inCollection(try asExpression(x), try receiver(n), at: at)), start: start)
-            default:
-                return try stringTest(.contains, nil)
-            }
-        case "hasPrefix": return try stringTest(.hasPrefix, nil)
-        case "starts": return try stringTest(.hasPrefix, "with")
-        case "hasSuffix": return try stringTest(.hasSuffix, nil)
-        case "localizedStandardContains": return try stringTest(.localizedStandardContains, nil)
-        case "localizedCaseInsensitiveContains":
-            guard args.count == 1 else { throw wrong("localizedCaseInsensitiveContains(_:)") }
-            return try stringTest(.contains, nil, .caseInsensitive)
-        case "allSatisfy":
-            guard let body = closureArgument(), args.first?.label == nil else { throw wrong("allSatisfy { ... }") }
-            return Node(kind: .pred(.allSatisfy(try receiver(n), body, at: at)), start: start)
-        case "compare", "caseInsensitiveCompare":
-            guard let (x, o) = valueAndOptions(nil), name == "compare" || args.count == 1 else {
-                throw wrong(name == "compare" ? "compare(_:) or compare(_:options:)" : "caseInsensitiveCompare(_:)")
-            }
-            let options = name == "compare" ? o : .caseInsensitive
-            return Node(kind: .compareResult(try receiver(n), try asExpression(x), options), start: start)
-        default:
-            throw predicateError("unknown method '\(name)'", pos)
-        }
     }
 }

@@ -1,18 +1,3 @@
-/// The type of an attribute, as written in schema JSON.
-public enum AttributeType: String, CaseIterable, Sendable {
-    case string, int, double, bool, date, data, uuid, url, decimal, json
-
-    /// The SQLite column type the attribute is stored as.
-    var columnType: String {
-        switch self {
-        case .string, .uuid, .url, .decimal, .json: return "TEXT"
-        case .int, .bool: return "INTEGER"
-        case .double, .date: return "REAL"
-        case .data: return "BLOB"
-        }
-    }
-}
-
 /// What happens to related objects when an object is deleted.
 public enum DeleteRule: String, CaseIterable, Sendable {
     case nullify, cascade, deny, noAction

@@ -250,7 +250,3 @@ final class Connection {
         }
     }
 }
-
-/// Quotes a validated identifier for SQL text: the dialect's spelling, for the
-/// statements of the session and store that do not take a dialect yet.
-@inline(__always) func quote(_ identifier: String) -> String { SQLiteDialect().quote(identifier) }

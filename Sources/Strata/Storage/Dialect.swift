@@ -1,61 +1,23 @@
-/// The one place SQL text is generated from a schema (DDL and the statements
-/// the store reuses). A PostgreSQL store would provide its own dialect.
+/// The one place SQL text is spelled: DDL from a layout, and the statements
+/// the store reuses. A PostgreSQL store would provide its own dialect.
 protocol SQLDialect {
     func quote(_ identifier: String) -> String
-    func createTable(for root: Entity) -> String
-    func createIndexes(for root: Entity) -> [String]
-    func createJoinTable(_ table: String) -> [String]
+    func createSchema(_ layout: StoreLayout) -> [String]
 }
 
 struct SQLiteDialect: SQLDialect {
     func quote(_ identifier: String) -> String { "\"" + identifier + "\"" }
 
-    /// Every column of a hierarchy's table: root attributes first, then each subentity's.
-    func columns(of root: Entity) -> [(name: String, type: String)] {
-        var cols: [(String, String)] = []
-        for e in root.descendants {
-            for a in e.ownAttributes where !a.isTransient { cols.append((a.name, a.type.columnType)) }
-            for r in e.ownRelationships {
-                if let c = r.foreignKeyColumn { cols.append((c, "INTEGER")) }
-            }
+    func createTable(_ t: StoreLayout.Table) -> String {
+        var parts = t.columns.map { c in
+            t.primaryKey == [c.name] && !t.withoutRowID ? "\(quote(c.name)) INTEGER PRIMARY KEY" : "\(quote(c.name)) \(c.type)"
         }
-        return cols
+        if t.primaryKey.count > 1 || t.withoutRowID { parts.append("PRIMARY KEY (\(t.primaryKey.map(quote).joined(separator: ", ")))") }
+        return "CREATE TABLE \(quote(t.name)) (\n  " + parts.joined(separator: ",\n  ") + "\n)" + (t.withoutRowID ? " WITHOUT ROWID" : "")
     }
 
-    func createTable(for root: Entity) -> String {
-        var parts = ["\(quote("_pk")) INTEGER PRIMARY KEY", "\(quote("_entity")) TEXT NOT NULL"]
-        for (name, type) in columns(of: root) { parts.append("\(quote(name)) \(type)") }
-        return "CREATE TABLE \(quote(root.name)) (\n  " + parts.joined(separator: ",\n  ") + "\n)"
-    }
-
-    func createIndexes(for root: Entity) -> [String] {
-        var out: [String] = []
-        var seen: Set<String> = []
-        func add(_ kind: String, _ cols: [String]) {
-            let key = kind + ":" + cols.joined(separator: ",")
-            // A plain index on exactly the columns of a unique index would only cost writes.
-            guard !seen.contains(key), !(kind != "unique" && seen.contains("unique:" + cols.joined(separator: ","))) else { return }
-            seen.insert(key)
-            let name = SQLiteDialect.indexName(root.name, kind, cols)
-            let unique = kind == "unique" ? "UNIQUE " : ""
-            out.append("CREATE \(unique)INDEX \(quote(name)) ON \(quote(root.name)) (\(cols.map(quote).joined(separator: ", ")))")
-        }
-        if root.isInHierarchy { add("index", ["_entity"]) }
-        for e in root.descendants {
-            for a in e.ownAttributes where a.isUnique { add("unique", [a.name]) }
-            for u in e.uniqueConstraints { add("unique", u.map { e.relationshipByName[$0]?.foreignKeyColumn ?? $0 }) }
-        }
-        for e in root.descendants {
-            for a in e.ownAttributes where a.isIndexed && !a.isUnique { add("index", [a.name]) }
-            for i in e.indexes { add("index", i.map { e.relationshipByName[$0]?.foreignKeyColumn ?? $0 }) }
-            for r in e.ownRelationships { if let c = r.foreignKeyColumn { add("fk", [c]) } }
-        }
-        return out
-    }
-
-    func createJoinTable(_ table: String) -> [String] {
-        ["CREATE TABLE \(quote(table)) (\(quote("_source")) INTEGER NOT NULL, \(quote("_target")) INTEGER NOT NULL, PRIMARY KEY (\(quote("_source")), \(quote("_target")))) WITHOUT ROWID",
-         "CREATE INDEX \(quote(SQLiteDialect.indexName(table, "index", ["_target", "_source"]))) ON \(quote(table)) (\(quote("_target")), \(quote("_source")))"]
+    func createIndex(_ i: StoreLayout.Index, on table: String) -> String {
+        "CREATE \(i.isUnique ? "UNIQUE " : "")INDEX \(quote(i.name)) ON \(quote(table)) (\(i.columns.map(quote).joined(separator: ", ")))"
     }
 
     /// `Trip.unique(name,startDate,endDate)`: '.', '(' and ',' cannot occur in entity,
@@ -65,14 +27,13 @@ struct SQLiteDialect: SQLDialect {
         "\(table).\(kind)(\(columns.joined(separator: ",")))"
     }
 
-    /// The complete DDL of a schema.
-    func createSchema(_ schema: Schema) -> [String] {
+    /// The complete DDL of a layout: each table, then its indexes.
+    func createSchema(_ layout: StoreLayout) -> [String] {
         var out: [String] = []
-        for root in schema.rootEntities {
-            out.append(createTable(for: root))
-            out += createIndexes(for: root)
+        for t in layout.tables {
+            out.append(createTable(t))
+            for i in t.indexes { out.append(createIndex(i, on: t.name)) }
         }
-        for (table, _) in schema.joinTables { out += createJoinTable(table) }
         return out
     }
 
@@ -80,6 +41,21 @@ struct SQLiteDialect: SQLDialect {
         "CREATE TABLE IF NOT EXISTS strata_metadata (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
         "CREATE TABLE IF NOT EXISTS strata_sequence (entity TEXT PRIMARY KEY, next INTEGER NOT NULL) WITHOUT ROWID",
     ]
+}
+
+// MARK: Transactions and keys
+
+extension SQLiteDialect {
+    func savepoint(_ name: String) -> String { "SAVEPOINT \(quote(name))" }
+    func releaseSavepoint(_ name: String) -> String { "RELEASE \(quote(name))" }
+    func rollbackToSavepoint(_ name: String) -> String { "ROLLBACK TO \(quote(name))" }
+
+    /// Reserves a block of keys (`?2` of them) for a root table (`?1`), returning the end of the block.
+    static let reserveKeysSQL =
+        "INSERT INTO strata_sequence (entity, next) VALUES (?1, 1 + ?2) ON CONFLICT(entity) DO UPDATE SET next = next + ?2 RETURNING next"
+    /// Makes sure keys below `?2` of a root table (`?1`) are never reserved again.
+    static let keepKeysSQL =
+        "INSERT INTO strata_sequence (entity, next) VALUES (?1, ?2) ON CONFLICT(entity) DO UPDATE SET next = max(next, ?2)"
 }
 
 // MARK: - Query spelling (predicate and fetch compilers)

@@ -1,5 +1,4 @@
 import CSQLite
-import Synchronization
 
 /// SQL functions and collations Strata registers on every connection, so
 /// that SQL agrees with ``Evaluation`` (SQLite's own LIKE/lower are ASCII-only):
@@ -55,33 +54,5 @@ enum SQLFunctions {
             let b = String(decoding: UnsafeBufferPointer(start: p2?.assumingMemoryBound(to: UInt8.self), count: Int(n2)), as: UTF8.self)
             return Int32(DecimalText.compare(a, b))
         }, nil)
-    }
-}
-
-/// A container-wide hook that sees every SQL statement its connections run
-/// (for tests counting queries, and for debugging).
-public final class TraceHook: @unchecked Sendable {
-    private let active = Atomic<Bool>(false)
-    private let lock = Lock()
-    private var callback: ((String) -> Void)?
-
-    public init() {}
-
-    /// Sets (or with nil, removes) the callback.
-    public func set(_ callback: ((String) -> Void)?) {
-        let old: ((String) -> Void)? = lock.withLock {
-            let previous = self.callback
-            self.callback = callback
-            active.store(callback != nil, ordering: .releasing)
-            return previous
-        }
-        _ = old  // released outside the lock (its userdata may be freed by user code)
-    }
-
-    @inline(__always) var isActive: Bool { active.load(ordering: .acquiring) }
-
-    func emit(_ sql: String) {
-        let cb = lock.withLock { callback }
-        cb?(sql)
     }
 }

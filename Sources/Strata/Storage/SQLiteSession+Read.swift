@@ -28,7 +28,6 @@ extension SQLiteSession {
 
     /// `FROM … ` of a relationship's related rows as (owner, row) with the row aliased `d`, and the owner expression.
     func relatedSource(_ rel: Relationship, ownerTable: Entity) -> (owner: String, from: String, order: String) {
-        let dialect = SQLiteDialect()
         let dest = dialect.quote(rel.destination.tableName)
         switch rel.storage {
         case .foreignKey(let col):
@@ -42,7 +41,6 @@ extension SQLiteSession {
 
     /// Identifiers related through `rel` for each owner key (one query, owners bound as one JSON array).
     func relatedIdentifiers(_ rel: Relationship, owners: [Int64]) throws -> RelatedValues {
-        let dialect = SQLiteDialect()
         let src = relatedSource(rel, ownerTable: rel.entity)
         return try relatedIdentifiers(rel, src, where: dialect.inJSONArray(src.owner, parameter: dialect.parameter(1)),
                                       args: [SQLiteSession.pkArray(owners)])
@@ -67,16 +65,16 @@ extension SQLiteSession {
     // MARK: Reads
 
     /// The objects a descriptor matches, as a JSON array.
-    func fetchJSON(_ d: FetchDescriptor, changes: [PendingChange]) throws -> [UInt8] {
-        try read(d.includePendingChanges ? changes : []) {
-            let q = CompiledFetch(d)
+    public func fetchJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
+        try read(pending) {
+            let q = CompiledFetch(d, dialect: dialect)
             let plan = ObjectPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
             var related = [RelatedValues?](repeating: nil, count: plan.deferred.count)
             for rel in d.prefetch {
                 // One query per relationship: the related rows of every matching owner, owners given by the fetch as a subquery.
                 let src = relatedSource(rel, ownerTable: d.entity)
                 let relPlan = ObjectPlan(entities: rel.destination.descendants, leading: 1)
-                let sql = "SELECT \(selectList(relPlan, alias: "d", leading: [src.owner])) FROM \(src.from)"
+                let sql = "SELECT \(selectList(relPlan, alias: "d", leading: [src.owner], dialect: dialect)) FROM \(src.from)"
                     + " WHERE \(src.owner) IN (\(q.keysSQL)) ORDER BY \(src.order)"
                 var writer = ObjectWriter(plan: relPlan, grouping: rel.isToMany ? .toMany : .toOne)
                 try readObjects(&writer, sql: sql, args: q.args)
@@ -93,9 +91,9 @@ extension SQLiteSession {
         }
     }
 
-    func count(_ d: FetchDescriptor, changes: [PendingChange]) throws -> Int64 {
-        try read(d.includePendingChanges ? changes : []) {
-            let q = CompiledFetch(d)
+    public func count(_ d: FetchDescriptor, pending: PendingReplay?) throws -> Int64 {
+        try read(pending) {
+            let q = CompiledFetch(d, dialect: dialect)
             let sql = d.fetchLimit == nil && d.fetchOffset == 0
                 ? "SELECT count(*) \(q.from)\(q.whereSQL)"
                 : "SELECT count(*) FROM (\(q.keysSQL))"
@@ -104,15 +102,19 @@ extension SQLiteSession {
         }
     }
 
-    func identifiersJSON(_ d: FetchDescriptor, changes: [PendingChange]) throws -> [UInt8] {
-        try read(d.includePendingChanges ? changes : []) {
+    public func identifiersJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
+        try read(pending) {
             try identifiers(d).bytes
         }
     }
 
-    /// Matching identifiers (call inside `read` when pending changes matter).
+    public func identifierList(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [ObjectID] {
+        try read(pending) { try identifiers(d).ids }
+    }
+
+    /// Matching identifiers (call inside `read`).
     func identifiers(_ d: FetchDescriptor) throws -> (bytes: [UInt8], ids: [ObjectID]) {
-        let q = CompiledFetch(d)
+        let q = CompiledFetch(d, dialect: dialect)
         let sql = "SELECT t._pk, t._entity \(q.from)\(q.whereSQL)\(q.orderSQL)\(q.limitSQL)"
         var w = JSONWriter()
         var ids: [ObjectID] = []
@@ -128,9 +130,9 @@ extension SQLiteSession {
     }
 
     /// The SQL of a fetch, its parameter count and SQLite's query plan, as JSON.
-    func explain(_ d: FetchDescriptor, changes: [PendingChange]) throws -> [UInt8] {
-        try read(d.includePendingChanges ? changes : []) {
-            let q = CompiledFetch(d)
+    public func explain(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
+        try read(pending) {
+            let q = CompiledFetch(d, dialect: dialect)
             let plan = ObjectPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
             let sql = q.objectsSQL(plan)
             var w = JSONWriter()
@@ -153,11 +155,10 @@ extension SQLiteSession {
     }
 
     /// One object as JSON, or nil when it does not exist.
-    func objectJSON(_ id: ObjectID, changes: [PendingChange]) throws -> [UInt8]? {
-        try read(changes) {
-            guard let concrete = try concreteEntity(root: id.entity.root, pk: id.pk), concrete.isKind(of: id.entity) else { return nil }
+    public func objectJSON(_ id: ObjectID, pending: PendingReplay?) throws -> [UInt8]? {
+        try read(pending) {
+            guard let concrete = try SQLiteWriter.concreteEntity(connection, dialect, root: id.entity.root, pk: id.pk), concrete.isKind(of: id.entity) else { return nil }
             let plan = ObjectPlan(entities: [concrete])
-            let dialect = SQLiteDialect()
             let sql = "SELECT \(selectList(plan, alias: "t", dialect: dialect)) FROM \(dialect.quote(concrete.tableName)) t WHERE t._pk = \(dialect.parameter(1))"
             let related = try plan.deferred.map { try relatedIdentifiers($0, owners: [id.pk]) }
             var writer = ObjectWriter(plan: plan, grouping: .toOne, related: related)

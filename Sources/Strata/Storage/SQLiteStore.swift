@@ -16,14 +16,16 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     public private(set) var storeUUID: String = ""
     /// Sees every SQL statement of this store's connections.
     public let trace = TraceHook()
+    public let saveHooks = SaveHooks()
 
     static let formatVersion: Int64 = 1
 
-    /// Opens (or creates) the store at `path` for `configuration`.
+    /// Opens (or creates) the store at `path` for `configuration`; `policy` decides,
+    /// from what the file holds, whether to create, open or refuse.
     ///
-    /// - Throws: `.incompatibleStore` if the file is not a Strata store or holds
-    ///   another schema; `.io`, `.readOnly`, `.busy` from SQLite.
-    public init(path: String?, configuration: StoreConfiguration) throws {
+    /// - Throws: `.incompatibleStore` if the file is not a Strata store; what `policy`
+    ///   throws (a store holding another schema); `.io`, `.readOnly`, `.busy` from SQLite.
+    public init(path: String?, configuration: StoreConfiguration, policy: StoreOpenPolicy) throws {
         self.schema = configuration.schema
         self.configuration = configuration
         if configuration.inMemory {
@@ -32,7 +34,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
             let c = try Connection(path: ":memory:", readOnly: false, create: true)
             c.trace = trace
             sharedConnection = c
-            try SQLiteStore.createStore(c, schema: schema, dialect: dialect)
+            try open(c, policy: policy)
             storeUUID = try SQLiteStore.metadata(c, "storeUUID").flatMap { if case .text(let s) = $0 { return s } else { return nil } } ?? ""
             return
         }
@@ -59,12 +61,15 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
             var attempt = 0
             while true {
                 do {
-                    try openOrCreate(c)
+                    try open(c, policy: policy)
                     break
                 } catch let e as StrataError where e.code == .busy && attempt < 2_000 {
                     c.rollback()
                     attempt += 1
                     usleep(5_000)
+                } catch is CreatedElsewhere where attempt < 2_000 {
+                    // Another connection made the database a store first: decide again on what it holds.
+                    attempt += 1
                 }
             }
             storeUUID = try SQLiteStore.metadata(c, "storeUUID").flatMap { if case .text(let s) = $0 { return s } else { return nil } } ?? ""
@@ -132,41 +137,53 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     /// files only while holding it), so no file of a save in progress is taken.
     private func sweepOrphanedFiles(_ c: Connection) throws {
         guard let folder = externalFolder else { return }
-        var columns: [(table: String, column: String)] = []
-        for root in schema.rootEntities {
-            for e in root.descendants {
-                for a in e.ownAttributes where a.externalStorage && !a.isTransient { columns.append((root.name, a.name)) }
-            }
-        }
+        let columns = StoreLayout(schema).tables.flatMap { t in t.externalColumns.map { (table: t.name, column: $0) } }
         guard !columns.isEmpty, try !folder.generatedNames().isEmpty else { return }
         try c.transaction {
             var referenced: Set<String> = []
             for (table, column) in columns {
-                try c.statement("SELECT \(quote(column)) FROM \(quote(table)) WHERE typeof(\(quote(column))) = 'text'")
+                try c.statement("SELECT \(dialect.quote(column)) FROM \(dialect.quote(table)) WHERE typeof(\(dialect.quote(column))) = 'text'")
                     .query { s in referenced.insert(s.text(0)) }
             }
             folder.remove(try folder.generatedNames().filter { !referenced.contains($0) })
         }
     }
 
-    /// Creates the store in an empty database, or checks the one the file holds.
-    private func openOrCreate(_ c: Connection) throws {
-        var created = false
-        if try SQLiteStore.isEmptyDatabase(c) {
-            guard !configuration.readOnly else {
-                throw StrataError(.incompatibleStore, "'\(path)' is an empty database, not a Strata store; a read-only open cannot create one")
+    /// Reads what the database holds and has `policy` create, open or refuse.
+    private func open(_ c: Connection, policy: StoreOpenPolicy) throws {
+        let stored = try SQLiteStore.readState(c, path: path)
+        try policy.open(stored, Opening(store: self, connection: c))
+        if stored != nil, !configuration.inMemory, !configuration.readOnly { try c.execute(script: "PRAGMA journal_mode=WAL") }
+    }
+
+    /// Another connection created the store between reading the state and taking the write lock.
+    private struct CreatedElsewhere: Error {}
+
+    /// The store as its open policy sees it while `init` opens it.
+    private final class Opening: StoreOpening {
+        let store: SQLiteStore
+        let connection: Connection
+        init(store: SQLiteStore, connection: Connection) { self.store = store; self.connection = connection }
+
+        var location: String { store.path }
+        var isReadOnly: Bool { store.configuration.readOnly }
+        var formatVersion: Int64 { SQLiteStore.formatVersion }
+
+        func create() throws {
+            guard !isReadOnly else { throw StrataError(.readOnly, "'\(location)' is opened read-only: a store cannot be created in it") }
+            if store.configuration.inMemory {
+                try SQLiteStore.createStore(connection, schema: store.schema, dialect: store.dialect)
+                return
             }
-            try c.execute(script: "PRAGMA journal_mode=WAL")
-            // Another connection may create the store first: then this one opens it.
-            created = try SQLiteStore.createStore(c, schema: schema, dialect: dialect, onlyIfEmpty: true)
+            try connection.execute(script: "PRAGMA journal_mode=WAL")
+            guard try SQLiteStore.createStore(connection, schema: store.schema, dialect: store.dialect, onlyIfEmpty: true) else {
+                throw CreatedElsewhere()
+            }
         }
-        if !created {
-            let tables = try SQLiteStore.userTables(c)
-            guard tables.contains("strata_metadata") else {
-                throw StrataError(.incompatibleStore, "'\(path)' is a SQLite database but not a Strata store (it has no strata_metadata table; the file was left untouched)")
-            }
-            try checkSchema(c)
-            if !configuration.readOnly { try c.execute(script: "PRAGMA journal_mode=WAL") }
+
+        func writeDeclaration(of schema: Schema) throws {
+            guard !isReadOnly else { throw StrataError(.readOnly, "'\(location)' is opened read-only: its schema declaration cannot be written") }
+            try connection.transaction { try SQLiteStore.writeSchemaMetadata(connection, schema: schema) }
         }
     }
 
@@ -224,7 +241,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         try c.transaction {
             if onlyIfEmpty, try !isEmptyDatabase(c) { return false }
             for sql in SQLiteDialect.metadataDDL { try c.execute(script: sql) }
-            for sql in dialect.createSchema(schema) { try c.execute(script: sql) }
+            for sql in dialect.createSchema(StoreLayout(schema)) { try c.execute(script: sql) }
             try writeSchemaMetadata(c, schema: schema)
             try setMetadata(c, "storeUUID", .text(UUIDText.random()))
             try setMetadata(c, "formatVersion", .int(formatVersion))
@@ -246,29 +263,38 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         try setMetadata(c, "entityHashes", .text(w.string))
     }
 
-    /// Compares the stored schema with the configured one.
-    private func checkSchema(_ c: Connection) throws {
-        guard case .text(let storedHash)? = try SQLiteStore.metadata(c, "versionHash"),
-              case .text(let storedJSON)? = try SQLiteStore.metadata(c, "schema") else {
-            throw StrataError(.corrupt, "'\(path)' has a strata_metadata table without a stored schema")
+    /// What the database holds about itself: nil for an empty database (which may become a store).
+    ///
+    /// - Throws: `.incompatibleStore` for a database that holds something but no
+    ///   `strata_metadata` table (the file is left untouched).
+    static func readState(_ c: Connection, path: String) throws -> StoredState? {
+        if try isEmptyDatabase(c) { return nil }
+        guard try userTables(c).contains("strata_metadata") else {
+            throw StrataError(.incompatibleStore, "'\(path)' is a SQLite database but not a Strata store (it has no strata_metadata table; the file was left untouched)")
         }
-        if case .int(let format)? = try SQLiteStore.metadata(c, "formatVersion"), format > SQLiteStore.formatVersion {
-            throw StrataError(.incompatibleStore, "'\(path)' was written by a newer Strata (store format \(format), this library reads \(SQLiteStore.formatVersion))")
-        }
-        if storedHash == schema.versionHash {
-            // Same storage; keep the stored declaration current (defaults, delete rules may differ).
-            if !configuration.readOnly, storedJSON != schema.json.text {
-                try c.transaction { try SQLiteStore.writeSchemaMetadata(c, schema: schema) }
+        var state = StoredState()
+        var entityHashes: String?
+        try c.statement("SELECT key, value FROM strata_metadata").query { s in
+            let value = s.value(at: 1)
+            let text: String? = if case .text(let t) = value { t } else { nil }
+            switch s.text(0) {
+            case "schema": state.schemaJSON = text
+            case "version": state.version = text
+            case "versionHash": state.versionHash = text
+            case "entityHashes": entityHashes = text
+            case "storeUUID": state.storeUUID = text
+            case "formatVersion": if case .int(let n) = value { state.formatVersion = n }
+            default: break
             }
-            return
         }
-        let stored: Schema
-        do { stored = try SchemaDecoder.decode(storedJSON) } catch {
-            throw StrataError(.corrupt, "the schema stored in '\(path)' cannot be read: \(error)")
+        if let entityHashes, case .object(let members)? = try? JSONValue.parse(entityHashes) {
+            var hashes: [String: String] = [:]
+            for (name, value) in members {
+                guard case .string(let hash) = value else { hashes = [:]; break }
+                hashes[name] = hash
+            }
+            if hashes.count == members.count { state.entityHashes = hashes }
         }
-        let differences = SchemaDiff.describe(from: stored, to: schema)
-        throw StrataError(.incompatibleStore,
-                          "the store '\(path)' holds schema version \(stored.version), which differs from the configured version \(schema.version): "
-                          + differences.joined(separator: "; "))
+        return state
     }
 }

@@ -18,13 +18,13 @@ struct ObjectPlan {
         case linkedEntity(Relationship)
     }
 
-    enum ValueType: UInt8 { case text, int, bool, double, date, json, data, externalData, link }
+    enum Encoding: UInt8 { case text, int, bool, double, date, json, data, externalData, link }
 
-    struct Column {
+    struct Member {
         /// `,"name":`
         let key: Range<Int>
         let index: Int32
-        let type: ValueType
+        let type: Encoding
         /// Links: the column with the target's concrete entity (-1: the declared destination).
         let entityColumn: Int32
         /// Links: the declared destination's name.
@@ -48,7 +48,7 @@ struct ObjectPlan {
     }
 
     private(set) var pool: [UInt8] = []
-    private(set) var columns = ContiguousArray<Column>()
+    private(set) var columns = ContiguousArray<Member>()
     private(set) var entities = ContiguousArray<EntityPlan>()
     private(set) var deferredIndices = ContiguousArray<Int>()
     /// `,"name":` of each deferred relationship.
@@ -108,7 +108,7 @@ struct ObjectPlan {
                     selections.append(.column(a.name))
                     columnIndex[a.name] = index
                 }
-                let type: ValueType
+                let type: Encoding
                 var attribute = -1
                 switch a.type {
                 case .string, .url, .uuid, .decimal: type = .text
@@ -126,7 +126,7 @@ struct ObjectPlan {
                         type = .data
                     }
                 }
-                columns.append(Column(key: add(ObjectPlan.keyBytes(a.name)), index: index, type: type, entityColumn: -1, fallback: 0..<0, attribute: attribute))
+                columns.append(Member(key: add(ObjectPlan.keyBytes(a.name)), index: index, type: type, entityColumn: -1, fallback: 0..<0, attribute: attribute))
             }
             for r in e.relationships {
                 let isPrefetched = prefetched.contains { $0 === r }
@@ -146,7 +146,7 @@ struct ObjectPlan {
                             entityColumnIndex[col] = entityColumn
                         }
                     }
-                    columns.append(Column(key: add(ObjectPlan.keyBytes(r.name)), index: index, type: .link,
+                    columns.append(Member(key: add(ObjectPlan.keyBytes(r.name)), index: index, type: .link,
                                           entityColumn: entityColumn, fallback: add(r.destination.name.utf8), attribute: -1))
                 } else {
                     let d: Int
@@ -288,7 +288,7 @@ struct ObjectWriter {
     /// One object without its closing brace.
     @inline(__always)
     private static func writeObject<C: RowCursor>(_ c: C, pk: Int64, _ e: ObjectPlan.EntityPlan, _ plan: ObjectPlan, _ pool: UnsafeBufferPointer<UInt8>,
-                                           _ columns: UnsafeBufferPointer<ObjectPlan.Column>, into w: inout JSONWriter) throws {
+                                           _ columns: UnsafeBufferPointer<ObjectPlan.Member>, into w: inout JSONWriter) throws {
         ObjectWriter.append(pool, e.idPrefix, to: &w.bytes)
         JSONWriter.appendInt(pk, to: &w.bytes)
         ObjectWriter.append(pool, e.entityPart, to: &w.bytes)

@@ -131,6 +131,28 @@ enum ValueCodec {
     }
 
 
+    /// Writes a stored value as the JSON of an attribute of `type` (as reads return it).
+    static func write(_ v: SQLValue, type: AttributeType, to w: inout JSONWriter) {
+        switch v {
+        case .null: w.null()
+        case .int(let n):
+            switch type {
+            case .bool: w.bool(n != 0)
+            case .double: w.double(Double(n))
+            case .date: writeDate(Double(n), to: &w)
+            default: w.int(n)
+            }
+        case .double(let d):
+            if type == .date { writeDate(d, to: &w) } else { w.double(d) }
+        case .text(let s):
+            if type == .json { var s = s; s.withUTF8 { w.raw(bytes: $0) } } else { w.string(s) }
+        case .blob(let b):
+            w.beginRawString()
+            b.withUnsafeBytes { Base64.encode($0, into: &w.bytes) }
+            w.endRawString()
+        }
+    }
+
     static func writeDate(_ seconds: Double, to w: inout JSONWriter) {
         w.beginRawString()
         if !ISO8601.format(seconds, into: &w.bytes) {

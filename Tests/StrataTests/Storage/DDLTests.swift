@@ -89,7 +89,7 @@ final class DDLTests: StoreTestCase {
         let stored = try XCTUnwrap(scalar(path, "SELECT value FROM strata_metadata WHERE key = 'schema'")?.text)
         XCTAssertEqual(try SchemaDecoder.decode(stored).versionHash, schema.versionHash)
         let uuid = try XCTUnwrap(scalar(path, "SELECT value FROM strata_metadata WHERE key = 'storeUUID'")?.text)
-        XCTAssertEqual(uuid, container.store.storeUUID)
+        XCTAssertEqual(uuid, (container.store as! SQLiteStore).storeUUID)
         XCTAssertEqual(uuid.count, 36)
         XCTAssertEqual(try rows(path, "SELECT entity FROM strata_sequence ORDER BY entity").compactMap(\.first?.text),
                        ["BucketListItem", "LivingAccommodation", "Trip"])
@@ -100,7 +100,7 @@ final class DDLTests: StoreTestCase {
         var uuid = ""
         do {
             let container = try openFile(path: path)
-            uuid = container.store.storeUUID
+            uuid = (container.store as! SQLiteStore).storeUUID
             let context = try container.makeContext()
             _ = try context.insert(entity: "Trip", json: #"{"name": "Paris", "startDate": 0, "endDate": 86400}"#)
             try context.save()
@@ -108,7 +108,7 @@ final class DDLTests: StoreTestCase {
         // The same schema written differently (key order, whitespace) is the same storage.
         let reordered = Fixtures.sampleTrips.replacingOccurrences(of: "\n", with: " ")
         let container = try openFile(reordered, path: path)
-        XCTAssertEqual(container.store.storeUUID, uuid)
+        XCTAssertEqual((container.store as! SQLiteStore).storeUUID, uuid)
         let context = try container.makeContext()
         XCTAssertEqual(try count(context, "Trip"), 1)
         XCTAssertEqual(try fetch(context, "Trip").first?["name"], .string("Paris"))
@@ -206,7 +206,7 @@ final class DDLTests: StoreTestCase {
         XCTAssertEqual(try count(b, "Trip"), 0, "another context sees only saved objects")
         try a.save()
         XCTAssertEqual(try get(b, id)["name"], .string("Rome"))
-        XCTAssertEqual(container.store.path, ":memory:")
+        XCTAssertEqual((container.store as! SQLiteStore).path, ":memory:")
         XCTAssertEqual(filesIn(tempDirectory), [])
         // Two in-memory containers are two stores.
         XCTAssertEqual(try count(openInMemory().makeContext(), "Trip"), 0)

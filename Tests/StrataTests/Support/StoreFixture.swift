@@ -160,7 +160,7 @@ class StoreTestCase: XCTestCase {
 
     /// The SQL a context's connection prepares or runs while `body` runs.
     func captureSQL(_ context: ModelContext, _ body: () throws -> Void) rethrows -> [String] {
-        let c = context.session.connection
+        let c = (context.session as! SQLiteSession).connection
         c.lock.withLock { c.statementLog = [] }
         defer { c.lock.withLock { c.statementLog = nil } }
         try body()

@@ -5,13 +5,10 @@
 /// `"externalStorageThreshold"` (bytes).
 public struct StoreConfiguration: Sendable {
     public var schema: Schema
-    /// Every schema of a migration plan, oldest first (the last is `schema`).
-    public var planSchemas: [Schema] = []
-    public var planJSON: JSONValue?
+    /// The migration plan the configuration was made from (its current schema is `schema`).
+    public var migrationPlan: MigrationPlan?
     public var inMemory = false
     public var readOnly = false
-    public var history = true
-    public var author: String?
     /// `data` attributes marked externalStorage at least this large go to files beside the store.
     public var externalStorageThreshold = 128 * 1024
 
@@ -35,19 +32,9 @@ public struct StoreConfiguration: Sendable {
         case (let s?, nil):
             config = StoreConfiguration(schema: try SchemaDecoder.decode(s, path: JSONPath() / "schema"))
         case (nil, let p?):
-            var po = try ObjectReader(p, path: JSONPath() / "migrationPlan", what: "migration plan")
-            guard let schemas = try po.array("schemas"), !schemas.isEmpty else {
-                throw StrataError(.invalid, "migration plan needs a non-empty 'schemas' array", path: "/migrationPlan/schemas")
-            }
-            _ = po.value("stages")
-            try po.finish()
-            var decoded: [Schema] = []
-            for (i, s) in schemas.enumerated() {
-                decoded.append(try SchemaDecoder.decode(s, path: JSONPath() / "migrationPlan" / "schemas" / i))
-            }
-            config = StoreConfiguration(schema: decoded[decoded.count - 1])
-            config.planSchemas = decoded
-            config.planJSON = p
+            let plan = try MigrationPlan.decode(p, path: JSONPath() / "migrationPlan")
+            config = StoreConfiguration(schema: plan.currentSchema)
+            config.migrationPlan = plan
         case (nil, nil):
             throw StrataError(.invalid, "configuration needs 'schema' or 'migrationPlan'", path: "/schema")
         case (_?, _?):
@@ -55,8 +42,17 @@ public struct StoreConfiguration: Sendable {
         }
         config.inMemory = try o.bool("inMemory") ?? false
         config.readOnly = try o.bool("readOnly") ?? false
-        config.history = try o.bool("history") ?? true
-        config.author = try o.string("author")
+        // "history" and "author" are reserved for persistent history, which this version does not
+        // implement: "history": false says what happens (nothing is recorded) and is accepted;
+        // "history": true and "author" (recorded only by history) are refused, never ignored.
+        if try o.bool("history") == true {
+            throw StrataError(.invalid, "persistent history is not implemented in this version of Strata; omit \"history\" or set it to false",
+                              path: "/history")
+        }
+        if o.value("author") != nil {
+            throw StrataError(.invalid, "\"author\" is recorded only by persistent history, which is not implemented in this version",
+                              path: "/author")
+        }
         if let t = try o.int("externalStorageThreshold") {
             guard t >= 0 else { throw StrataError(.invalid, "externalStorageThreshold must not be negative", path: "/externalStorageThreshold") }
             config.externalStorageThreshold = Int(t)

@@ -1,0 +1,365 @@
+/// A context's rules for writing its pending changes through a store writer:
+/// one-to-one links (a target keeps one owner), inverse links, delete rules
+/// (cascade as a work list, deny, nullify, links of inverse-less
+/// relationships), save-time validation (required to-one, minimum and
+/// maximum counts) and the change set of what the save did.
+///
+/// A save replays with `writer.isSaving`; a read that includes pending changes
+/// replays the same way on the store's overlay, without the checks (deny,
+/// validation) and without recording: reads show pending changes as they are,
+/// a save refuses what breaks a rule.
+struct ChangeReplay {
+    let writer: StoreWriter
+    let rules: SaveRules
+    private let saving: Bool
+    /// Objects whose relationships must be checked before commit (only when the schema has such checks).
+    private var touched: [ObjectID] = []
+    private var touchedSet: Set<ObjectID> = []
+    private var deleted: Set<ObjectID> = []
+    /// Deletions that a deny rule allows only if these related objects are deleted by the same save.
+    private var denied: [(object: ObjectID, rel: Relationship, targets: [ObjectID])] = []
+    /// What the save did.
+    private(set) var changeSet = ChangeSet()
+
+    init(writer: StoreWriter, rules: SaveRules) {
+        self.writer = writer
+        self.rules = rules
+        self.saving = writer.isSaving
+    }
+
+    /// Replays `changes` in order; when saving, then checks deny rules and validation.
+    mutating func apply(_ changes: [PendingChange]) throws {
+        for change in changes {
+            switch change {
+            case .insert(let id, let values): try insert(id, values)
+            case .update(let id, let slots, let values): try update(id, slots, values)
+            case .setRelated(let owner, let rel, let targets): try setRelated(owner, rel, targets)
+            case .delete(let id): try delete(id)
+            }
+        }
+        guard saving else { return }
+        try checkDenied()
+        try validate()
+    }
+
+    // MARK: Bookkeeping
+
+    private mutating func touch(_ id: ObjectID) {
+        guard saving && rules.needsValidation else { return }
+        if touchedSet.insert(id).inserted { touched.append(id) }
+    }
+
+    /// Records that `name` changed on the object `pk` of `entity`'s hierarchy (resolving its concrete entity).
+    private mutating func noteUpdate(_ entity: Entity, _ pk: Int64, _ name: String) throws {
+        guard saving else { return }
+        let probe = ObjectID(entity: entity, pk: pk)
+        if let known = changeSet.change(of: probe) {
+            if known.kind == .updated { changeSet.recordUpdate(known.id, name) }
+            return
+        }
+        guard !deleted.contains(probe) else { return }
+        let concrete = entity.root.isInHierarchy ? try writer.concreteEntity(root: entity.root, pk: pk) : entity
+        guard let concrete else { return }  // a dangling link (noAction) changes no object
+        changeSet.recordUpdate(ObjectID(entity: concrete, pk: pk), name)
+    }
+
+    /// A link through `rel` (held in rows of `rel.entity`) to `target` appeared or went: the target's inverse changed.
+    private mutating func noteInverse(_ rel: Relationship, _ target: Int64) throws {
+        guard saving, let inv = rel.inverse else { return }
+        try noteUpdate(rel.destination, target, inv.name)
+    }
+
+    // MARK: Inserts and updates
+
+    private mutating func insert(_ id: ObjectID, _ values: [SQLValue]) throws {
+        let e = id.entity
+        try writer.insert(id, values)
+        if saving { changeSet.recordInsert(id) }
+        touch(id)
+        let plan = rules.plan(e)
+        for slot in plan.linkSlots {
+            guard case .int(let target) = values[slot], case .foreignKey(let r) = e.storedColumns[slot] else { continue }
+            try linked(id, r, to: target)
+        }
+    }
+
+    private mutating func update(_ id: ObjectID, _ slots: [Int], _ values: [SQLValue]) throws {
+        let e = id.entity
+        let plan = rules.plan(e)
+        // Links that move: their previous targets lose one.
+        let linkSlots = slots.indices.filter { plan.linkSlots.contains(slots[$0]) }
+        if !linkSlots.isEmpty && saving {
+            let previous = try writer.values(id, slots: linkSlots.map { slots[$0] })
+            for (k, old) in zip(linkSlots, previous) {
+                guard case .int(let target) = old, values[k] != old, case .foreignKey(let r) = e.storedColumns[slots[k]] else { continue }
+                if let inv = r.inverse, ChangeReplay.losingALinkNeedsCheck(inv) { touch(ObjectID(entity: r.destination, pk: target)) }
+                try noteInverse(r, target)
+            }
+        }
+        try writer.update(id, slots: slots, values: values)
+        if saving { changeSet.recordUpdate(id, slots.map { e.storedColumns[$0].propertyName }) }
+        touch(id)
+        for k in linkSlots {
+            guard case .int(let target) = values[k], case .foreignKey(let r) = e.storedColumns[slots[k]] else { continue }
+            try linked(id, r, to: target)
+        }
+    }
+
+    /// `id`'s row now links to `target` through `r` (a link held in the row).
+    private mutating func linked(_ id: ObjectID, _ r: Relationship, to target: Int64) throws {
+        try noteInverse(r, target)
+        guard let inv = r.inverse else { return }
+        if !inv.isToMany {
+            // One-to-one: no other row may keep pointing at the same target.
+            for other in try writer.clearLinks(r, to: target, keeping: [id.pk]) {
+                if saving { changeSet.recordUpdate(other, r.name) }
+                if !r.isOptional { touch(other) }
+            }
+        } else if inv.minimumModelCount != nil || inv.maximumModelCount != nil {
+            // The target's to-many count changes: validate it when bounded.
+            touch(ObjectID(entity: r.destination, pk: target))
+        }
+    }
+
+    /// Whether losing a link through `rel` may break a check at save (a minimum count or a required to-one).
+    static func losingALinkNeedsCheck(_ rel: Relationship) -> Bool {
+        rel.isToMany ? rel.minimumModelCount != nil : !rel.isOptional
+    }
+
+    /// Replaces the objects `owner` relates to through `rel` (a link not held in the owner's row).
+    private mutating func setRelated(_ owner: ObjectID, _ rel: Relationship, _ targets: [ObjectID]) throws {
+        var changed = false
+        switch rel.storage {
+        case .foreignKey:
+            let old = try writer.links(rel, rows: [owner]).first ?? nil
+            let new = targets.first?.pk
+            try writer.setLinks(rel, rows: [owner.pk], to: new)
+            if old != new {
+                changed = true
+                if let old { try noteInverse(rel, old) }
+                if let new { try noteInverse(rel, new) }
+            }
+        case .inverseForeignKey:
+            // The link lives in the targets' rows, through the inverse.
+            guard let inv = rel.inverse else { return }
+            if saving {
+                // What the save changes (a read's replay needs none of it).
+                for (t, old) in zip(targets, try writer.links(inv, rows: targets)) where old != owner.pk {
+                    changed = true
+                    changeSet.recordUpdate(t, inv.name)
+                    if let old {
+                        // Taken from another owner, which holds one link fewer.
+                        if ChangeReplay.losingALinkNeedsCheck(rel) { touch(ObjectID(entity: rel.entity, pk: old)) }
+                        try noteUpdate(rel.entity, old, rel.name)
+                    }
+                }
+            }
+            for let_go in try writer.clearLinks(inv, to: owner.pk, keeping: targets.map(\.pk)) {
+                changed = true
+                if saving { changeSet.recordUpdate(let_go, inv.name) }
+                if !inv.isOptional { touch(let_go) }
+            }
+            try writer.setLinks(inv, rows: targets.map(\.pk), to: owner.pk)
+        case .joinTable:
+            let before = saving ? try writer.related(owner, rel) : []
+            let bounded = rel.inverse.map { $0.minimumModelCount != nil || $0.maximumModelCount != nil } ?? false
+            _ = try writer.removePairs(rel, pk: owner.pk, ownerSide: true)
+            try writer.addPairs(rel, owner: owner.pk, targets: targets.map(\.pk))
+            let beforeSet = Set(before), afterSet = Set(targets)
+            for t in before where !afterSet.contains(t) {
+                changed = true
+                if let inv = rel.inverse, saving { changeSet.recordUpdate(t, inv.name) }
+                if bounded { touch(t) }
+            }
+            for t in targets where !beforeSet.contains(t) {
+                changed = true
+                if let inv = rel.inverse, saving { changeSet.recordUpdate(t, inv.name) }
+                if bounded { touch(t) }
+            }
+        }
+        if changed && saving { changeSet.recordUpdate(owner, rel.name) }
+        touch(owner)
+    }
+
+    // MARK: Delete rules
+
+    /// Deletes an object and, through cascade rules, the objects it reaches: a work list,
+    /// not recursion, so a chain of any length cannot exhaust the stack.
+    private mutating func delete(_ requested: ObjectID) throws {
+        var work: [ObjectID] = [requested]
+        while let next = work.popLast() {
+            let cascades = try deleteOne(next)
+            work.append(contentsOf: cascades.reversed())
+        }
+    }
+
+    /// Deletes one object, applying its delete rules; returns the objects its cascades reach.
+    private mutating func deleteOne(_ requested: ObjectID) throws -> [ObjectID] {
+        guard !deleted.contains(requested) else { return [] }
+        // The concrete entity from the row (cascades reach subentities).
+        guard let e = try writer.concreteEntity(root: requested.entity.root, pk: requested.pk) else { return [] }
+        let id = ObjectID(entity: e, pk: requested.pk)
+        deleted.insert(id)
+        let plan = rules.plan(e)
+        var tombstone: [(name: String, value: SQLValue)] = []
+        if saving && !plan.preservedSlots.isEmpty {
+            let values = try writer.values(id, slots: plan.preservedSlots)
+            tombstone = zip(plan.preservedSlots, values).map { (e.storedColumns[$0.0].propertyName, $0.1) }
+        }
+
+        var cascades: [ObjectID] = []
+        for rel in e.relationships {
+            let targets = try writer.related(id, rel).filter { !deleted.contains($0) }
+            switch rel.deleteRule {
+            case .deny:
+                // Checked once every deletion of the save is applied: related objects the same
+                // save deletes do not count, whatever the order (`checkDenied`). A read's replay
+                // shows the deletion; only a save refuses it.
+                if !targets.isEmpty && saving { denied.append((id, rel, targets)) }
+            case .cascade:
+                cascades += targets
+            case .nullify:
+                try nullify(id, rel, targets)
+            case .noAction:
+                break
+            }
+        }
+        // Links from relationships without an inverse that point at this object.
+        for rel in rules.inverseLessLinks where e.isKind(of: rel.destination) {
+            switch rel.storage {
+            case .foreignKey:
+                for owner in try writer.clearLinks(rel, to: id.pk, keeping: []) where saving {
+                    changeSet.recordUpdate(owner, rel.name)
+                }
+            case .joinTable:
+                for owner in try writer.removePairs(rel, pk: id.pk, ownerSide: false) {
+                    try noteUpdate(rel.entity, owner, rel.name)
+                }
+            case .inverseForeignKey:
+                break
+            }
+        }
+        try writer.deleteRow(id)
+        if saving { changeSet.recordDelete(id, tombstone: tombstone) }
+        return cascades
+    }
+
+    /// Unlinks `targets` from the deleted `id`: they lose a link through `rel`'s inverse.
+    private mutating func nullify(_ id: ObjectID, _ rel: Relationship, _ targets: [ObjectID]) throws {
+        let inv = rel.inverse
+        switch rel.storage {
+        case .foreignKey:
+            // The link lives in the deleted row; the targets' to-many changes.
+            if let inv, inv.minimumModelCount != nil { for t in targets { touch(t) } }
+        case .inverseForeignKey:
+            guard let inv else { return }
+            for t in try writer.clearLinks(inv, to: id.pk, keeping: []) where !inv.isOptional { touch(t) }
+        case .joinTable:
+            _ = try writer.removePairs(rel, pk: id.pk, ownerSide: true)
+            if let inv, inv.minimumModelCount != nil { for t in targets { touch(t) } }
+        }
+        if saving, let inv { for t in targets { changeSet.recordUpdate(t, inv.name) } }
+    }
+
+    /// Fails when a deny rule still has related objects that the save did not delete.
+    private func checkDenied() throws {
+        for (id, rel, targets) in denied {
+            let remaining = targets.filter { !deleted.contains($0) }
+            guard let first = remaining.first else { continue }
+            throw StrataError(.constraint, "cannot delete \(id): relationship '\(rel.name)' has delete rule deny and still holds \(remaining.count) object(s), e.g. \(first)",
+                              entity: id.entity.name, attribute: rel.name)
+        }
+    }
+
+    // MARK: Validation at save
+
+    private func validate() throws {
+        for id in touched where !deleted.contains(id) {
+            let declared = id.entity
+            guard rules.hierarchyNeedsValidation(declared.root) else { continue }
+            guard let e = try writer.concreteEntity(root: declared.root, pk: id.pk), e.needsSaveValidation else { continue }
+            let object = ObjectID(entity: e, pk: id.pk)
+            for rel in e.relationships {
+                if !rel.isToMany && !rel.isOptional {
+                    if try writer.related(object, rel).isEmpty {
+                        throw StrataError(.validation, "\(object): required relationship '\(rel.name)' is not set", entity: e.name, attribute: rel.name)
+                    }
+                }
+                if rel.isToMany, rel.minimumModelCount != nil || rel.maximumModelCount != nil {
+                    let n = try writer.related(object, rel).count
+                    if let mn = rel.minimumModelCount, n < mn {
+                        throw StrataError(.constraint, "\(object): relationship '\(rel.name)' holds \(n) object(s), fewer than its minimumModelCount \(mn)",
+                                          entity: e.name, attribute: rel.name)
+                    }
+                    if let mx = rel.maximumModelCount, mx > 0, n > mx {
+                        throw StrataError(.constraint, "\(object): relationship '\(rel.name)' holds \(n) object(s), more than its maximumModelCount \(mx)",
+                                          entity: e.name, attribute: rel.name)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What the replay needs to know about a schema, computed once per context.
+final class SaveRules {
+    struct Plan {
+        /// Slots of links held in the row (to-one foreign keys).
+        var linkSlots: [Int] = []
+        /// Slots of `preserveValueOnDeletion` attributes (the tombstone of a deleted object).
+        var preservedSlots: [Int] = []
+    }
+
+    let schema: Schema
+    /// Whether any entity needs relationship checks at save.
+    let needsValidation: Bool
+    /// Relationships without an inverse: deleting their target clears them.
+    let inverseLessLinks: [Relationship]
+    private var plans: [ObjectIdentifier: Plan] = [:]
+    private var validatedRoots: [ObjectIdentifier: Bool] = [:]
+
+    init(schema: Schema) {
+        self.schema = schema
+        needsValidation = schema.entities.contains { $0.needsSaveValidation }
+        inverseLessLinks = schema.entities.flatMap { $0.ownRelationships.filter { $0.inverse == nil } }
+    }
+
+    func plan(_ e: Entity) -> Plan {
+        if let p = plans[ObjectIdentifier(e)] { return p }
+        var p = Plan()
+        for (slot, c) in e.storedColumns.enumerated() {
+            switch c {
+            case .foreignKey: p.linkSlots.append(slot)
+            case .attribute(let a): if a.preserveValueOnDeletion { p.preservedSlots.append(slot) }
+            }
+        }
+        plans[ObjectIdentifier(e)] = p
+        return p
+    }
+
+    func hierarchyNeedsValidation(_ root: Entity) -> Bool {
+        if let v = validatedRoots[ObjectIdentifier(root)] { return v }
+        let v = root.descendants.contains { $0.needsSaveValidation }
+        validatedRoots[ObjectIdentifier(root)] = v
+        return v
+    }
+}
+
+extension Entity {
+    /// Whether saving an object of this entity needs relationship checks (required to-one, min/max counts).
+    var needsSaveValidation: Bool {
+        relationships.contains { r in
+            (!r.isToMany && !r.isOptional) || (r.isToMany && (r.minimumModelCount != nil || r.maximumModelCount != nil))
+        }
+    }
+}
+
+extension StoredColumn {
+    /// The attribute or relationship the column holds, by its model name.
+    var propertyName: String {
+        switch self {
+        case .attribute(let a): return a.name
+        case .foreignKey(let r): return r.name
+        }
+    }
+}

@@ -1,0 +1,265 @@
+// Postfix forms of predicate text: member access (`.name`, `?.`, `!`),
+// properties (`count`, `isEmpty`, `rawValue`), method calls and their
+// arguments (`options:`, closures, trailing closures), and how each supported
+// method (`contains`, `hasPrefix`, `allSatisfy`, `compare`, …) maps to a
+// predicate node.
+
+/// What a method-call argument holds.
+private enum ArgValue {
+    case node(PredicateTextParser.Node)
+    case closure(Predicate)
+    case options(StringOptions)
+}
+
+/// One argument of a method call, with its label and position.
+private struct Arg {
+    var label: String?
+    var value: ArgValue
+    var pos: Int
+}
+
+extension PredicateTextParser {
+    private static let closureMethods: Set<String> = ["contains", "allSatisfy"]
+    private static let unsupportedMethods: Set<String> = [
+        "lowercased", "uppercased", "capitalized", "localizedLowercase", "localizedUppercase",
+        "trimmingCharacters", "replacingOccurrences", "components", "split", "prefix", "suffix",
+        "dropFirst", "dropLast", "filter", "map", "compactMap", "flatMap", "reduce", "first", "last",
+        "min", "max", "sorted", "reversed", "count", "isEmpty", "firstIndex", "lastIndex", "range",
+        "localizedCompare", "localizedStandardCompare", "localizedCaseInsensitiveCompare", "description",
+        "distance", "addingTimeInterval", "timeIntervalSince", "isEqual", "elementsEqual", "hasPrefixes",
+        "matches", "wholeMatch", "firstMatch", "evaluate",
+    ]
+
+    mutating func parsePostfix(_ start: Node) throws -> Node {
+        var n = start
+        while true {
+            if tok.isPunct(".") || tok.isPunct("?.") {
+                advance()
+                guard tok.isName else {
+                    throw predicateError("expected a member name after '.'", tok.pos, "found \(tok.quoted)")
+                }
+                n = try member(n, tok)
+            } else if tok.isPunct("!") && !tok.spaceBefore {
+                guard case .expr = n.kind else { throw unexpected(tok) }
+                advance()
+            } else if tok.isPunct("[") && !tok.spaceBefore {
+                throw predicateError("subscripts are not supported", tok.pos)
+            } else {
+                return n
+            }
+        }
+    }
+
+    /// `n.name...`, with `name` the current token.
+    private mutating func member(_ n: Node, _ nameTok: PredicateToken) throws -> Node {
+        let name = nameTok.text
+        advance()
+        let isCall = nameTok.kind == .ident
+            && (tok.isPunct("(") || (tok.isPunct("{") && Self.closureMethods.contains(name)))
+        if isCall {
+            try checkMethod(name, nameTok.pos)
+            let (args, trailing) = try parseArguments(name)
+            return try method(n, name, nameTok.pos, args, trailing)
+        }
+        if nameTok.kind == .quotedIdent {
+            if case .expr(.keyPath(let s, let path, let at)) = n.kind {
+                return Node(kind: .expr(.keyPath(scope: s, path: path + [name], at: at)), start: n.start)
+            }
+            throw predicateError("unsupported member '\(name)'", nameTok.pos, "only key paths from $0 have members")
+        }
+        if case .expr(.keyPath(let s, let path, let at)) = n.kind,
+           (path.isEmpty && !n.grouped) || !PredicateSyntax.specialMembers.contains(name) {
+            return Node(kind: .expr(.keyPath(scope: s, path: path + [name], at: at)), start: n.start)
+        }
+        switch name {
+        case "rawValue":
+            // `.family.rawValue` is the same string as `.family`.
+            if case .expr(.literal(.string, _)) = n.kind { return n }
+            throw predicateError("unsupported member 'rawValue'", nameTok.pos, "only an enum case (.name) has a raw value here")
+        case "count":
+            return Node(kind: .expr(.count(try receiver(n), at: loc(nameTok.pos))), start: n.start)
+        case "isEmpty":
+            return Node(kind: .pred(.isEmpty(try receiver(n), at: loc(nameTok.pos))), start: n.start)
+        default:
+            throw predicateError("unsupported member '\(name)'", nameTok.pos,
+                                 "only count and isEmpty apply here; key paths start at $0 or a closure parameter")
+        }
+    }
+
+    private func receiver(_ n: Node) throws -> PredicateExpression {
+        if case .range = n.kind {
+            throw predicateError("a range supports only contains(_:)", n.start)
+        }
+        return try asExpression(n)
+    }
+
+    private mutating func parseArguments(_ name: String) throws -> (args: [Arg], trailing: Predicate?) {
+        var args: [Arg] = []
+        if tok.isPunct("(") {
+            try enter()
+            defer { depth -= 1 }
+            advance()
+            while !tok.isPunct(")") {
+                let argPos = tok.pos
+                var label: String?
+                if tok.isName && peek(1).isPunct(":") {
+                    label = tok.text
+                    advance()
+                    advance()
+                }
+                let value: ArgValue
+                if label == "options" {
+                    value = .options(try parseOptions())
+                } else if tok.isPunct("{") {
+                    value = .closure(try parseClosure())
+                } else {
+                    value = .node(try parseTernary())
+                }
+                args.append(Arg(label: label, value: value, pos: argPos))
+                if tok.isPunct(",") {
+                    advance()
+                } else if !tok.isPunct(")") {
+                    throw predicateError("expected ',' or ')'", tok.pos, "found \(tok.quoted)")
+                }
+            }
+            advance()
+        }
+        var trailing: Predicate?
+        if tok.isPunct("{") && Self.closureMethods.contains(name) {
+            trailing = try parseClosure()
+        }
+        return (args, trailing)
+    }
+
+    private mutating func parseOptions() throws -> StringOptions {
+        func one(_ p: inout PredicateTextParser) throws -> StringOptions {
+            let t = p.tok
+            if t.kind == .string {
+                guard let o = StringOptions(text: t.text) else {
+                    throw predicateError("invalid string options \"\(t.text)\"", t.pos, "use \"c\", \"d\" or \"cd\"")
+                }
+                p.advance()
+                return o
+            }
+            if t.isPunct(".") {
+                p.advance()
+                let m = p.tok
+                let o: StringOptions
+                switch (m.isName, m.text) {
+                case (true, "caseInsensitive"): o = .caseInsensitive
+                case (true, "diacriticInsensitive"): o = .diacriticInsensitive
+                default:
+                    guard m.isName else {
+                        throw predicateError("expected a string option after '.'", m.pos, "found \(m.quoted); use .caseInsensitive or .diacriticInsensitive")
+                    }
+                    throw predicateError("unknown string option '.\(m.text)'", m.pos, "use .caseInsensitive or .diacriticInsensitive")
+                }
+                p.advance()
+                return o
+            }
+            throw predicateError("expected string options", t.pos, "found \(t.quoted)")
+        }
+        guard tok.isPunct("[") else { return try one(&self) }
+        advance()
+        var o: StringOptions = []
+        while !tok.isPunct("]") {
+            o.formUnion(try one(&self))
+            if tok.isPunct(",") {
+                advance()
+            } else if !tok.isPunct("]") {
+                throw predicateError("expected ',' or ']'", tok.pos, "found \(tok.quoted)")
+            }
+        }
+        advance()
+        return o
+    }
+
+    private static let knownMethods: Set<String> = [
+        "contains", "hasPrefix", "hasSuffix", "starts", "localizedStandardContains",
+        "localizedCaseInsensitiveContains", "allSatisfy", "compare", "caseInsensitiveCompare",
+    ]
+
+    private func checkMethod(_ name: String, _ pos: Int) throws {
+        if Self.knownMethods.contains(name) { return }
+        if Self.unsupportedMethods.contains(name) {
+            throw predicateError("method '\(name)' is not supported in predicates", pos)
+        }
+        throw predicateError("unknown method '\(name)'", pos)
+    }
+
+    /// `n.name(args) { trailing }`; `pos` is the method name's.
+    private func method(_ n: Node, _ name: String, _ pos: Int, _ args: [Arg], _ trailing: Predicate?) throws -> Node {
+        let start = n.start
+        let at = loc(pos)
+        func wrong(_ expected: String) -> StrataError {
+            predicateError("wrong arguments to '\(name)'", pos, "expected \(expected)")
+        }
+        /// Arguments `[label] x` and an optional `options:`.
+        func valueAndOptions(_ label: String?) -> (Node, StringOptions)? {
+            guard trailing == nil, args.count == 1 || args.count == 2, args[0].label == label,
+                  case .node(let x) = args[0].value else { return nil }
+            if args.count == 1 { return (x, []) }
+            guard args[1].label == "options", case .options(let o) = args[1].value else { return nil }
+            return (x, o)
+        }
+        func stringTest(_ op: StringOperator, _ label: String?, _ extra: StringOptions = []) throws -> Node {
+            guard let (x, o) = valueAndOptions(label) else {
+                throw wrong("\(name)(\(label.map { "\($0): " } ?? "")_:) with an optional options: argument")
+            }
+            let p = Predicate.string(op, try receiver(n), try asExpression(x), o.union(extra), at: at)
+            return Node(kind: .pred(p), start: start)
+        }
+        func closureArgument() -> Predicate? {
+            if let trailing { return args.isEmpty ? trailing : nil }
+            if args.count == 1, args[0].label == nil || args[0].label == "where", case .closure(let p) = args[0].value {
+                return p
+            }
+            return nil
+        }
+        switch name {
+        case "contains":
+            if let body = closureArgument() {
+                return Node(kind: .pred(.anySatisfy(try receiver(n), body, at: at)), start: start)
+            }
+            if let (x, o) = valueAndOptions("element"), o.isEmpty {
+                return Node(kind: .pred(.inCollection(try asExpression(x), try receiver(n), at: at)), start: start)
+            }
+            guard let (x, o) = valueAndOptions(nil) else {
+                throw wrong("contains(_:), contains(_:options:), contains(where: { ... }) or contains { ... }")
+            }
+            switch n.kind {
+            case .range(let lo, let hi, let closed):
+                guard o.isEmpty else { throw wrong("contains(_:) on a range") }
+                let value = try asExpression(x), lower = try asExpression(lo), upper = try asExpression(hi)
+                if closed { return Node(kind: .pred(.between(value, lower, upper, at: at)), start: start) }
+                return Node(kind: .pred(.conjunction([
+                    .comparison(.greaterOrEqual, value, lower, [], at: at),
+                    .comparison(.less, value, upper, [], at: at),
+                ], at: at)), start: start)
+            case .expr(.literal(.array, _)):
+                guard o.isEmpty else { throw wrong("contains(_:) on an array literal") }
+                return Node(kind: .pred(.inCollection(try asExpression(x), try receiver(n), at: at)), start: start)
+            default:
+                return try stringTest(.contains, nil)
+            }
+        case "hasPrefix": return try stringTest(.hasPrefix, nil)
+        case "starts": return try stringTest(.hasPrefix, "with")
+        case "hasSuffix": return try stringTest(.hasSuffix, nil)
+        case "localizedStandardContains": return try stringTest(.localizedStandardContains, nil)
+        case "localizedCaseInsensitiveContains":
+            guard args.count == 1 else { throw wrong("localizedCaseInsensitiveContains(_:)") }
+            return try stringTest(.contains, nil, .caseInsensitive)
+        case "allSatisfy":
+            guard let body = closureArgument(), args.first?.label == nil else { throw wrong("allSatisfy { ... }") }
+            return Node(kind: .pred(.allSatisfy(try receiver(n), body, at: at)), start: start)
+        case "compare", "caseInsensitiveCompare":
+            guard let (x, o) = valueAndOptions(nil), name == "compare" || args.count == 1 else {
+                throw wrong(name == "compare" ? "compare(_:) or compare(_:options:)" : "caseInsensitiveCompare(_:)")
+            }
+            let options = name == "compare" ? o : .caseInsensitive
+            return Node(kind: .compareResult(try receiver(n), try asExpression(x), options), start: start)
+        default:
+            throw predicateError("unknown method '\(name)'", pos)
+        }
+    }
+}

@@ -1,0 +1,98 @@
+/// How a schema is laid out in SQLite: the tables, their columns and column
+/// types, and their indexes, computed from a schema. DDL is generated from a
+/// layout (`SQLiteDialect.createSchema`), and a migration compares the layouts
+/// of two schema versions; the schema itself (the registry) knows no SQL types.
+///
+/// - One table per hierarchy, named after its root entity: `_pk` (the key),
+///   `_entity` (the concrete entity), then every stored attribute and every
+///   link held in the row (a to-one's foreign key, named after the
+///   relationship), the root's first and then each subentity's.
+/// - One join table per many-to-many or inverse-less to-many relationship:
+///   `(_source, _target)`, primary key both, plus an index the other way round.
+/// - Indexes named `Table.kind(columns)` (`SQLiteDialect.indexName`).
+struct StoreLayout: Equatable {
+    struct Column: Equatable {
+        let name: String
+        let type: String
+    }
+
+    struct Index: Equatable {
+        let name: String
+        let columns: [String]
+        let isUnique: Bool
+    }
+
+    struct Table: Equatable {
+        let name: String
+        let columns: [Column]
+        let primaryKey: [String]
+        /// Join tables have no rowid (their key is the pair).
+        let withoutRowID: Bool
+        let indexes: [Index]
+        /// Columns whose values may name external-storage files.
+        let externalColumns: [String]
+    }
+
+    let tables: [Table]
+
+    init(_ schema: Schema) {
+        var tables: [Table] = []
+        for root in schema.rootEntities { tables.append(StoreLayout.entityTable(root)) }
+        for (name, _) in schema.joinTables { tables.append(StoreLayout.joinTable(name)) }
+        self.tables = tables
+    }
+
+    func table(named name: String) -> Table? { tables.first { $0.name == name } }
+
+    /// The SQLite column type of a kind of value.
+    static func columnType(_ type: AttributeType) -> String {
+        switch type {
+        case .string, .uuid, .url, .decimal, .json: return "TEXT"
+        case .int, .bool: return "INTEGER"
+        case .double, .date: return "REAL"
+        case .data: return "BLOB"
+        }
+    }
+
+    private static func entityTable(_ root: Entity) -> Table {
+        var columns = [Column(name: "_pk", type: "INTEGER"), Column(name: "_entity", type: "TEXT NOT NULL")]
+        var external: [String] = []
+        for e in root.descendants {
+            for a in e.ownAttributes where !a.isTransient {
+                columns.append(Column(name: a.name, type: columnType(a.type)))
+                if a.externalStorage { external.append(a.name) }
+            }
+            for r in e.ownRelationships {
+                if let c = r.foreignKeyColumn { columns.append(Column(name: c, type: "INTEGER")) }
+            }
+        }
+        var indexes: [Index] = []
+        var seen: Set<String> = []
+        func add(_ kind: String, _ cols: [String]) {
+            let key = kind + ":" + cols.joined(separator: ",")
+            // A plain index on exactly the columns of a unique index would only cost writes.
+            guard !seen.contains(key), !(kind != "unique" && seen.contains("unique:" + cols.joined(separator: ","))) else { return }
+            seen.insert(key)
+            indexes.append(Index(name: SQLiteDialect.indexName(root.name, kind, cols), columns: cols, isUnique: kind == "unique"))
+        }
+        if root.isInHierarchy { add("index", ["_entity"]) }
+        for e in root.descendants {
+            for a in e.ownAttributes where a.isUnique { add("unique", [a.name]) }
+            for u in e.uniqueConstraints { add("unique", u.map { e.relationshipByName[$0]?.foreignKeyColumn ?? $0 }) }
+        }
+        for e in root.descendants {
+            for a in e.ownAttributes where a.isIndexed && !a.isUnique { add("index", [a.name]) }
+            for i in e.indexes { add("index", i.map { e.relationshipByName[$0]?.foreignKeyColumn ?? $0 }) }
+            for r in e.ownRelationships { if let c = r.foreignKeyColumn { add("fk", [c]) } }
+        }
+        return Table(name: root.name, columns: columns, primaryKey: ["_pk"], withoutRowID: false, indexes: indexes, externalColumns: external)
+    }
+
+    private static func joinTable(_ name: String) -> Table {
+        Table(name: name,
+              columns: [Column(name: "_source", type: "INTEGER NOT NULL"), Column(name: "_target", type: "INTEGER NOT NULL")],
+              primaryKey: ["_source", "_target"], withoutRowID: true,
+              indexes: [Index(name: SQLiteDialect.indexName(name, "index", ["_target", "_source"]), columns: ["_target", "_source"], isUnique: false)],
+              externalColumns: [])
+    }
+}

@@ -1,0 +1,54 @@
+/// What a store holds about itself (SQLite: the `strata_metadata` table), as a
+/// store reads it when it opens. The open policy (`Migration/StoreOpener`)
+/// compares it with the configuration; the store itself never decides.
+///
+/// Every field is what the file says, unchecked: a store file is untrusted
+/// input, so a missing or ill-typed entry is nil.
+public struct StoredState: Sendable, Equatable {
+    /// The JSON text of the stored schema declaration.
+    public var schemaJSON: String?
+    /// The stored schema's version label.
+    public var version: String?
+    /// The stored schema's version hash (its storage).
+    public var versionHash: String?
+    /// Entity name → entity version hash; nil when missing or not a JSON object of strings.
+    public var entityHashes: [String: String]?
+    /// The store format the file was written in.
+    public var formatVersion: Int64?
+    public var storeUUID: String?
+
+    public init(schemaJSON: String? = nil, version: String? = nil, versionHash: String? = nil,
+                entityHashes: [String: String]? = nil, formatVersion: Int64? = nil, storeUUID: String? = nil) {
+        self.schemaJSON = schemaJSON
+        self.version = version
+        self.versionHash = versionHash
+        self.entityHashes = entityHashes
+        self.formatVersion = formatVersion
+        self.storeUUID = storeUUID
+    }
+}
+
+/// A store being opened, as its open policy sees it: what it is, and the few
+/// things the policy may ask of it. The store performs them with its own
+/// mechanics (locks, transactions, retries).
+public protocol StoreOpening: AnyObject {
+    /// The store's path (or ":memory:"), for messages.
+    var location: String { get }
+    var isReadOnly: Bool { get }
+    /// The store format this library writes, and the newest it reads.
+    var formatVersion: Int64 { get }
+    /// Creates the configured schema in the empty database. When another
+    /// connection made the database a store first, the store reads its state
+    /// again and asks the policy once more (the policy does not see it).
+    func create() throws
+    /// Stores `schema`'s declaration (JSON, version, hashes) in place of the
+    /// stored one, in one transaction.
+    func writeDeclaration(of schema: Schema) throws
+}
+
+/// What a store does when it opens: given the stored state (nil for an empty
+/// database, which may become a store), create, open as it is, or refuse by
+/// throwing. A store calls it while it opens, under the locks it takes for that.
+public protocol StoreOpenPolicy {
+    func open(_ stored: StoredState?, _ store: StoreOpening) throws
+}

@@ -1,0 +1,426 @@
+#!/usr/bin/env bash
+# check-layers.sh [--allow FILE] [SOURCE_DIR]
+# check-layers.sh --self-test [SOURCE_DIR]
+#
+# Enforces the layering of DESIGN.md §2 on Sources/. A folder of
+# Sources/Strata "names" a type of another folder when one of the type names
+# declared there (class, struct, enum, protocol, typealias, actor — nested
+# ones too) appears as a whole word in its code. Comments (//, ///, /* */)
+# and the text of string literals are not code; interpolations are.
+#
+# Rules (the name before the colon is what a hit and the allowlist call it):
+#   storage-names-context       Storage/ names a type of Context/
+#   query-names-context         Query/ names a type of Context/
+#   query-names-storage         Query/ names a type of Storage/
+#   schema-names-{storage,context,query,migration}
+#   values-names-{storage,context,query,migration,schema}
+#   store-names-{context,storage}   Store/, the seam, leans on neither side
+#   context-names-storage       Context/ uses Storage internals, not Store/
+#   migration-names-storage     Migration/ likewise
+#   strata-c-names-storage      StrataC names a type of Storage/
+#   sqlite-outside-storage      `import CSQLite`, sqlite3_*, SQLITE_* outside
+#                               Storage/ and Sources/CSQLite
+#   strata-c-sql                a string literal of StrataC holds SQL
+# A name declared both in a forbidden folder and in a folder the referrer may
+# use (or in the referrer itself) is ambiguous and is not checked; such names
+# are listed as notes.
+#
+# Exceptions live in scripts/layers-allow.txt, one per line, each with its
+# reason:   RULE  PATH|*  NAME  # why
+# An exception that matches nothing fails the check, so the list only shrinks.
+#
+# Prints `file:line: rule: name | source line` per hit and a summary; exits 1
+# on any hit, 0 otherwise, 2 on a usage error. --self-test injects one
+# violation per rule into a copy of Sources/ and checks that each adds the
+# expected hit to the copy's baseline (today's hits, if any).
+set -u
+LC_ALL=C
+export LC_ALL
+
+here=$(cd "$(dirname "$0")" && pwd)
+self="$here/$(basename "$0")"
+
+usage() { echo "usage: check-layers.sh [--allow FILE] [SOURCE_DIR] | --self-test [SOURCE_DIR]" >&2; exit 2; }
+
+selftest=0
+allow=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --self-test) selftest=1; shift ;;
+    --allow) [ $# -ge 2 ] || usage; allow=$2; shift 2 ;;
+    -h|--help) usage ;;
+    -*) usage ;;
+    *) break ;;
+  esac
+done
+[ $# -le 1 ] || usage
+src=${1:-"$here/.."}
+src=$(cd "$src" 2>/dev/null && pwd) || { echo "check-layers: no such directory: ${1:-}" >&2; exit 2; }
+[ -d "$src/Sources/Strata" ] || { echo "check-layers: $src has no Sources/Strata" >&2; exit 2; }
+[ -n "$allow" ] || allow="$src/scripts/layers-allow.txt"
+
+FOLDERS="Schema Values Storage Query Context Migration History Store Support"
+
+# ---------------------------------------------------------------------------
+# Strip a Swift file to one line per source line: CODE \037 LITERALS, where
+# CODE has comments removed and string contents blanked (interpolations kept)
+# and LITERALS holds the text of each string literal (or each line of a
+# multi-line one), every piece preceded by \036.
+# ---------------------------------------------------------------------------
+STRIP_AWK='
+BEGIN { sp = 0; mode[0] = "C"; bc = 0; SEP = "\036"; HASHES = "################" }
+{
+  line = $0; n = length(line); code = ""; str = ""; i = 1
+  if (mode[sp] == "M") str = str SEP
+  while (i <= n) {
+    c = substr(line, i, 1); m = mode[sp]
+    if (m == "C" || m == "I") {
+      two = substr(line, i, 2)
+      if (bc > 0) {
+        if (two == "/*") { bc++; i += 2 } else if (two == "*/") { bc--; i += 2 } else i++
+        code = code " "; continue
+      }
+      if (two == "//") break
+      if (two == "/*") { bc = 1; i += 2; code = code " "; continue }
+      rawh = 0
+      if (c == "#") {
+        j = i; while (substr(line, j, 1) == "#") j++
+        if (substr(line, j, 1) != "\"") { code = code c; i++; continue }
+        rawh = j - i; i = j; c = "\""
+      }
+      if (c == "\"") {
+        sp++; hash[sp] = rawh
+        if (substr(line, i, 3) == "\"\"\"") { mode[sp] = "M"; i += 3 } else { mode[sp] = "S"; i++ }
+        code = code "\""; str = str SEP; continue
+      }
+      if (m == "I") {
+        if (c == "(") depth[sp]++
+        else if (c == ")" && --depth[sp] == 0) sp--
+      }
+      code = code c; i++; continue
+    }
+    h = hash[sp]; hs = substr(HASHES, 1, h)
+    if (c == "\\" && substr(line, i + 1, h) == hs) {
+      k = i + 1 + h
+      if (substr(line, k, 1) == "(") { sp++; mode[sp] = "I"; depth[sp] = 1; code = code " ("; i = k + 1; continue }
+      str = str " "; i = k + 1; continue
+    }
+    if (m == "S" && c == "\"" && substr(line, i + 1, h) == hs) { sp--; code = code "\""; i += 1 + h; continue }
+    if (m == "M" && substr(line, i, 3) == "\"\"\"" && substr(line, i + 3, h) == hs) { sp--; code = code "\""; i += 3 + h; continue }
+    str = str c; code = code " "; i++
+  }
+  while (sp > 0 && mode[sp] != "M") sp--     # a single-line literal ends with its line
+  printf "%s\037%s\n", code, str
+}'
+
+# Type names declared in stripped files (nested and generic ones included).
+DECL_AWK='
+BEGIN {
+  split("func var let init deinit subscript case extension import operator static class struct enum protocol typealias actor override final", k, " ")
+  for (x in k) kw[k[x]] = 1
+}
+{
+  code = $0; sub(/\037.*/, "", code)
+  np = split(code, piece, /[;{}]/)
+  for (p = 1; p <= np; p++) {
+    s = piece[p]; sub(/^[ \t]+/, "", s)
+    while (1) {
+      if (match(s, /^@[A-Za-z_][A-Za-z0-9_.]*/)) {
+        s = substr(s, RLENGTH + 1)
+        if (substr(s, 1, 1) == "(") sub(/^\([^)]*\)/, "", s)
+        sub(/^[ \t]+/, "", s); continue
+      }
+      if (match(s, /^(public|private|fileprivate|internal|open|package|final|indirect|nonisolated|static|override|required|convenience|dynamic|distributed|sealed)[ \t]*(\([a-z]*\))?[ \t]+/)) {
+        s = substr(s, RLENGTH + 1); continue
+      }
+      break
+    }
+    if (match(s, /^(class|struct|enum|protocol|typealias|actor)[ \t]+[A-Za-z_][A-Za-z0-9_]*/)) {
+      w = substr(s, 1, RLENGTH); sub(/^[a-z]+[ \t]+/, "", w)
+      if (!(w in kw)) print w
+    }
+  }
+}'
+
+# Whole-word uses of forbidden names: NAMES_FILE, then STRIPPED ORIGINAL pairs.
+# Prints PATH \t LINE \t RULE \t NAME \t TEXT.
+REF_AWK='
+FNR == 1 { fileno++ }
+fileno == 1 { bad[$0] = 1; next }
+{
+  code = $0; sub(/\037.*/, "", code)
+  gsub(/`[^`]*`/, " ", code); gsub(/[^A-Za-z0-9_]/, " ", code)
+  nt = split(code, tok, " "); delete seen
+  for (t = 1; t <= nt; t++) if ((tok[t] in bad) && !(tok[t] in seen)) {
+    seen[tok[t]] = 1
+    hit(tok[t])
+  }
+}
+function hit(name,   line) {
+  line = origline(FNR); sub(/^[ \t]+/, "", line)
+  printf "%s\t%d\t%s\t%s\t%s\n", REL[FILENAME], FNR, RULE, name, line
+}
+function origline(nr,   f, l, r) {
+  f = ORIG[FILENAME]
+  if (f != curf || nr < curn) { if (curf != "") close(curf); curf = f; curn = 0 }
+  while (curn < nr && (getline l < f) > 0) { curn++; cur = l }
+  return cur
+}'
+
+work=$(mktemp -d) || exit 2
+trap '[ -n "${LAYERS_KEEP:-}" ] || rm -rf "$work"' EXIT INT TERM; [ -n "${LAYERS_KEEP:-}" ] && echo "work: $work" >&2
+
+# ----------------------------------------------------------------- self-test
+if [ "$selftest" = 1 ]; then
+  copy="$work/copy"
+  mkdir -p "$copy/scripts"
+  cp -R "$src/Sources" "$copy/Sources"
+  [ -f "$src/scripts/layers-allow.txt" ] && cp "$src/scripts/layers-allow.txt" "$copy/scripts/"
+  touch "$copy/scripts/layers-allow.txt"
+  run() { bash "$self" "$copy" >"$work/out" 2>&1; echo $? >"$work/rc"; grep -E '^[^ ]+:[0-9]+: ' "$work/out" | sort >"$work/hits" || true; }
+  run; cp "$work/hits" "$work/base"; base_rc=$(cat "$work/rc")
+  nbase=$(wc -l <"$work/base" | tr -d ' ')
+  failed=0; passed=0
+  if { [ "$nbase" = 0 ] && [ "$base_rc" = 0 ]; } || { [ "$nbase" != 0 ] && [ "$base_rc" = 1 ]; }; then
+    echo "ok: baseline ($nbase hits, exit $base_rc)"; passed=$((passed + 1))
+  else
+    echo "FAIL: baseline has $nbase hits but exit $base_rc"; cat "$work/out"; failed=1
+  fi
+  first() {
+    local f; f=$(find "$copy/Sources/Strata/$1" -name '*.swift' 2>/dev/null | sort | head -n 1)
+    [ -n "$f" ] || { echo "FAIL: Sources/Strata/$1 has no Swift file to inject into" >&2; exit 1; }
+    printf '%s\n' "$f"
+  }
+  # expect WHAT RULE NAME: the last run must fail and add a RULE hit on NAME.
+  expect() {
+    local what=$1 rule=$2 name=$3 new
+    new=$(comm -13 "$work/base" "$work/hits" | grep -F ": $rule: $name |" || true)
+    if [ "$(cat "$work/rc")" = 1 ] && [ -n "$new" ]; then
+      echo "ok: $what -> $new"; passed=$((passed + 1))
+    else
+      echo "FAIL: $what: expected a new $rule hit on $name (exit $(cat "$work/rc")); new lines:"
+      comm -13 "$work/base" "$work/hits" | sed 's/^/    /'; failed=1
+    fi
+  }
+  # expect_none WHAT: the last run must show exactly the baseline.
+  expect_none() {
+    if cmp -s "$work/base" "$work/hits" && [ "$(cat "$work/rc")" = "$base_rc" ]; then
+      echo "ok: $what_none adds no hit"; passed=$((passed + 1))
+    else
+      echo "FAIL: $what_none added hits:"; comm -13 "$work/base" "$work/hits"; failed=1
+    fi
+  }
+  # inject FILE TEXT... : append lines to FILE (saved first), run, restore.
+  inject() {
+    local f=$1; shift
+    cp "$f" "$work/saved"
+    printf '%s\n' "$@" >>"$f"
+    run
+    cp "$work/saved" "$f"
+  }
+  # inject2 FILE1 TEXT1 FILE2 TEXT2: two files at once.
+  inject2() {
+    cp "$1" "$work/saved1"; cp "$3" "$work/saved2"
+    printf '%s\n' "$2" >>"$1"; printf '%s\n' "$4" >>"$3"
+    run
+    cp "$work/saved1" "$1"; cp "$work/saved2" "$3"
+  }
+  S=$(first Storage) && Q=$(first Query) && C=$(first Context) && M=$(first Migration) &&
+    Sc=$(first Schema) && V=$(first Values) && St=$(first Store) && Sp=$(first Support) || exit 1
+  X=$(find "$copy/Sources/StrataC" -name '*.swift' | sort | head -n 1)
+  [ -n "$X" ] || { echo "FAIL: Sources/StrataC has no Swift file"; exit 1; }
+
+  # A real type of Context/ in Storage/ (the one every store would be tempted by).
+  if grep -qE '(class|struct) ModelContext\b' "$copy"/Sources/Strata/Context/*.swift; then
+    inject "$S" 'let _x: ModelContext? = nil'; expect "ModelContext in Storage" storage-names-context ModelContext
+  fi
+  # Declarations of every shape are found, and named from the folders that must not.
+  inject2 "$C" 'public final class LayersProbeClass<T: Equatable>: Sendable {}' \
+          "$S" 'func _probe(_ x: LayersProbeClass<Int>) {}'
+  expect "public final generic class of Context in Storage" storage-names-context LayersProbeClass
+  inject2 "$C" 'extension ModelContainerProbeOuter { @usableFromInline internal indirect enum LayersProbeEnum { case a } }' \
+          "$Q" 'let _q = [LayersProbeEnum]()'
+  expect "nested indirect enum of Context in Query" query-names-context LayersProbeEnum
+  inject2 "$S" 'struct LayersProbeOuter { private struct LayersProbeNested {}; typealias LayersProbeAlias = Int }' \
+          "$Q" 'let _q: LayersProbeOuter.LayersProbeAlias = 0'
+  expect "nested typealias of Storage in Query" query-names-storage LayersProbeAlias
+  inject2 "$S" 'actor LayersProbeActor {}' "$Sc" 'let _s: LayersProbeActor? = nil'
+  expect "actor of Storage in Schema" schema-names-storage LayersProbeActor
+  inject2 "$Q" 'protocol LayersProbeProto: AnyObject {}' "$Sc" 'let _s: (any LayersProbeProto)? = nil'
+  expect "protocol of Query in Schema" schema-names-query LayersProbeProto
+  inject2 "$M" 'struct LayersProbeMig {}' "$Sc" 'let _s = LayersProbeMig()'
+  expect "struct of Migration in Schema" schema-names-migration LayersProbeMig
+  inject2 "$Sc" '@frozen public struct LayersProbeSchema {}' "$V" 'let _v = "\(LayersProbeSchema.self)"'
+  expect "Schema type in an interpolation of Values" values-names-schema LayersProbeSchema
+  inject2 "$C" 'struct LayersProbeCtx {}' "$V" 'let _v: LayersProbeCtx? = nil'
+  expect "Context type in Values" values-names-context LayersProbeCtx
+  inject2 "$S" 'final class LayersProbeStorage {}' "$C" 'let _c: LayersProbeStorage? = nil'
+  expect "Storage type in Context" context-names-storage LayersProbeStorage
+  inject2 "$S" 'final class LayersProbeStorage {}' "$M" 'let _m: LayersProbeStorage? = nil'
+  expect "Storage type in Migration" migration-names-storage LayersProbeStorage
+  inject2 "$S" 'final class LayersProbeStorage {}' "$St" 'let _m: LayersProbeStorage? = nil'
+  expect "Storage type in Store" store-names-storage LayersProbeStorage
+  inject2 "$S" 'final class LayersProbeStorage {}' "$X" 'let _m: LayersProbeStorage? = nil'
+  expect "Storage type in StrataC" strata-c-names-storage LayersProbeStorage
+  inject "$Q" 'import CSQLite'; expect "import CSQLite in Query" sqlite-outside-storage CSQLite
+  inject "$C" 'let _c = sqlite3_libversion()'; expect "sqlite3_ call in Context" sqlite-outside-storage sqlite3_libversion
+  inject "$Sp" 'let _c = SQLITE_OK'; expect "SQLITE_ constant in Support" sqlite-outside-storage SQLITE_OK
+  inject "$X" 'import CSQLite'; expect "import CSQLite in StrataC" sqlite-outside-storage CSQLite
+  inject "$X" 'let _sql = "SELECT 1"'; expect "SQL literal in StrataC" strata-c-sql SELECT
+  inject "$X" 'let _sql = """' '    DELETE FROM t' '    """'; expect "SQL in a multi-line literal of StrataC" strata-c-sql DELETE
+  # What is not code is not a reference.
+  inject2 "$S" 'final class LayersProbeStorage {}' "$C" '// LayersProbeStorage and import CSQLite and sqlite3_open' \
+          ; what_none="a // comment naming a Storage type"; expect_none
+  inject2 "$S" 'final class LayersProbeStorage {}' "$C" '/// `LayersProbeStorage` /* SQLITE_OK */' \
+          ; what_none="a /// doc comment"; expect_none
+  inject2 "$S" 'final class LayersProbeStorage {}' "$C" 'let _c = "LayersProbeStorage sqlite3_open \" SQLITE_OK" // x' \
+          ; what_none="a string literal"; expect_none
+  inject2 "$S" 'final class LayersProbeStorage {}' "$C" '/* LayersProbeStorage' 'SQLITE_OK /* nested */ sqlite3_x */' \
+          ; what_none="a block comment"; expect_none
+  inject "$X" 'let _m = "select a fruit"'; what_none="lower-case English in StrataC"; expect_none
+  inject "$C" 'class func fromStorage() {}'; what_none="'class func'"; expect_none
+  # The allowlist removes exactly its entry; an unused entry fails.
+  inject2 "$S" 'final class LayersProbeStorage {}' "$C" 'let _c: LayersProbeStorage? = nil'
+  cp "$copy/scripts/layers-allow.txt" "$work/allow.saved"
+  echo "context-names-storage Sources/Strata/Context/$(basename "$C") LayersProbeStorage  # probe" >>"$copy/scripts/layers-allow.txt"
+  inject2 "$S" 'final class LayersProbeStorage {}' "$C" 'let _c: LayersProbeStorage? = nil'
+  what_none="an allowlisted hit"; expect_none
+  run; expect "an allowlist entry that matches nothing" stale-allow LayersProbeStorage
+  echo "context-names-storage * LayersProbeOther" >>"$copy/scripts/layers-allow.txt"
+  run; expect "an allowlist entry without a reason" bad-allow LayersProbeOther
+  cp "$work/allow.saved" "$copy/scripts/layers-allow.txt"
+  run
+  if cmp -s "$work/base" "$work/hits"; then echo "ok: the copy is restored"; passed=$((passed + 1)); else echo "FAIL: the copy was not restored"; failed=1; fi
+
+  if [ "$failed" = 0 ]; then echo "check-layers self-test: $passed checks passed"; exit 0; fi
+  echo "check-layers self-test: FAILED"; exit 1
+fi
+
+# ---------------------------------------------------------------- the check
+cd "$src" || exit 2
+mkdir -p "$work/pp" "$work/decl"
+find Sources -name '*.swift' | sort >"$work/files"
+while IFS= read -r f; do
+  mkdir -p "$work/pp/$(dirname "$f")"
+  awk "$STRIP_AWK" "$f" >"$work/pp/$f"
+done <"$work/files"
+
+folder_files() { grep "^Sources/Strata/$1/" "$work/files" || true; }
+for d in $FOLDERS; do
+  folder_files "$d" | while IFS= read -r f; do awk "$DECL_AWK" "$work/pp/$f"; done | sort -u >"$work/decl/$d"
+done
+grep -v '^Sources/Strata/[^/]*/' "$work/files" | grep '^Sources/Strata/' |
+  while IFS= read -r f; do awk "$DECL_AWK" "$work/pp/$f"; done | sort -u >"$work/decl/_top"
+grep '^Sources/StrataC/' "$work/files" |
+  while IFS= read -r f; do awk "$DECL_AWK" "$work/pp/$f"; done | sort -u >"$work/decl/_StrataC"
+
+: >"$work/hits"; : >"$work/notes"
+lower() { printf '%s' "$1" | tr 'A-Z' 'a-z'; }
+
+# names REFERRER_KEY FILES_LIST RULE_PREFIX FORBIDDEN...
+names_rule() {
+  local key=$1 list=$2 prefix=$3; shift 3
+  local d other ok
+  for d in "$@"; do
+    # Names the referrer may legitimately mean: its own and those of any folder not forbidden to it.
+    : >"$work/okset"
+    cat "$work/decl/$key" "$work/decl/_top" >>"$work/okset"
+    for other in $FOLDERS; do
+      ok=1; for x in "$@"; do [ "$x" = "$other" ] && ok=0; done
+      [ "$ok" = 1 ] && cat "$work/decl/$other" >>"$work/okset"
+    done
+    sort -u "$work/okset" -o "$work/okset"
+    comm -23 "$work/decl/$d" "$work/okset" >"$work/bad"
+    comm -12 "$work/decl/$d" "$work/okset" | sed "s/\$/ $prefix-names-$(lower "$d")/" >>"$work/notes"
+    [ -s "$work/bad" ] || continue
+    [ -s "$list" ] || continue
+    awk -v RULE="$prefix-names-$(lower "$d")" -v PP="$work/pp/" "
+      BEGIN { while ((getline f < \"$list\") > 0) { REL[PP f] = f; ORIG[PP f] = f } }
+      $REF_AWK" "$work/bad" $(sed "s|^|$work/pp/|" "$list") >>"$work/hits"
+  done
+}
+
+for key in Storage Query Schema Values Store Context Migration; do folder_files "$key" >"$work/list.$key"; done
+grep '^Sources/StrataC/' "$work/files" >"$work/list.StrataC" || true
+names_rule Storage   "$work/list.Storage"   storage   Context
+names_rule Query     "$work/list.Query"     query     Context Storage
+names_rule Schema    "$work/list.Schema"    schema    Storage Context Query Migration
+names_rule Values    "$work/list.Values"    values    Storage Context Query Migration Schema
+names_rule Store     "$work/list.Store"     store     Context Storage
+names_rule Context   "$work/list.Context"   context   Storage
+names_rule Migration "$work/list.Migration" migration Storage
+names_rule _StrataC  "$work/list.StrataC"   strata-c  Storage
+
+# SQLite outside Storage/ (Sources/CSQLite holds no Swift).
+grep -v '^Sources/Strata/Storage/' "$work/files" | while IFS= read -r f; do
+  awk -v REL="$f" -v ORIG="$f" '
+    { code = $0; sub(/\037.*/, "", code); delete seen
+      if ((getline orig < ORIG) <= 0) orig = ""
+      sub(/^[ \t]+/, "", orig)
+      if (code ~ /(^|[^A-Za-z0-9_])import[ \t]+(@[A-Za-z_]+[ \t]+)?CSQLite([^A-Za-z0-9_]|$)/)
+        printf "%s\t%d\tsqlite-outside-storage\tCSQLite\t%s\n", REL, FNR, orig
+      gsub(/[^A-Za-z0-9_]/, " ", code); nt = split(code, tok, " ")
+      for (t = 1; t <= nt; t++) if (tok[t] ~ /^(sqlite3_|SQLITE_)/ && !(tok[t] in seen)) {
+        seen[tok[t]] = 1; printf "%s\t%d\tsqlite-outside-storage\t%s\t%s\n", REL, FNR, tok[t], orig }
+    }' "$work/pp/$f"
+done >>"$work/hits"
+
+# SQL in the string literals of StrataC.
+while IFS= read -r f; do
+  awk -v REL="$f" -v ORIG="$f" '
+    { lits = $0; sub(/^[^\037]*\037/, "", lits)
+      if ((getline orig < ORIG) <= 0) orig = ""
+      sub(/^[ \t]+/, "", orig)
+      n = split(lits, lit, "\036")
+      for (p = 2; p <= n; p++) {
+        s = lit[p]; sub(/^[ \t]+/, "", s)
+        if (match(s, /^(SELECT|INSERT|UPDATE|DELETE|REPLACE|UPSERT|CREATE|DROP|ALTER|BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE|PRAGMA|WITH|VACUUM|ATTACH|DETACH|ANALYZE|REINDEX|EXPLAIN)([ \t;(]|$)/) ||
+            match(s, /[ \t](FROM|WHERE|VALUES|JOIN|SET|INTO)[ \t]/)) {
+          w = substr(s, RSTART, RLENGTH); gsub(/[^A-Z]/, "", w)
+          printf "%s\t%d\tstrata-c-sql\t%s\t%s\n", REL, FNR, w, orig
+        }
+      }
+    }' "$work/pp/$f"
+done <"$work/list.StrataC" >>"$work/hits"
+
+# ------------------------------------------------------------- the allowlist
+: >"$work/allow"
+if [ -f "$allow" ]; then
+  awk -v A="${allow#"$src"/}" '
+    /^[ \t]*(#|$)/ { next }
+    { reason = index($0, "#") ? substr($0, index($0, "#") + 1) : ""; body = $0; sub(/#.*/, "", body)
+      n = split(body, w, " ")
+      if (n != 3 || reason ~ /^[ \t]*$/) { printf "BAD\t%s:%d\t%s\t%s\n", A, FNR, (n >= 3 ? w[3] : body), $0; next }
+      printf "OK\t%s:%d\t%s\t%s\t%s\n", A, FNR, w[1], w[2], w[3] }' "$allow" >"$work/allow"
+fi
+awk -F '\t' -v ALLOW="$work/allow" '
+  BEGIN {
+    while ((getline l < ALLOW) > 0) {
+      split(l, f, "\t")
+      if (f[1] == "BAD") { printf "%s: bad-allow: %s | entries are RULE PATH|* NAME  # reason: %s\n", f[2], f[3], f[4]; bad++; continue }
+      na++; where[na] = f[2]; rule[na] = f[3]; path[na] = f[4]; name[na] = f[5]
+    }
+  }
+  { for (a = 1; a <= na; a++)
+      if (rule[a] == $3 && name[a] == $4 && (path[a] == "*" || path[a] == $1)) { used[a] = 1; next }
+    printf "%s:%s: %s: %s | %s\n", $1, $2, $3, $4, $5; hits++ }
+  END {
+    for (a = 1; a <= na; a++) if (!(a in used)) {
+      printf "%s: stale-allow: %s | %s %s %s matches nothing; remove it\n", where[a], name[a], rule[a], path[a], name[a]; bad++ }
+    exit (hits + bad > 0) }' "$work/hits" >"$work/report"
+status=$?
+cat "$work/report"
+# A name declared on both sides of a rule is not checked: say so, once per name.
+[ -s "$work/notes" ] && sort -u "$work/notes" | awk '
+  $1 != last { if (last != "") print line; last = $1; line = "note: \047" $1 "\047 is declared on both sides of " $2; next }
+  { line = line ", " $2 }
+  END { if (last != "") print line " (a name of its own there); uses of it are not checked" }' |
+  sed '$!s/$/ (a name of its own there); uses of it are not checked/'
+nh=$(grep -c -E '^[^ ]+:[0-9]+: ' "$work/report" || true)
+if [ "$status" = 0 ]; then
+  echo "check-layers: OK ($(wc -l <"$work/files" | tr -d ' ') Swift files, $(grep -c '^OK' "$work/allow" || true) allowlisted exceptions)"
+  exit 0
+fi
+echo "check-layers: FAILED: $nh problem(s):"
+awk '{ sub(/^[^ ]+ /, ""); sub(/:.*/, ""); n[$0]++ } END { for (r in n) printf "  %4d %s\n", n[r], r }' "$work/report" | sort -k2
+exit 1
