@@ -1,5 +1,6 @@
-/// Compiles a typed predicate to SQLite SQL. Every value becomes a bound
-/// parameter (`?N`); identifiers come from the validated schema only.
+/// Compiles a typed predicate to SQL spelled by a ``QueryDialect``. Every value
+/// becomes a bound parameter; identifiers come from the validated schema only.
+/// The forms and their nesting are measured against SQLite's parser (``depth(_:safe:)``).
 ///
 /// Null semantics follow ``Evaluation``: in a plain WHERE position SQL's
 /// NULL-is-false is already right, and the compiler keeps expressions
@@ -14,12 +15,14 @@ struct PredicateCompiler {
         init(alias: String, entity: Entity) { self.alias = alias; self.entity = entity }
     }
 
+    let dialect: any QueryDialect
     private(set) var args: [SQLValue]
     /// Innermost last.
     private(set) var scopes: [Scope]
     private var counter = 0
 
-    init(root: Entity, alias: String = "t", args: [SQLValue] = []) {
+    init(root: Entity, dialect: any QueryDialect, alias: String = "t", args: [SQLValue] = []) {
+        self.dialect = dialect
         self.args = args
         scopes = [Scope(alias: alias, entity: root)]
     }
@@ -29,7 +32,7 @@ struct PredicateCompiler {
 
     mutating func bind(_ v: SQLValue) -> String {
         args.append(v)
-        return "?\(args.count)"
+        return dialect.parameter(args.count)
     }
 
     private mutating func nextAlias(_ prefix: String) -> String {
@@ -50,15 +53,15 @@ struct PredicateCompiler {
             key += "." + r.name
             if let a = s.joinAliases[key] { alias = a; continue }
             let na = nextAlias("p")
-            let dest = quote(r.destination.tableName)
+            let dest = dialect.quote(r.destination.tableName)
             switch r.storage {
             case .foreignKey(let col):
-                s.joins.append("LEFT JOIN \(dest) \(na) ON \(na)._pk = \(alias).\(quote(col))")
+                s.joins.append("LEFT JOIN \(dest) \(na) ON \(na)._pk = \(alias).\(dialect.quote(col))")
             case .inverseForeignKey(let col):
-                s.joins.append("LEFT JOIN \(dest) \(na) ON \(na).\(quote(col)) = \(alias)._pk")
+                s.joins.append("LEFT JOIN \(dest) \(na) ON \(na).\(dialect.quote(col)) = \(alias)._pk")
             case .joinTable(let table, let ownerCol, let targetCol):
                 let jt = nextAlias("pj")
-                s.joins.append("LEFT JOIN \(quote(table)) \(jt) ON \(jt).\(quote(ownerCol)) = \(alias)._pk LEFT JOIN \(dest) \(na) ON \(na)._pk = \(jt).\(quote(targetCol))")
+                s.joins.append("LEFT JOIN \(dialect.quote(table)) \(jt) ON \(jt).\(dialect.quote(ownerCol)) = \(alias)._pk LEFT JOIN \(dest) \(na) ON \(na)._pk = \(jt).\(dialect.quote(targetCol))")
             }
             s.joinAliases[key] = na
             alias = na
@@ -69,11 +72,11 @@ struct PredicateCompiler {
     mutating func column(_ ref: KeyPathRef) -> String {
         let alias = hopAlias(ref)
         switch ref.end {
-        case .attribute(let a): return "\(alias).\(quote(a.name))"
+        case .attribute(let a): return "\(alias).\(dialect.quote(a.name))"
         case .object: return "\(alias)._pk"
         case .toOne(let r):
             switch r.storage {
-            case .foreignKey(let col): return "\(alias).\(quote(col))"
+            case .foreignKey(let col): return "\(alias).\(dialect.quote(col))"
             default:
                 let extended = KeyPathRef(scope: ref.scope, hops: ref.hops + [r], end: .object, text: ref.text)
                 return "\(hopAlias(extended))._pk"
@@ -87,16 +90,16 @@ struct PredicateCompiler {
         guard case .toMany(let rel) = ref.end else { return nil }
         let owner = hopAlias(ref)
         let e = nextAlias("s")
-        let dest = quote(rel.destination.tableName)
+        let dest = dialect.quote(rel.destination.tableName)
         switch rel.storage {
         case .inverseForeignKey(let col):
-            return ("\(dest) \(e)", "\(e).\(quote(col)) = \(owner)._pk", e, rel.destination)
+            return ("\(dest) \(e)", "\(e).\(dialect.quote(col)) = \(owner)._pk", e, rel.destination)
         case .joinTable(let table, let ownerCol, let targetCol):
             let jt = nextAlias("sj")
-            return ("\(quote(table)) \(jt) JOIN \(dest) \(e) ON \(e)._pk = \(jt).\(quote(targetCol))",
-                    "\(jt).\(quote(ownerCol)) = \(owner)._pk", e, rel.destination)
+            return ("\(dialect.quote(table)) \(jt) JOIN \(dest) \(e) ON \(e)._pk = \(jt).\(dialect.quote(targetCol))",
+                    "\(jt).\(dialect.quote(ownerCol)) = \(owner)._pk", e, rel.destination)
         case .foreignKey(let col):
-            return ("\(dest) \(e)", "\(e)._pk = \(owner).\(quote(col))", e, rel.destination)
+            return ("\(dest) \(e)", "\(e)._pk = \(owner).\(dialect.quote(col))", e, rel.destination)
         }
     }
 
@@ -128,7 +131,7 @@ struct PredicateCompiler {
     /// bounds what this needs, for the checker.
     mutating func predicate(_ p: TypedPredicate, safe: Bool = false) -> String {
         switch p {
-        case .constant(let b): return b ? "1" : "0"
+        case .constant(let b): return dialect.boolean(b)
         case .and(let parts): return junction(parts, "AND", safe: safe)
         case .or(let parts): return junction(parts, "OR", safe: safe)
         case .not(let inner): return "NOT \(predicate(inner, safe: true))"
@@ -137,32 +140,27 @@ struct PredicateCompiler {
             let y = operand(b, options)
             // The collation goes on the left operand: SQLite 3.40 can answer a
             // right-hand COLLATE from a BINARY index and return wrong rows.
-            let collate = domain == .attribute(.decimal) ? " COLLATE strata_decimal" : ""
+            let left = domain == .attribute(.decimal) ? dialect.collate(x, .decimal) : x
             switch op {
-            case .equal: return "(\(x)\(collate) IS \(y))"
-            case .notEqual: return "(\(x)\(collate) IS NOT \(y))"
+            case .equal: return "(\(dialect.isSame(left, y)))"
+            case .notEqual: return "(\(dialect.isNotSame(left, y)))"
             default:
-                let c = "\(x)\(collate) \(op.rawValue) \(y)"
-                return safe ? "coalesce(\(c), 0)" : "(\(c))"
+                return twoValued("\(left) \(op.rawValue) \(y)", safe)
             }
         case .string(let op, let a, let b, let options):
             if op == .localizedStandardContains {
-                return "strata_lsc(\(expression(a)), \(expression(b)))"
+                return dialect.localizedStandardContains(expression(a), expression(b))
             }
             let x = operand(a, options)
             let y = operand(b, options)
             let c: String
             switch op {
-            // Prefix and suffix compare bytes (SQLite's text length() stops at a NUL character;
-            // substr of an empty blob is NULL, hence the test for an empty needle).
-            case .contains: c = "instr(\(x), \(y)) > 0"
-            case .hasPrefix:
-                c = "(\(x) IS NOT NULL AND (length(CAST(\(y) AS BLOB)) = 0 OR substr(CAST(\(x) AS BLOB), 1, length(CAST(\(y) AS BLOB))) = CAST(\(y) AS BLOB)))"
-            case .hasSuffix:
-                c = "(\(x) IS NOT NULL AND (length(CAST(\(y) AS BLOB)) = 0 OR substr(CAST(\(x) AS BLOB), -length(CAST(\(y) AS BLOB))) = CAST(\(y) AS BLOB)))"
-            case .localizedStandardContains: c = "0"
+            case .contains: c = dialect.contains(x, y)
+            case .hasPrefix: c = dialect.hasPrefix(x, y)
+            case .hasSuffix: c = dialect.hasSuffix(x, y)
+            case .localizedStandardContains: c = dialect.boolean(false)
             }
-            return safe ? "coalesce(\(c), 0)" : "(\(c))"
+            return twoValued(c, safe)
         case .inList(let e, let values, let domain):
             let x = expression(e)
             let nonNull = values.filter { !$0.isNull }
@@ -170,18 +168,19 @@ struct PredicateCompiler {
             var parts: [String] = []
             if !nonNull.isEmpty {
                 if domain == .attribute(.decimal) {
-                    parts.append(balanced(nonNull.map { "\(x) COLLATE strata_decimal = \(bind($0))" }, "OR"))
+                    var terms: [String] = []
+                    for v in nonNull { terms.append("\(dialect.collate(x, .decimal)) = \(bind(v))") }
+                    parts.append(balanced(terms, "OR"))
                 } else if nonNull.count <= PredicateCompiler.inlineListLimit || nonNull.contains(where: { $0.textValue?.utf8.contains(0) ?? false }) {
                     // (json_each cuts text at a NUL character: such lists bind each value.)
                     parts.append("\(x) IN (\(nonNull.map { bind($0) }.joined(separator: ", ")))")
                 } else {
-                    parts.append("\(x) IN (SELECT value FROM json_each(\(bind(PredicateCompiler.jsonArray(nonNull)))))")
+                    parts.append(dialect.inJSONArray(x, parameter: bind(PredicateCompiler.jsonArray(nonNull))))
                 }
             }
             if hasNull { parts.append("\(x) IS NULL") }
-            if parts.isEmpty { return "0" }
-            let c = parts.joined(separator: " OR ")
-            return safe ? "coalesce(\(c), 0)" : "(\(c))"
+            if parts.isEmpty { return dialect.boolean(false) }
+            return twoValued(parts.joined(separator: " OR "), safe)
         case .isA(let scopeIndex, let entities):
             let s = scopes[scopes.count - 1 - scopeIndex]
             return "\(s.alias)._entity IN (\(entities.map { bind(.text($0.name)) }.joined(separator: ", ")))"
@@ -192,13 +191,18 @@ struct PredicateCompiler {
         case .isEmptyMany(let ref):
             return "NOT EXISTS " + subquery(ref, select: "1", inner: nil)
         case .isEmptyString(let e):
-            return "(coalesce(\(expression(e)), '') = '')"
+            return "(\(dialect.coalesce([expression(e), "''"])) = '')"
         case .conditional(let t, let a, let b):
             return "CASE WHEN \(predicate(t)) THEN \(predicate(a, safe: true)) ELSE \(predicate(b, safe: true)) END"
         case .boolValue(let e):
             let x = expression(e)
-            return safe ? "coalesce(\(x), 0)" : x
+            return safe ? dialect.coalesce([x, dialect.boolean(false)]) : x
         }
+    }
+
+    /// A condition that may be NULL: as is (in parentheses), or 0 for NULL when it must be two-valued.
+    private func twoValued(_ c: String, _ safe: Bool) -> String {
+        safe ? dialect.coalesce([c, dialect.boolean(false)]) : "(\(c))"
     }
 
     /// Terms joined flat up to this many; longer lists nest as a balanced tree.
@@ -234,7 +238,7 @@ struct PredicateCompiler {
     private mutating func operand(_ e: TypedExpression, _ options: StringOptions) -> String {
         if options.isEmpty { return expression(e) }
         if case .constant(.text(let s), _) = e { return bind(.text(Evaluation.fold(s, options))) }
-        return "strata_fold(\(expression(e)), \(options.rawValue))"
+        return dialect.fold(expression(e), options: Int(options.rawValue))
     }
 
     mutating func expression(_ e: TypedExpression) -> String {
@@ -243,14 +247,14 @@ struct PredicateCompiler {
         case .constant(let v, _): return v.isNull ? "NULL" : bind(v)
         case .list(let values, _): return bind(PredicateCompiler.jsonArray(values))
         case .count(let ref): return subquery(ref, select: "count(*)", inner: nil)
-        case .length(let inner): return "strata_length(\(expression(inner)))"
+        case .length(let inner): return dialect.length(expression(inner))
         case .conditional(let t, let a, let b, _):
             return "CASE WHEN \(predicate(t)) THEN \(expression(a)) ELSE \(expression(b)) END"
         case .coalesce:
-            // `a ?? (b ?? c)` and `(a ?? b) ?? c` are one call `coalesce(a, b, c)` (SQLite takes up to 127 arguments).
+            // `a ?? (b ?? c)` and `(a ?? b) ?? c` are one call `coalesce(a, b, c)`.
             var terms: [String] = []
             for operand in PredicateCompiler.coalesceOperands(e) { terms.append(expression(operand)) }
-            return PredicateCompiler.coalesceCall(terms)
+            return dialect.coalesce(terms)
         }
     }
 
@@ -278,12 +282,6 @@ extension PredicateCompiler {
     static func coalesceOperands(_ e: TypedExpression) -> [TypedExpression] {
         guard case .coalesce(let a, let b, _) = e else { return [e] }
         return coalesceOperands(a) + coalesceOperands(b)
-    }
-
-    /// `coalesce(a, b, …)`, nested after every 100 arguments (SQLite takes at most 127).
-    static func coalesceCall(_ terms: [String]) -> String {
-        if terms.count <= 100 { return "coalesce(" + terms.joined(separator: ", ") + ")" }
-        return "coalesce(" + terms[0..<99].joined(separator: ", ") + ", " + coalesceCall(Array(terms[99...])) + ")"
     }
 
     /// How much of SQLite's parser stack the SQL of `p` takes, an upper bound

@@ -257,7 +257,7 @@ struct PredicateRenderer {
         case .null: return "nil"
         case .bool(let b): return b ? "true" : "false"
         case .number(let n): return n
-        case .string(let s): return quote(s)
+        case .string(let s): return quoteLiteral(s)
         case .typed(_, let j): return json(j)
         case .array(let items): return "[" + items.map(literal).joined(separator: ", ") + "]"
         }
@@ -268,14 +268,14 @@ struct PredicateRenderer {
         case .null: return "nil"
         case .bool(let b): return b ? "true" : "false"
         case .number(let n): return n
-        case .string(let s): return quote(s)
+        case .string(let s): return quoteLiteral(s)
         case .array(let items): return "[" + items.map(json).joined(separator: ", ") + "]"
-        case .object: return quote(j.text)
+        case .object: return quoteLiteral(j.text)
         }
     }
 
     /// A Swift string literal.
-    static func quote(_ s: String) -> String {
+    static func quoteLiteral(_ s: String) -> String {
         var out = "\""
         for u in s.unicodeScalars {
             switch u {

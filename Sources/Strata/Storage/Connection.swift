@@ -250,6 +250,3 @@ final class Connection {
         }
     }
 }
-
-/// Quotes a validated identifier for SQL text.
-@inline(__always) func quote(_ identifier: String) -> String { "\"" + identifier + "\"" }

@@ -37,3 +37,53 @@ struct SQLiteDialect: SQLDialect {
         return out
     }
 }
+
+// MARK: - Query spelling (predicate and fetch compilers)
+
+extension SQLiteDialect: QueryDialect {
+    func parameter(_ n: Int) -> String { "?\(n)" }
+    func boolean(_ value: Bool) -> String { value ? "1" : "0" }
+
+    /// (json_each cuts text at a NUL character: the compiler binds such lists value by value.)
+    func inJSONArray(_ expression: String, parameter: String) -> String {
+        "\(expression) IN (SELECT value FROM json_each(\(parameter)))"
+    }
+
+    func collate(_ expression: String, _ collation: Collation) -> String {
+        switch collation {
+        case .decimal: return "\(expression) COLLATE strata_decimal"
+        case .standard: return "\(expression) COLLATE strata_standard"
+        }
+    }
+
+    func fold(_ expression: String, options: Int) -> String { "strata_fold(\(expression), \(options))" }
+    func localizedStandardContains(_ text: String, _ needle: String) -> String { "strata_lsc(\(text), \(needle))" }
+    func length(_ expression: String) -> String { "strata_length(\(expression))" }
+
+    // Prefix and suffix compare bytes (SQLite's text length() stops at a NUL character;
+    // substr of an empty blob is NULL, hence the test for an empty needle).
+    func contains(_ text: String, _ needle: String) -> String { "instr(\(text), \(needle)) > 0" }
+    func hasPrefix(_ x: String, _ y: String) -> String {
+        "(\(x) IS NOT NULL AND (length(CAST(\(y) AS BLOB)) = 0 OR substr(CAST(\(x) AS BLOB), 1, length(CAST(\(y) AS BLOB))) = CAST(\(y) AS BLOB)))"
+    }
+    func hasSuffix(_ x: String, _ y: String) -> String {
+        "(\(x) IS NOT NULL AND (length(CAST(\(y) AS BLOB)) = 0 OR substr(CAST(\(x) AS BLOB), -length(CAST(\(y) AS BLOB))) = CAST(\(y) AS BLOB)))"
+    }
+
+    /// `coalesce(a, b, …)`, nested after every 100 arguments (SQLite takes at most 127).
+    func coalesce(_ terms: [String]) -> String {
+        if terms.count <= 100 { return "coalesce(" + terms.joined(separator: ", ") + ")" }
+        return "coalesce(" + terms[0..<99].joined(separator: ", ") + ", " + coalesce(Array(terms[99...])) + ")"
+    }
+
+    func isSame(_ a: String, _ b: String) -> String { "\(a) IS \(b)" }
+    func isNotSame(_ a: String, _ b: String) -> String { "\(a) IS NOT \(b)" }
+
+    /// SQLite needs a LIMIT before an OFFSET: `LIMIT -1` is no limit.
+    func limit(_ limit: String?, offset: String?) -> String {
+        var sql = ""
+        if let limit { sql = " LIMIT \(limit)" } else if offset != nil { sql = " LIMIT -1" }
+        if let offset { sql += " OFFSET \(offset)" }
+        return sql
+    }
+}

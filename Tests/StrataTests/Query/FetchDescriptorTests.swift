@@ -194,6 +194,39 @@ final class FetchDescriptorTests: StoreTestCase {
         XCTAssertNotNil(plain[0]["bucketList"]?.array?.first?.stringValue)
     }
 
+    func testObjectTextKeepsItsMemberOrder() throws {
+        // Members: _id, _entity, stored attributes and to-one links in declaration order, transient
+        // values, then prefetched relationships in the order asked for, then the other relationships read after the row.
+        let container = try openInMemory(Fixtures.sampleTrips)
+        let c = try container.makeContext()
+        let t = try c.insert(entity: "PersonalTrip", json: trip("P", #""reason": "family", "livingAccommodation": {"placeName": "H", "address": "A"}, "bucketList": [{"title": "x"}, {"title": "y", "isInPlan": true}]"#))
+        _ = try c.insert(entity: "Trip", json: trip("Q", day: 1))
+        try c.save()
+        let pk = t.pk
+        let text = { (json: String) in String(decoding: try c.fetch(self.d(c, json)), as: UTF8.self) }
+        let dates = #""startDate":"2024-01-01T00:00:00Z","endDate":"2024-01-04T00:00:00Z""#
+        let datesQ = #""startDate":"2024-01-02T00:00:00Z","endDate":"2024-01-05T00:00:00Z""#
+        let p = #"{"_id":"PersonalTrip/\#(pk)","_entity":"PersonalTrip","name":"P","destination":"",\#(dates),"photo":null,"reason":"family","tripViews":0"#
+        let q = #"{"_id":"Trip/\#(pk + 1)","_entity":"Trip","name":"Q","destination":"",\#(datesQ),"photo":null,"tripViews":0"#
+        let items = try Query.objects(c, d(c, #"{"entity": "BucketListItem", "sortBy": [{"key": "title"}]}"#)).compactMap { $0["_id"]?.stringValue }
+        let accommodation = try XCTUnwrap(Query.objects(c, d(c, #"{"entity": "LivingAccommodation"}"#)).first?["_id"]?.stringValue)
+        let itemX = #"{"_id":"\#(items[0])","_entity":"BucketListItem","title":"x","details":"","hasReservation":false,"isInPlan":false,"trip":"PersonalTrip/\#(pk)"}"#
+        let itemY = #"{"_id":"\#(items[1])","_entity":"BucketListItem","title":"y","details":"","hasReservation":false,"isInPlan":true,"trip":"PersonalTrip/\#(pk)"}"#
+        let place = #"{"_id":"\#(accommodation)","_entity":"LivingAccommodation","address":"A","placeName":"H","trip":"PersonalTrip/\#(pk)"}"#
+
+        XCTAssertEqual(try text(#"{"entity": "Trip", "sortBy": [{"key": "name"}]}"#),
+                       "[" + p + #","bucketList":["\#(items[0])","\#(items[1])"],"livingAccommodation":"\#(accommodation)"},"#
+                           + q + #","bucketList":[],"livingAccommodation":null}]"#)
+        XCTAssertEqual(try text(#"{"entity": "Trip", "sortBy": [{"key": "name"}], "relationshipKeyPathsForPrefetching": ["livingAccommodation", "bucketList"]}"#),
+                       "[" + p + #","livingAccommodation":\#(place),"bucketList":[\#(itemX),\#(itemY)]},"#
+                           + q + #","livingAccommodation":null,"bucketList":[]}]"#)
+        XCTAssertEqual(try text(#"{"entity": "Trip", "sortBy": [{"key": "name"}], "propertiesToFetch": ["name", "reason"], "relationshipKeyPathsForPrefetching": ["livingAccommodation"]}"#),
+                       #"[{"_id":"PersonalTrip/\#(pk)","_entity":"PersonalTrip","name":"P","reason":"family","livingAccommodation":\#(place)},"#
+                           + #"{"_id":"Trip/\#(pk + 1)","_entity":"Trip","name":"Q","livingAccommodation":null}]"#)
+        XCTAssertEqual(String(decoding: try c.get(id: t.description), as: UTF8.self),
+                       p + #","bucketList":["\#(items[0])","\#(items[1])"],"livingAccommodation":"\#(accommodation)"}"#)
+    }
+
     func testPrefetchedObjectsCarryTheirOwnRelationships() throws {
         let container = try openInMemory(QuerySchemas.trips)
         let c = try container.makeContext()

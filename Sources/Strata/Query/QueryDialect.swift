@@ -1,0 +1,41 @@
+/// The SQL spelling the predicate and fetch compilers need from a store: the
+/// compilers build the shape of a query (joins, subqueries, nesting), the
+/// dialect spells identifiers, parameters, functions, collations and paging.
+/// Storage's `SQLiteDialect` is the implementation of the SQLite store.
+protocol QueryDialect {
+    /// An identifier (table, column) of the validated schema, quoted for SQL text.
+    func quote(_ identifier: String) -> String
+    /// The placeholder of the `n`-th bound value (1-based).
+    func parameter(_ n: Int) -> String
+    /// A condition constant.
+    func boolean(_ value: Bool) -> String
+    /// `expression IN (…)` over the values of a JSON array bound as one parameter.
+    func inJSONArray(_ expression: String, parameter: String) -> String
+    /// `expression` compared and sorted with a collation.
+    func collate(_ expression: String, _ collation: Collation) -> String
+    /// `expression` folded for case- and diacritic-insensitive comparison (``StringOptions`` raw value).
+    func fold(_ expression: String, options: Int) -> String
+    /// `text.localizedStandardContains(needle)` as 0 or 1.
+    func localizedStandardContains(_ text: String, _ needle: String) -> String
+    /// The length of a string in characters, as ``Evaluation`` counts them.
+    func length(_ expression: String) -> String
+    /// Conditions on bytes: `text` contains, starts or ends with `needle` (NULL when `text` is).
+    func contains(_ text: String, _ needle: String) -> String
+    func hasPrefix(_ text: String, _ needle: String) -> String
+    func hasSuffix(_ text: String, _ needle: String) -> String
+    /// The first non-null value of `terms` (any number of them).
+    func coalesce(_ terms: [String]) -> String
+    /// Equality and inequality where NULL equals NULL.
+    func isSame(_ a: String, _ b: String) -> String
+    func isNotSame(_ a: String, _ b: String) -> String
+    /// The paging clause (with a leading space), or "".
+    func limit(_ limit: String?, offset: String?) -> String
+}
+
+/// Orderings that are not the store's plain binary one.
+enum Collation {
+    /// Decimal text by numeric value.
+    case decimal
+    /// `localizedStandard` string order (Finder-like).
+    case standard
+}

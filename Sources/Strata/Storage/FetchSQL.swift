@@ -1,0 +1,72 @@
+/// The select list of an ``ObjectPlan``'s rows: leading expressions, the key,
+/// the entity name, then one expression per selection, over the table aliased `alias`.
+func selectList(_ plan: ObjectPlan, alias: String, leading: [String] = [], dialect: any QueryDialect = SQLiteDialect()) -> String {
+    var select = leading + ["\(alias)._pk", "\(alias)._entity"]
+    var subqueries = 0
+    for s in plan.selections {
+        switch s {
+        case .column(let name):
+            select.append("\(alias).\(dialect.quote(name))")
+        case .linkedEntity(let r):
+            // A scalar subquery, not a join: SQLite joins at most 64 tables, and an entity may hold more links.
+            let ra = "r\(alias)\(subqueries)"
+            subqueries += 1
+            select.append("(SELECT \(ra)._entity FROM \(dialect.quote(r.destination.tableName)) \(ra) WHERE \(ra)._pk = \(alias).\(dialect.quote(r.foreignKeyColumn ?? r.name)))")
+        }
+    }
+    return select.joined(separator: ", ")
+}
+
+/// A descriptor compiled to SQL: `FROM … WHERE … ORDER BY … LIMIT …` with its arguments.
+struct CompiledFetch {
+    let root: Entity
+    /// Joins the predicate and sort keys need (alias `t` is the fetched row).
+    let joins: String
+    let whereSQL: String
+    let orderSQL: String
+    let limitSQL: String
+    let args: [SQLValue]
+    let dialect: any QueryDialect
+
+    init(_ d: FetchDescriptor, dialect: any QueryDialect = SQLiteDialect()) {
+        self.dialect = dialect
+        root = d.entity.root
+        var c = PredicateCompiler(root: d.entity, dialect: dialect)
+        var conditions: [String] = []
+        let entities = d.entities
+        if root.isInHierarchy && entities.count != root.descendants.count {
+            conditions.append("t._entity IN (\(entities.map { c.bind(.text($0.name)) }.joined(separator: ", ")))")
+        }
+        // A predicate folded to true is no condition at all (docs/predicates.md §3).
+        if let p = d.predicate, p.constantValue != true { conditions.append(c.predicate(p)) }
+        var order: [String] = []
+        for key in d.sortBy {
+            let col = c.column(key.ref)
+            var sorted = col
+            if case .attribute(let a) = key.ref.end {
+                if a.type == .decimal { sorted = dialect.collate(col, .decimal) }
+                else if (a.type == .string || a.type == .url) && key.comparator == .localizedStandard { sorted = dialect.collate(col, .standard) }
+            }
+            order.append("\(sorted) \(key.reverse ? "DESC" : "ASC")")
+        }
+        order.append("t._pk ASC")
+        let limit = d.fetchLimit.map { c.bind(.int(Int64($0))) }
+        let offset = d.fetchOffset > 0 ? c.bind(.int(Int64(d.fetchOffset))) : nil
+        joins = c.rootJoins.joined(separator: " ")
+        whereSQL = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        orderSQL = " ORDER BY " + order.joined(separator: ", ")
+        limitSQL = dialect.limit(limit, offset: offset)
+        args = c.args
+    }
+
+    var from: String { "FROM \(dialect.quote(root.name)) t" + (joins.isEmpty ? "" : " " + joins) }
+
+    /// The primary keys of the matching rows, in order (usable as a subquery).
+    var keysSQL: String { "SELECT t._pk \(from)\(whereSQL)\(orderSQL)\(limitSQL)" }
+
+    func objectsSQL(_ plan: ObjectPlan) -> String {
+        "SELECT \(selectList(plan, alias: "t", dialect: dialect)) FROM \(dialect.quote(root.name)) t"
+            + (joins.isEmpty ? "" : " " + joins) + whereSQL + orderSQL + limitSQL
+    }
+}
+

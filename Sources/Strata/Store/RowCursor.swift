@@ -1,0 +1,22 @@
+/// The kind of value a result column holds in the current row.
+enum ColumnKind: UInt8 {
+    case null, int, real, text, blob
+}
+
+/// The rows of a query, one at a time, as a store backend returns them: the
+/// object writer reads the current row's columns by index, without copying.
+///
+/// Buffers are valid until the next call to `next()`.
+protocol RowCursor {
+    /// Moves to the next row; false when there is none.
+    mutating func next() throws -> Bool
+    func kind(_ column: Int32) -> ColumnKind
+    func int64(_ column: Int32) -> Int64
+    func double(_ column: Int32) -> Double
+    /// UTF-8 text of a column.
+    func text(_ column: Int32) -> UnsafeBufferPointer<UInt8>
+    func blob(_ column: Int32) -> UnsafeRawBufferPointer
+    /// The bytes of an external-storage data value whose column holds the text
+    /// `reference` (the backend resolves and checks where the value lives).
+    func externalData(_ reference: UnsafeBufferPointer<UInt8>, of attribute: Attribute, pk: Int64) throws -> [UInt8]
+}

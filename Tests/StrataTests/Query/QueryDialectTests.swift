@@ -1,0 +1,56 @@
+import XCTest
+@testable import Strata
+
+/// The predicate compiler spells SQL only through the dialect it is given
+/// (identifiers, parameters, functions, collations, list binding).
+final class QueryDialectTests: StoreTestCase {
+    /// A dialect with a spelling unlike SQLite's in every member.
+    struct OtherDialect: QueryDialect {
+        func quote(_ identifier: String) -> String { "[" + identifier + "]" }
+        func parameter(_ n: Int) -> String { "$\(n)" }
+        func boolean(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
+        func inJSONArray(_ expression: String, parameter: String) -> String { "\(expression) = ANY(list(\(parameter)))" }
+        func collate(_ expression: String, _ collation: Collation) -> String { "\(expression) COLLATED(\(collation))" }
+        func fold(_ expression: String, options: Int) -> String { "FOLD\(options)(\(expression))" }
+        func localizedStandardContains(_ text: String, _ needle: String) -> String { "LSC(\(text), \(needle))" }
+        func length(_ expression: String) -> String { "LEN(\(expression))" }
+        func contains(_ text: String, _ needle: String) -> String { "HAS(\(text), \(needle))" }
+        func hasPrefix(_ text: String, _ needle: String) -> String { "STARTS(\(text), \(needle))" }
+        func hasSuffix(_ text: String, _ needle: String) -> String { "ENDS(\(text), \(needle))" }
+        func coalesce(_ terms: [String]) -> String { "FIRST(" + terms.joined(separator: "; ") + ")" }
+        func isSame(_ a: String, _ b: String) -> String { "\(a) IS NOT DISTINCT FROM \(b)" }
+        func isNotSame(_ a: String, _ b: String) -> String { "\(a) IS DISTINCT FROM \(b)" }
+        func limit(_ limit: String?, offset: String?) -> String { " PAGE(\(limit ?? "ALL"), \(offset ?? "0"))" }
+    }
+
+    func testThePredicateCompilerSpellsThroughItsDialect() throws {
+        let schema = try makeSchema(QuerySchemas.trips)
+        let names = (0..<20).map { "\"n\($0)\"" }.joined(separator: ", ")
+        let text = #"$0.name.contains("a") && $0.destination.hasPrefix("b") && $0.destination.hasSuffix("c")"#
+            + #" && $0.budget == 3 && ($0.rating ?? 0) > 2 && !$0.name.isEmpty && $0.name.count > 1"#
+            + #" && $0.name.localizedStandardContains("q") && [\#(names)].contains($0.name)"#
+            + #" && $0.bucketList.contains { $0.title.hasPrefix("x") } && $0.livingAccommodation?.placeName != nil"#
+        let json = #"{"entity": "Trip", "predicate": \#(JSONValue.string(text).text)}"#
+        let d = try Query.descriptor(json, schema)
+        var c = PredicateCompiler(root: d.entity, dialect: OtherDialect())
+        let sql = c.predicate(try XCTUnwrap(d.predicate)) + " " + c.rootJoins.joined(separator: " ")
+        for spelling in ["HAS(t.[name], $10)", "STARTS(t.[destination], $2)", "ENDS(t.[destination], $3)",
+                         "t.[budget] COLLATED(decimal) IS NOT DISTINCT FROM $4", "FIRST(t.[rating]; $5) > $6",
+                         "FIRST(t.[name]; '') = ''", "LEN(t.[name]) > $7", "LSC(t.[name], $8)",
+                         "t.[name] = ANY(list($9))", "STARTS(s1.[title], $1)", "JOIN [LivingAccommodation] p", ".[placeName] IS DISTINCT FROM NULL"] {
+            XCTAssertTrue(sql.contains(spelling), "\(spelling) in \(sql)")
+        }
+        for sqlite in ["?", "\"", "strata_", "json_each", "COLLATE ", "instr", "coalesce", "substr", " IS NOT NULL"] {
+            XCTAssertFalse(sql.contains(sqlite), "\(sqlite) in \(sql)")
+        }
+    }
+
+    func testTheFetchCompilerSpellsThroughItsDialect() throws {
+        let schema = try makeSchema(QuerySchemas.trips)
+        let json = #"{"entity": "PersonalTrip", "predicate": "$0.name == \"a\"", "sortBy": [{"key": "budget"}, {"key": "name", "comparator": "localizedStandard"}], "fetchOffset": 5}"#
+        let q = CompiledFetch(try Query.descriptor(json, schema), dialect: OtherDialect())
+        XCTAssertEqual(q.keysSQL, "SELECT t._pk FROM [Trip] t WHERE t._entity IN ($1) AND (t.[name] IS NOT DISTINCT FROM $2)"
+                       + " ORDER BY t.[budget] COLLATED(decimal) ASC, t.[name] COLLATED(standard) ASC, t._pk ASC PAGE(ALL, $3)")
+        XCTAssertEqual(q.args, [.text("PersonalTrip"), .text("a"), .int(5)])
+    }
+}
