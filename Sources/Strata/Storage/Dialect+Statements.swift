@@ -46,7 +46,7 @@ extension SQLiteDialect {
     /// `_pk = ?n`.
     static func keyIs(_ n: Int = 1) -> String { "_pk = ?\(n)" }
     /// `_pk` in the JSON array of keys bound as `?n`.
-    static func keyIn(_ n: Int) -> String { "_pk IN (SELECT value FROM json_each(?\(n)))" }
+    static func keyIn(_ n: Int) -> String { SQLiteDialect().inJSONArray("_pk", parameter: "?\(n)") }
 
     /// Inserts `_pk`, `_entity` and `columns` as ?1, ?2, ?3…
     static func insertRow(into table: String, columns: [String]) -> String {
@@ -91,7 +91,7 @@ extension SQLiteDialect {
     static func pairSide(_ column: String) -> String { "\(q(column)) = ?1" }
     /// `owner = ?1 AND target IN (the JSON array ?2)`.
     static func pairsOf(_ owner: String, _ target: String) -> String {
-        "\(q(owner)) = ?1 AND \(q(target)) IN (SELECT value FROM json_each(?2))"
+        "\(q(owner)) = ?1 AND " + SQLiteDialect().inJSONArray(q(target), parameter: "?2")
     }
     static func deletePairs(_ table: String, where condition: String, returning column: String) -> String {
         "DELETE FROM \(table) WHERE \(condition) RETURNING \(q(column))"

@@ -1,7 +1,7 @@
-/// The one place SQL text is spelled: DDL from a layout, and the statements
-/// the store reuses. A PostgreSQL store would provide its own dialect.
-protocol SQLDialect {
-    func quote(_ identifier: String) -> String
+/// The one place SQL text is spelled: queries (the compilers' `QueryDialect`),
+/// DDL from a layout, and the statements the store reuses
+/// (`Dialect+Statements.swift`). A PostgreSQL store would provide its own.
+protocol SQLDialect: QueryDialect {
     func createSchema(_ layout: StoreLayout) -> [String]
 }
 
