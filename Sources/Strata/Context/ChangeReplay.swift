@@ -78,7 +78,7 @@ struct ChangeReplay {
         touch(id)
         let plan = rules.plan(e)
         for slot in plan.linkSlots {
-            guard case .int(let target) = values[slot], case .foreignKey(let r) = e.storedColumns[slot] else { continue }
+            guard case .int(let target) = values[slot], case .link(let r) = e.storedColumns[slot] else { continue }
             try linked(id, r, to: target)
         }
     }
@@ -91,7 +91,7 @@ struct ChangeReplay {
         if !linkSlots.isEmpty && saving {
             let previous = try writer.values(id, slots: linkSlots.map { slots[$0] })
             for (k, old) in zip(linkSlots, previous) {
-                guard case .int(let target) = old, values[k] != old, case .foreignKey(let r) = e.storedColumns[slots[k]] else { continue }
+                guard case .int(let target) = old, values[k] != old, case .link(let r) = e.storedColumns[slots[k]] else { continue }
                 if let inv = r.inverse, ChangeReplay.losingALinkNeedsCheck(inv) { touch(ObjectID(entity: r.destination, pk: target)) }
                 try noteInverse(r, target)
             }
@@ -100,7 +100,7 @@ struct ChangeReplay {
         if saving { changeSet.recordUpdate(id, slots.map { e.storedColumns[$0].propertyName }) }
         touch(id)
         for k in linkSlots {
-            guard case .int(let target) = values[k], case .foreignKey(let r) = e.storedColumns[slots[k]] else { continue }
+            guard case .int(let target) = values[k], case .link(let r) = e.storedColumns[slots[k]] else { continue }
             try linked(id, r, to: target)
         }
     }
@@ -129,8 +129,8 @@ struct ChangeReplay {
     /// Replaces the objects `owner` relates to through `rel` (a link not held in the owner's row).
     private mutating func setRelated(_ owner: ObjectID, _ rel: Relationship, _ targets: [ObjectID]) throws {
         var changed = false
-        switch rel.storage {
-        case .foreignKey:
+        switch rel.placement {
+        case .inRow:
             let old = try writer.links(rel, rows: [owner]).first ?? nil
             let new = targets.first?.pk
             try writer.setLinks(rel, rows: [owner.pk], to: new)
@@ -139,7 +139,7 @@ struct ChangeReplay {
                 if let old { try noteInverse(rel, old) }
                 if let new { try noteInverse(rel, new) }
             }
-        case .inverseForeignKey:
+        case .inInverseRows:
             // The link lives in the targets' rows, through the inverse.
             guard let inv = rel.inverse else { return }
             if saving {
@@ -160,7 +160,7 @@ struct ChangeReplay {
                 if !inv.isOptional { touch(let_go) }
             }
             try writer.setLinks(inv, rows: targets.map(\.pk), to: owner.pk)
-        case .joinTable:
+        case .inPairs:
             let before = saving ? try writer.related(owner, rel) : []
             let bounded = rel.inverse.map { $0.minimumModelCount != nil || $0.maximumModelCount != nil } ?? false
             _ = try writer.removePairs(rel, pk: owner.pk, ownerSide: true)
@@ -226,16 +226,16 @@ struct ChangeReplay {
         }
         // Links from relationships without an inverse that point at this object.
         for rel in rules.inverseLessLinks where e.isKind(of: rel.destination) {
-            switch rel.storage {
-            case .foreignKey:
+            switch rel.placement {
+            case .inRow:
                 for owner in try writer.clearLinks(rel, to: id.pk, keeping: []) where saving {
                     changeSet.recordUpdate(owner, rel.name)
                 }
-            case .joinTable:
+            case .inPairs:
                 for owner in try writer.removePairs(rel, pk: id.pk, ownerSide: false) {
                     try noteUpdate(rel.entity, owner, rel.name)
                 }
-            case .inverseForeignKey:
+            case .inInverseRows:
                 break
             }
         }
@@ -247,14 +247,14 @@ struct ChangeReplay {
     /// Unlinks `targets` from the deleted `id`: they lose a link through `rel`'s inverse.
     private mutating func nullify(_ id: ObjectID, _ rel: Relationship, _ targets: [ObjectID]) throws {
         let inv = rel.inverse
-        switch rel.storage {
-        case .foreignKey:
+        switch rel.placement {
+        case .inRow:
             // The link lives in the deleted row; the targets' to-many changes.
             if let inv, inv.minimumModelCount != nil { for t in targets { touch(t) } }
-        case .inverseForeignKey:
+        case .inInverseRows:
             guard let inv else { return }
             for t in try writer.clearLinks(inv, to: id.pk, keeping: []) where !inv.isOptional { touch(t) }
-        case .joinTable:
+        case .inPairs:
             _ = try writer.removePairs(rel, pk: id.pk, ownerSide: true)
             if let inv, inv.minimumModelCount != nil { for t in targets { touch(t) } }
         }
@@ -329,7 +329,7 @@ final class SaveRules {
         var p = Plan()
         for (slot, c) in e.storedColumns.enumerated() {
             switch c {
-            case .foreignKey: p.linkSlots.append(slot)
+            case .link: p.linkSlots.append(slot)
             case .attribute(let a): if a.preserveValueOnDeletion { p.preservedSlots.append(slot) }
             }
         }
@@ -359,7 +359,7 @@ extension StoredColumn {
     var propertyName: String {
         switch self {
         case .attribute(let a): return a.name
-        case .foreignKey(let r): return r.name
+        case .link(let r): return r.name
         }
     }
 }

@@ -115,7 +115,7 @@ public final class ModelContext {
         for slots in e.uniqueSlotSets {
             let values = slots.map(row)
             if values.contains(where: \.isNull) { continue }
-            keys.append(UniqueKey(slots: slots, name: e.tableName + "|" + slots.map { e.storedColumns[$0].name }.joined(separator: ","), values: values))
+            keys.append(UniqueKey(slots: slots, name: e.root.name + "|" + slots.map { e.storedColumns[$0].name }.joined(separator: ","), values: values))
         }
         return keys
     }
@@ -308,7 +308,7 @@ public final class ModelContext {
         var later: [PendingLink] = []
         var fkSlots: [Int] = []
         for l in links {
-            if let col = l.rel.foreignKeyColumn, let slot = e.slotByName[col] {
+            if l.rel.isHeldInRow, let slot = e.slotByName[l.rel.name] {
                 var lr = l.reader
                 values[slot] = try readToOne(&lr, l.rel, e, l.path).map { .int($0.pk) } ?? .null
                 provided[slot] = true
@@ -319,7 +319,7 @@ public final class ModelContext {
         }
         if let link = link, let slot = e.slotByName[link.column] {
             // The object nested in `link.owner`'s relationship: an explicit inverse value must agree.
-            if provided[slot], values[slot] != .int(link.owner.pk), let l = links.first(where: { $0.rel.foreignKeyColumn == link.column }) {
+            if provided[slot], values[slot] != .int(link.owner.pk), let l = links.first(where: { $0.rel.isHeldInRow && $0.rel.name == link.column }) {
                 throw StrataError(.invalid, "'\(e.name).\(l.rel.name)' contradicts the object this one is nested in (\(link.owner)); leave it out or name that object",
                                   entity: e.name, attribute: l.rel.name, path: l.path.description)
             }
@@ -474,7 +474,7 @@ public final class ModelContext {
         var r = l.reader
         let rel = l.rel
         var nestedLink: (column: String, owner: ObjectID)?
-        if case .inverseForeignKey(let col) = rel.storage { nestedLink = (col, owner) }
+        if rel.placement == .inInverseRows, let inv = rel.inverse { nestedLink = (inv.name, owner) }
         var targets: [ObjectID] = []
         var needsSet = !isNew
         if rel.isToMany {
@@ -505,7 +505,7 @@ public final class ModelContext {
         if needsSet {
             changes.append(.setRelated(owner, rel, targets))
             // The link lives in the targets' rows: it may be part of their unique keys.
-            if case .inverseForeignKey(let col) = rel.storage {
+            if rel.placement == .inInverseRows, let col = rel.inverse?.name {
                 for t in targets {
                     if let slot = t.entity.slotByName[col] { try noteKeySlots(t, slots: [slot], values: [.int(owner.pk)]) }
                 }
@@ -584,7 +584,7 @@ public final class ModelContext {
                 try r.expectEnd()
                 var later: [PendingLink] = []
                 for l in links {
-                    if let col = l.rel.foreignKeyColumn, let slot = e.slotByName[col] {
+                    if l.rel.isHeldInRow, let slot = e.slotByName[l.rel.name] {
                         var lr = l.reader
                         let target = try readToOne(&lr, l.rel, e, l.path)
                         if target == id { throw StrataError(.validation, "\(id) cannot be linked to itself through '\(l.rel.name)'", entity: e.name, attribute: l.rel.name, path: l.path.description) }

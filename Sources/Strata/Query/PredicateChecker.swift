@@ -568,11 +568,11 @@ struct PredicateChecker {
         guard index >= 0, index < joins.count else { return }
         var hops = ref.hops
         // A to-one whose link the other side holds is read through one more join.
-        if case .toOne(let r) = ref.end, case .foreignKey = r.storage {} else if case .toOne(let r) = ref.end { hops.append(r) }
+        if case .toOne(let r) = ref.end, !r.isHeldInRow { hops.append(r) }
         var key = ""
         for r in hops {
             key += "." + r.name
-            if case .joinTable = r.storage { joins[index][key] = 2 } else { joins[index][key] = 1 }
+            if case .inPairs = r.placement { joins[index][key] = 2 } else { joins[index][key] = 1 }
         }
         let total = joins[index].values.reduce(0, +)
         if total > PredicateChecker.maxJoins {

@@ -53,13 +53,14 @@ struct PredicateCompiler {
             key += "." + r.name
             if let a = s.joinAliases[key] { alias = a; continue }
             let na = nextAlias("p")
-            let dest = dialect.quote(r.destination.tableName)
-            switch r.storage {
-            case .foreignKey(let col):
-                s.joins.append("LEFT JOIN \(dest) \(na) ON \(na)._pk = \(alias).\(dialect.quote(col))")
-            case .inverseForeignKey(let col):
-                s.joins.append("LEFT JOIN \(dest) \(na) ON \(na).\(dialect.quote(col)) = \(alias)._pk")
-            case .joinTable(let table, let ownerCol, let targetCol):
+            let dest = dialect.quote(dialect.table(r.destination))
+            switch r.placement {
+            case .inRow:
+                s.joins.append("LEFT JOIN \(dest) \(na) ON \(na)._pk = \(alias).\(dialect.quote(dialect.column(.link(r))))")
+            case .inInverseRows:
+                s.joins.append("LEFT JOIN \(dest) \(na) ON \(na).\(dialect.quote(linkColumn(r))) = \(alias)._pk")
+            case .inPairs:
+                let (table, ownerCol, targetCol) = dialect.pairTable(r)
                 let jt = nextAlias("pj")
                 s.joins.append("LEFT JOIN \(dialect.quote(table)) \(jt) ON \(jt).\(dialect.quote(ownerCol)) = \(alias)._pk LEFT JOIN \(dest) \(na) ON \(na)._pk = \(jt).\(dialect.quote(targetCol))")
             }
@@ -75,8 +76,8 @@ struct PredicateCompiler {
         case .attribute(let a): return "\(alias).\(dialect.quote(a.name))"
         case .object: return "\(alias)._pk"
         case .toOne(let r):
-            switch r.storage {
-            case .foreignKey(let col): return "\(alias).\(dialect.quote(col))"
+            switch r.placement {
+            case .inRow: return "\(alias).\(dialect.quote(dialect.column(.link(r))))"
             default:
                 let extended = KeyPathRef(scope: ref.scope, hops: ref.hops + [r], end: .object, text: ref.text)
                 return "\(hopAlias(extended))._pk"
@@ -90,17 +91,23 @@ struct PredicateCompiler {
         guard case .toMany(let rel) = ref.end else { return nil }
         let owner = hopAlias(ref)
         let e = nextAlias("s")
-        let dest = dialect.quote(rel.destination.tableName)
-        switch rel.storage {
-        case .inverseForeignKey(let col):
-            return ("\(dest) \(e)", "\(e).\(dialect.quote(col)) = \(owner)._pk", e, rel.destination)
-        case .joinTable(let table, let ownerCol, let targetCol):
+        let dest = dialect.quote(dialect.table(rel.destination))
+        switch rel.placement {
+        case .inInverseRows:
+            return ("\(dest) \(e)", "\(e).\(dialect.quote(linkColumn(rel))) = \(owner)._pk", e, rel.destination)
+        case .inPairs:
+            let (table, ownerCol, targetCol) = dialect.pairTable(rel)
             let jt = nextAlias("sj")
             return ("\(dialect.quote(table)) \(jt) JOIN \(dest) \(e) ON \(e)._pk = \(jt).\(dialect.quote(targetCol))",
                     "\(jt).\(dialect.quote(ownerCol)) = \(owner)._pk", e, rel.destination)
-        case .foreignKey(let col):
-            return ("\(dest) \(e)", "\(e)._pk = \(owner).\(dialect.quote(col))", e, rel.destination)
+        case .inRow:
+            return ("\(dest) \(e)", "\(e)._pk = \(owner).\(dialect.quote(dialect.column(.link(rel))))", e, rel.destination)
         }
+    }
+
+    /// The column of the destination's rows that holds a link kept there (`.inInverseRows`: the inverse's).
+    private func linkColumn(_ rel: Relationship) -> String {
+        dialect.column(.link(rel.inverse ?? rel))
     }
 
     private mutating func subquery(_ ref: KeyPathRef, select: String, inner: ((inout PredicateCompiler) -> String)?) -> String {

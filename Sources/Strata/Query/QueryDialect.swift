@@ -5,6 +5,16 @@
 protocol QueryDialect {
     /// An identifier (table, column) of the validated schema, quoted for SQL text.
     func quote(_ identifier: String) -> String
+
+    // The store's layout: where entities and links are kept (names unquoted).
+
+    /// The table holding the rows of `entity`'s hierarchy.
+    func table(_ entity: Entity) -> String
+    /// The column of a stored slot (an attribute, or a link held in the row).
+    func column(_ slot: StoredColumn) -> String
+    /// The table of a relationship kept in pairs (`LinkPlacement.inPairs`) and
+    /// the columns holding its owner's and its target's keys.
+    func pairTable(_ rel: Relationship) -> (table: String, ownerColumn: String, targetColumn: String)
     /// The placeholder of the `n`-th bound value (1-based).
     func parameter(_ n: Int) -> String
     /// A condition constant.

@@ -49,14 +49,19 @@ public final class Attribute: @unchecked Sendable {
     }
 }
 
-/// How a relationship is kept in SQLite.
-enum RelationshipStorage {
-    /// A foreign-key column of this entity's table holds the related `_pk`.
-    case foreignKey(column: String)
-    /// The inverse (a to-one) holds a foreign key in the destination's table.
-    case inverseForeignKey(column: String)
-    /// A join table: `ownerColumn` holds this object's `_pk`, `targetColumn` the related one.
-    case joinTable(table: String, ownerColumn: String, targetColumn: String)
+/// Where a relationship's links are kept: a decision of the model (which end
+/// of a one-to-one holds the link, which relationships need a set of pairs)
+/// that every store shares. The store's layout names the tables and columns.
+enum LinkPlacement: Equatable {
+    /// In the owner's row: a to-one link, one per object.
+    case inRow
+    /// In the destination's rows: the inverse to-one holds the link.
+    case inInverseRows
+    /// In a set of (first, second) pairs: many-to-many, or a to-many without an
+    /// inverse. `set` names it (`Entity_relationship` of the end that owns it,
+    /// unique among entity and set names); `ownerIsFirst` says which end of a
+    /// pair this relationship's owner is.
+    case inPairs(set: String, ownerIsFirst: Bool)
 }
 
 /// A link from one entity to another.
@@ -76,7 +81,7 @@ public final class Relationship: @unchecked Sendable {
     public internal(set) unowned(unsafe) var entity: Entity!
     public internal(set) unowned(unsafe) var destination: Entity!
     public internal(set) unowned(unsafe) var inverse: Relationship?
-    var storage: RelationshipStorage = .foreignKey(column: "")
+    var placement: LinkPlacement = .inRow
 
     init(name: String, destinationName: String, isToMany: Bool, inverseName: String?, deleteRule: DeleteRule,
          minimumModelCount: Int?, maximumModelCount: Int?, originalName: String?, isOptional: Bool,
@@ -94,22 +99,20 @@ public final class Relationship: @unchecked Sendable {
         self.declaration = declaration
     }
 
-    /// The foreign-key column this entity's row holds, if any.
-    var foreignKeyColumn: String? {
-        if case .foreignKey(let c) = storage { return c }
-        return nil
-    }
+    /// Whether the owner's row holds the link (a stored slot of the entity).
+    var isHeldInRow: Bool { placement == .inRow }
 }
 
-/// A column of an entity's table that a row of that entity writes.
+/// A value an object of an entity stores (a slot): an attribute, or a link held in its row.
 enum StoredColumn {
     case attribute(Attribute)
-    case foreignKey(Relationship)
+    case link(Relationship)
 
+    /// The attribute's or relationship's name.
     var name: String {
         switch self {
         case .attribute(let a): return a.name
-        case .foreignKey(let r): return r.foreignKeyColumn ?? r.name
+        case .link(let r): return r.name
         }
     }
 }
@@ -160,15 +163,12 @@ public final class Entity: @unchecked Sendable {
         self.declaration = declaration
     }
 
-    /// The root of this entity's hierarchy, whose table stores it.
+    /// The root of this entity's hierarchy (a store keeps a hierarchy together).
     public var root: Entity {
         var e = self
         while let s = e.superentity { e = s }
         return e
     }
-
-    /// The table that stores rows of this entity.
-    public var tableName: String { root.name }
 
     /// True when `other` is this entity or one of its ancestors.
     public func isKind(of other: Entity) -> Bool {
@@ -193,16 +193,16 @@ public final class Schema: @unchecked Sendable {
     public let versionHash: String
     /// The schema as JSON (as declared, minified).
     public let json: JSONValue
-    /// Join tables used by many-to-many and inverse-less to-many relationships.
-    let joinTables: [(table: String, relationship: Relationship)]
+    /// The sets of pairs of many-to-many and inverse-less to-many relationships (`LinkPlacement.inPairs`).
+    let pairSets: [(name: String, relationship: Relationship)]
 
     init(version: String, entities: [Entity], json: JSONValue, versionHash: String,
-         joinTables: [(table: String, relationship: Relationship)]) {
+         pairSets: [(name: String, relationship: Relationship)]) {
         self.version = version
         self.entities = entities
         self.json = json
         self.versionHash = versionHash
-        self.joinTables = joinTables
+        self.pairSets = pairSets
         var map: [String: Entity] = [:]
         for e in entities { map[e.name] = e }
         entityByName = map

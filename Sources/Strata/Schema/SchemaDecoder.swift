@@ -198,37 +198,36 @@ enum SchemaDecoder {
                 }
             }
         }
-        // Storage of relationships.
-        var joinTables: [(table: String, relationship: Relationship)] = []
+        // Where links are kept.
+        var pairSets: [(name: String, relationship: Relationship)] = []
         func key(_ r: Relationship) -> String { r.entity.name + "\u{0}" + r.name }
         for e in entities {
             for r in e.ownRelationships {
                 if let inv = r.inverse {
                     switch (r.isToMany, inv.isToMany) {
-                    case (false, true): r.storage = .foreignKey(column: r.name)
-                    case (true, false): r.storage = .inverseForeignKey(column: inv.name)
-                    case (false, false):
-                        r.storage = key(r) < key(inv) ? .foreignKey(column: r.name) : .inverseForeignKey(column: inv.name)
+                    case (false, true): r.placement = .inRow
+                    case (true, false): r.placement = .inInverseRows
+                    case (false, false): r.placement = key(r) < key(inv) ? .inRow : .inInverseRows
                     case (true, true):
                         let canonical = key(r) < key(inv)
                         let owner = canonical ? r : inv
-                        let table = owner.entity.name + "_" + owner.name
-                        r.storage = .joinTable(table: table, ownerColumn: canonical ? "_source" : "_target",
-                                               targetColumn: canonical ? "_target" : "_source")
-                        if canonical { joinTables.append((table, r)) }
+                        let set = owner.entity.name + "_" + owner.name
+                        r.placement = .inPairs(set: set, ownerIsFirst: canonical)
+                        if canonical { pairSets.append((set, r)) }
                     }
                 } else if r.isToMany {
-                    let table = e.name + "_" + r.name
-                    r.storage = .joinTable(table: table, ownerColumn: "_source", targetColumn: "_target")
-                    joinTables.append((table, r))
+                    let set = e.name + "_" + r.name
+                    r.placement = .inPairs(set: set, ownerIsFirst: true)
+                    pairSets.append((set, r))
                 } else {
-                    r.storage = .foreignKey(column: r.name)
+                    r.placement = .inRow
                 }
             }
         }
-        var tableNames = Set(entities.map { $0.name.lowercased() })
-        for (table, r) in joinTables {
-            guard tableNames.insert(table.lowercased()).inserted else {
+        // A store keeps each hierarchy and each set of pairs under its name: no two may clash.
+        var names = Set(entities.map { $0.name.lowercased() })
+        for (table, r) in pairSets {
+            guard names.insert(table.lowercased()).inserted else {
                 throw fail("join table '\(table)' of relationship '\(r.entity.name).\(r.name)' has the name of an entity or of another join table; rename one of them",
                            path / "entities", entity: r.entity.name, attribute: r.name)
             }
@@ -249,7 +248,7 @@ enum SchemaDecoder {
         for (ei, e) in entities.enumerated() {
             var cols: [StoredColumn] = []
             for a in e.attributes where !a.isTransient { cols.append(.attribute(a)) }
-            for r in e.relationships where r.foreignKeyColumn != nil { cols.append(.foreignKey(r)) }
+            for r in e.relationships where r.isHeldInRow { cols.append(.link(r)) }
             e.storedColumns = cols
             for (i, c) in cols.enumerated() { e.slotByName[c.name] = i }
             e.defaultRow = cols.map { c in
@@ -287,7 +286,7 @@ enum SchemaDecoder {
         // Version hashes.
         for e in entities { e.versionHash = SHA256.hex(hashDescription(e)) }
         let schemaHash = SHA256.hex(entities.map { $0.name + ":" + $0.versionHash }.sorted().joined(separator: ";"))
-        return Schema(version: version, entities: entities, json: json, versionHash: schemaHash, joinTables: joinTables)
+        return Schema(version: version, entities: entities, json: json, versionHash: schemaHash, pairSets: pairSets)
     }
 
     /// SQLite's column limit (SQLITE_MAX_COLUMN, 2000 in every build Strata supports).
@@ -301,7 +300,7 @@ enum SchemaDecoder {
             var attributes = 0, links = 0
             for d in e.descendants {
                 attributes += d.ownAttributes.filter { !$0.isTransient }.count
-                links += d.ownRelationships.filter { $0.foreignKeyColumn != nil }.count
+                links += d.ownRelationships.filter(\.isHeldInRow).count
             }
             let needed = 3 + attributes + 2 * links
             guard needed <= maxColumns else {
@@ -328,7 +327,7 @@ enum SchemaDecoder {
             }
             if let r = e.relationshipByName[n] {
                 if r.isToMany { throw fail("\(what) cannot use to-many relationship '\(n)'", path / i, entity: e.name, attribute: n) }
-                if r.foreignKeyColumn == nil {
+                if !r.isHeldInRow {
                     throw fail("\(what) cannot use to-one relationship '\(n)': its inverse '\(r.inverse?.name ?? "")' holds the link", path / i, entity: e.name, attribute: n)
                 }
                 continue

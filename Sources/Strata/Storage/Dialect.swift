@@ -42,6 +42,10 @@ struct SQLiteDialect: SQLDialect {
 
 extension SQLiteDialect: QueryDialect {
     func parameter(_ n: Int) -> String { "?\(n)" }
+
+    func table(_ entity: Entity) -> String { StoreLayout.tableName(entity) }
+    func column(_ slot: StoredColumn) -> String { StoreLayout.columnName(slot) }
+    func pairTable(_ rel: Relationship) -> (table: String, ownerColumn: String, targetColumn: String) { StoreLayout.pairTable(rel) }
     func boolean(_ value: Bool) -> String { value ? "1" : "0" }
 
     /// (json_each cuts text at a NUL character: the compiler binds such lists value by value.)

@@ -11,7 +11,7 @@ func selectList(_ plan: ObjectPlan, alias: String, leading: [String] = [], diale
             // A scalar subquery, not a join: SQLite joins at most 64 tables, and an entity may hold more links.
             let ra = "r\(alias)\(subqueries)"
             subqueries += 1
-            select.append("(SELECT \(ra)._entity FROM \(dialect.quote(r.destination.tableName)) \(ra) WHERE \(ra)._pk = \(alias).\(dialect.quote(r.foreignKeyColumn ?? r.name)))")
+            select.append("(SELECT \(ra)._entity FROM \(dialect.quote(dialect.table(r.destination))) \(ra) WHERE \(ra)._pk = \(alias).\(dialect.quote(dialect.column(.link(r)))))")
         }
     }
     return select.joined(separator: ", ")

@@ -28,13 +28,16 @@ extension SQLiteSession {
 
     /// `FROM … ` of a relationship's related rows as (owner, row) with the row aliased `d`, and the owner expression.
     func relatedSource(_ rel: Relationship, ownerTable: Entity) -> (owner: String, from: String, order: String) {
-        let dest = dialect.quote(rel.destination.tableName)
-        switch rel.storage {
-        case .foreignKey(let col):
-            return ("o._pk", "\(dialect.quote(ownerTable.tableName)) o JOIN \(dest) d ON d._pk = o.\(dialect.quote(col))", "o._pk")
-        case .inverseForeignKey(let col):
+        let dest = dialect.quote(dialect.table(rel.destination))
+        switch rel.placement {
+        case .inRow:
+            let col = dialect.column(.link(rel))
+            return ("o._pk", "\(dialect.quote(dialect.table(ownerTable))) o JOIN \(dest) d ON d._pk = o.\(dialect.quote(col))", "o._pk")
+        case .inInverseRows:
+            let col = dialect.column(.link(rel.inverse ?? rel))
             return ("d.\(dialect.quote(col))", "\(dest) d", "d.\(dialect.quote(col)), d._pk")
-        case .joinTable(let table, let ownerCol, let targetCol):
+        case .inPairs:
+            let (table, ownerCol, targetCol) = dialect.pairTable(rel)
             return ("j.\(dialect.quote(ownerCol))", "\(dialect.quote(table)) j JOIN \(dest) d ON d._pk = j.\(dialect.quote(targetCol))", "j.\(dialect.quote(ownerCol)), d._pk")
         }
     }
@@ -159,7 +162,7 @@ extension SQLiteSession {
         try read(pending) {
             guard let concrete = try SQLiteWriter.concreteEntity(connection, dialect, root: id.entity.root, pk: id.pk), concrete.isKind(of: id.entity) else { return nil }
             let plan = ObjectPlan(entities: [concrete])
-            let sql = "SELECT \(selectList(plan, alias: "t", dialect: dialect)) FROM \(dialect.quote(concrete.tableName)) t WHERE t._pk = \(dialect.parameter(1))"
+            let sql = "SELECT \(selectList(plan, alias: "t", dialect: dialect)) FROM \(dialect.quote(dialect.table(concrete))) t WHERE t._pk = \(dialect.parameter(1))"
             let related = try plan.deferred.map { try relatedIdentifiers($0, owners: [id.pk]) }
             var writer = ObjectWriter(plan: plan, grouping: .toOne, related: related)
             try readObjects(&writer, sql: sql, args: [.int(id.pk)])

@@ -94,7 +94,7 @@ public final class SQLiteSession: StoreSession {
         try locked {
             let root = entity.root
             var found: ObjectID?
-            try connection.statement(SQLiteDialect.findUnique(root.name, columns: slots.map { entity.storedColumns[$0].name })).query(values) { s in
+            try connection.statement(SQLiteDialect.findUnique(dialect.table(root), columns: slots.map { dialect.column(entity.storedColumns[$0]) })).query(values) { s in
                 if let e = root.descendant(named: s.text(1)) { found = ObjectID(entity: e, pk: s.int64(0)) }
             }
             return found

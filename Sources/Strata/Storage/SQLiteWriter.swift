@@ -62,11 +62,11 @@ final class SQLiteWriter: StoreWriter {
         let stmt: Statement
         if isSaving {
             if let s = session.insertStatements[ObjectIdentifier(e)] { stmt = s } else {
-                stmt = try connection.statement(SQLiteDialect.insertRow(into: dialect.quote(e.tableName), columns: e.storedColumns.map(\.name)))
+                stmt = try connection.statement(SQLiteDialect.insertRow(into: dialect.quote(dialect.table(e)), columns: e.storedColumns.map(dialect.column)))
                 session.insertStatements[ObjectIdentifier(e)] = stmt
             }
         } else {
-            stmt = try connection.statement(SQLiteDialect.insertRow(into: try target(e.tableName, where: nil, []), columns: e.storedColumns.map(\.name)))
+            stmt = try connection.statement(SQLiteDialect.insertRow(into: try target(dialect.table(e), where: nil, []), columns: e.storedColumns.map(dialect.column)))
         }
         defer { stmt.reset() }
         sqlite3_bind_int64(stmt.handle, 1, id.pk)
@@ -92,8 +92,8 @@ final class SQLiteWriter: StoreWriter {
             if isSaving, let old = try externalFile(e, pk: id.pk, a) { obsoleteFiles.append(old) }
             if case .blob(let bytes) = values[k] { bound[k] = try externalValue(bytes) }
         }
-        let table = try target(e.tableName, where: SQLiteDialect.keyIs(), [.int(id.pk)])
-        let stmt = try connection.statement(SQLiteDialect.updateRow(table, columns: slots.map { e.storedColumns[$0].name }))
+        let table = try target(dialect.table(e), where: SQLiteDialect.keyIs(), [.int(id.pk)])
+        let stmt = try connection.statement(SQLiteDialect.updateRow(table, columns: slots.map { dialect.column(e.storedColumns[$0]) }))
         defer { stmt.reset() }
         sqlite3_bind_int64(stmt.handle, 1, id.pk)
         for (k, v) in bound.enumerated() { stmt.bind(v, at: Int32(k + 2)) }
@@ -109,7 +109,7 @@ final class SQLiteWriter: StoreWriter {
                 if let name = try externalFile(e, pk: id.pk, a) { obsoleteFiles.append(name) }
             }
         }
-        let table = try target(e.tableName, where: SQLiteDialect.keyIs(), [.int(id.pk)])
+        let table = try target(dialect.table(e), where: SQLiteDialect.keyIs(), [.int(id.pk)])
         try connection.execute(SQLiteDialect.deleteRows(table, where: SQLiteDialect.keyIs()), [.int(id.pk)])
     }
 
@@ -125,7 +125,7 @@ final class SQLiteWriter: StoreWriter {
         guard !slots.isEmpty else { return [] }
         let e = id.entity
         var out = slots.map { _ in SQLValue.null }
-        try c.statement(SQLiteDialect.selectRow(e.tableName, columns: slots.map { e.storedColumns[$0].name })).query([.int(id.pk)]) { s in
+        try c.statement(SQLiteDialect.selectRow(dialect.table(e), columns: slots.map { dialect.column(e.storedColumns[$0]) })).query([.int(id.pk)]) { s in
             for i in slots.indices { out[i] = s.value(at: Int32(i)) }
         }
         return out
@@ -133,10 +133,10 @@ final class SQLiteWriter: StoreWriter {
 
     static func concreteEntity(_ c: Connection, _ dialect: SQLiteDialect, root: Entity, pk: Int64) throws -> Entity? {
         if !root.isInHierarchy {
-            let v = try c.statement(SQLiteDialect.rowExists(root.name)).scalar([.int(pk)])
+            let v = try c.statement(SQLiteDialect.rowExists(dialect.table(root))).scalar([.int(pk)])
             return v == nil ? nil : root
         }
-        guard case .text(let name)? = try c.statement(SQLiteDialect.rowEntity(root.name)).scalar([.int(pk)]) else {
+        guard case .text(let name)? = try c.statement(SQLiteDialect.rowEntity(dialect.table(root))).scalar([.int(pk)]) else {
             return nil
         }
         return root.descendant(named: name)
@@ -173,7 +173,7 @@ final class SQLiteWriter: StoreWriter {
     /// The external-storage file a saved row names for `a`, if any (checked: only names Strata generates).
     private func externalFile(_ e: Entity, pk: Int64, _ a: Attribute) throws -> String? {
         guard session.sqliteStore.externalFolder != nil else { return nil }
-        let v = try connection.statement(SQLiteDialect.selectRow(e.tableName, columns: [a.name])).scalar([.int(pk)])
+        let v = try connection.statement(SQLiteDialect.selectRow(dialect.table(e), columns: [dialect.column(.attribute(a))])).scalar([.int(pk)])
         guard case .text(let name)? = v else { return nil }
         guard ExternalFolder.isValidName(name.utf8) else { throw ExternalFolder.corruptName(entity: e.name, attribute: a.name) }
         return name
@@ -193,20 +193,22 @@ final class SQLiteWriter: StoreWriter {
     }
 
     func setLinks(_ rel: Relationship, rows: [Int64], to target: Int64?) throws {
-        guard let col = rel.foreignKeyColumn, !rows.isEmpty else { return }
+        guard rel.isHeldInRow, !rows.isEmpty else { return }
+        let col = dialect.column(.link(rel))
         let value: SQLValue = target.map { .int($0) } ?? .null
         let one = rows.count == 1
         let cond = one ? SQLiteDialect.keyIs() : SQLiteDialect.keyIn(1)
         let keys: SQLValue = one ? .int(rows[0]) : SQLiteSession.pkArray(rows)
-        let table = try self.target(rel.entity.tableName, where: cond, [keys])
+        let table = try self.target(dialect.table(rel.entity), where: cond, [keys])
         try connection.execute(SQLiteDialect.setLink(table, col, where: cond), [keys, value])
     }
 
     func clearLinks(_ rel: Relationship, to target: Int64, keeping: [Int64]) throws -> [ObjectID] {
-        guard let col = rel.foreignKeyColumn else { return [] }
+        guard rel.isHeldInRow else { return [] }
+        let col = dialect.column(.link(rel))
         let cond = SQLiteDialect.linksTo(col, keeping: !keeping.isEmpty)
         let args: [SQLValue] = keeping.isEmpty ? [.int(target)] : [.int(target), SQLiteSession.pkArray(keeping)]
-        let table = try self.target(rel.entity.tableName, where: cond, args)
+        let table = try self.target(dialect.table(rel.entity), where: cond, args)
         var out: [ObjectID] = []
         let root = rel.entity.root
         try connection.statement(SQLiteDialect.clearLinks(table, col, where: cond)).query(args) { s in
@@ -216,8 +218,9 @@ final class SQLiteWriter: StoreWriter {
     }
 
     func links(_ rel: Relationship, rows: [ObjectID]) throws -> [Int64?] {
-        guard let col = rel.foreignKeyColumn, !rows.isEmpty else { return rows.map { _ in nil } }
-        let stmt = try connection.statement(SQLiteDialect.linkOfRow(rel.entity.tableName, col))
+        guard rel.isHeldInRow, !rows.isEmpty else { return rows.map { _ in nil } }
+        let col = dialect.column(.link(rel))
+        let stmt = try connection.statement(SQLiteDialect.linkOfRow(dialect.table(rel.entity), col))
         return try rows.map { row in
             if case .int(let t)? = try stmt.scalar([.int(row.pk)]) { return t }
             return nil
@@ -225,7 +228,8 @@ final class SQLiteWriter: StoreWriter {
     }
 
     func removePairs(_ rel: Relationship, pk: Int64, ownerSide: Bool) throws -> [Int64] {
-        guard case .joinTable(let table, let ownerCol, let targetCol) = rel.storage else { return [] }
+        guard case .inPairs = rel.placement else { return [] }
+        let (table, ownerCol, targetCol) = dialect.pairTable(rel)
         let cond = SQLiteDialect.pairSide(ownerSide ? ownerCol : targetCol)
         let t = try target(table, join: true, where: cond, [.int(pk)])
         var other: [Int64] = []
@@ -236,7 +240,8 @@ final class SQLiteWriter: StoreWriter {
     }
 
     func addPairs(_ rel: Relationship, owner: Int64, targets: [Int64]) throws {
-        guard case .joinTable(let table, let ownerCol, let targetCol) = rel.storage, !targets.isEmpty else { return }
+        guard case .inPairs = rel.placement, !targets.isEmpty else { return }
+        let (table, ownerCol, targetCol) = dialect.pairTable(rel)
         let list = SQLiteSession.pkArray(targets)
         // On the overlay, store pairs already there are copied first, so that none shows twice.
         let into = try target(table, join: true, where: SQLiteDialect.pairsOf(ownerCol, targetCol), [.int(owner), list])

@@ -38,11 +38,25 @@ struct StoreLayout: Equatable {
     init(_ schema: Schema) {
         var tables: [Table] = []
         for root in schema.rootEntities { tables.append(StoreLayout.entityTable(root)) }
-        for (name, _) in schema.joinTables { tables.append(StoreLayout.joinTable(name)) }
+        for (name, _) in schema.pairSets { tables.append(StoreLayout.joinTable(name)) }
         self.tables = tables
     }
 
     func table(named name: String) -> Table? { tables.first { $0.name == name } }
+
+    // MARK: Names
+
+    /// A hierarchy's table is named after its root entity.
+    static func tableName(_ e: Entity) -> String { e.root.name }
+    /// A slot's column is named after its attribute or relationship.
+    static func columnName(_ slot: StoredColumn) -> String { slot.name }
+    /// A set of pairs is a table named after the set, with `_source` (the first end) and `_target`.
+    static func pairTable(_ rel: Relationship) -> (table: String, ownerColumn: String, targetColumn: String) {
+        guard case .inPairs(let set, let ownerIsFirst) = rel.placement else {
+            return ("", "", "")  // callers ask only for relationships kept in pairs
+        }
+        return (set, ownerIsFirst ? "_source" : "_target", ownerIsFirst ? "_target" : "_source")
+    }
 
     /// The SQLite column type of a kind of value.
     static func columnType(_ type: AttributeType) -> String {
@@ -63,11 +77,18 @@ struct StoreLayout: Equatable {
                 if a.externalStorage { external.append(a.name) }
             }
             for r in e.ownRelationships {
-                if let c = r.foreignKeyColumn { columns.append(Column(name: c, type: "INTEGER")) }
+                if r.isHeldInRow { columns.append(Column(name: columnName(.link(r)), type: "INTEGER")) }
             }
         }
         var indexes: [Index] = []
         var seen: Set<String> = []
+        /// The column of an attribute or held link named in a constraint or index.
+        func column(_ name: String) -> String {
+            for e in root.descendants {
+                if let slot = e.slotByName[name] { return columnName(e.storedColumns[slot]) }
+            }
+            return name
+        }
         func add(_ kind: String, _ cols: [String]) {
             let key = kind + ":" + cols.joined(separator: ",")
             // A plain index on exactly the columns of a unique index would only cost writes.
@@ -78,12 +99,12 @@ struct StoreLayout: Equatable {
         if root.isInHierarchy { add("index", ["_entity"]) }
         for e in root.descendants {
             for a in e.ownAttributes where a.isUnique { add("unique", [a.name]) }
-            for u in e.uniqueConstraints { add("unique", u.map { e.relationshipByName[$0]?.foreignKeyColumn ?? $0 }) }
+            for u in e.uniqueConstraints { add("unique", u.map(column)) }
         }
         for e in root.descendants {
             for a in e.ownAttributes where a.isIndexed && !a.isUnique { add("index", [a.name]) }
-            for i in e.indexes { add("index", i.map { e.relationshipByName[$0]?.foreignKeyColumn ?? $0 }) }
-            for r in e.ownRelationships { if let c = r.foreignKeyColumn { add("fk", [c]) } }
+            for i in e.indexes { add("index", i.map(column)) }
+            for r in e.ownRelationships where r.isHeldInRow { add("fk", [columnName(.link(r))]) }
         }
         return Table(name: root.name, columns: columns, primaryKey: ["_pk"], withoutRowID: false, indexes: indexes, externalColumns: external)
     }

@@ -73,7 +73,7 @@ public protocol StoreSession: AnyObject {
 
 /// Set-based primitives a context's rules write with, inside a save's
 /// transaction or on a read's overlay. Relationship arguments name where a
-/// link lives; `Schema` says which kind (`Relationship.storage`).
+/// link lives; the schema says which kind (`Relationship.placement`).
 public protocol StoreWriter: AnyObject {
     /// True for a save; false on a read's overlay (nothing is kept).
     var isSaving: Bool { get }
@@ -91,7 +91,7 @@ public protocol StoreWriter: AnyObject {
 
     /// The objects related to `id` through `rel` (any storage), in key order.
     func related(_ id: ObjectID, _ rel: Relationship) throws -> [ObjectID]
-    /// For a link held in rows (`rel.foreignKeyColumn`): points `rows` at `target` (nil: clears).
+    /// For a link held in rows (`rel.isHeldInRow`): points `rows` at `target` (nil: clears).
     func setLinks(_ rel: Relationship, rows: [Int64], to target: Int64?) throws
     /// For a link held in rows: clears it in every row that points at `target`,
     /// except `keeping`; returns the rows that changed.

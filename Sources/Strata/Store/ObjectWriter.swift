@@ -131,7 +131,8 @@ struct ObjectPlan {
             for r in e.relationships {
                 let isPrefetched = prefetched.contains { $0 === r }
                 guard wanted(r.name) || isPrefetched else { continue }
-                if let col = r.foreignKeyColumn, !isPrefetched {
+                if r.isHeldInRow, !isPrefetched {
+                    let col = r.name
                     let index: Int32
                     if let i = columnIndex[col] { index = i } else {
                         index = first + Int32(selections.count)

@@ -21,6 +21,10 @@ final class QueryDialectTests: StoreTestCase {
         func isSame(_ a: String, _ b: String) -> String { "\(a) IS NOT DISTINCT FROM \(b)" }
         func isNotSame(_ a: String, _ b: String) -> String { "\(a) IS DISTINCT FROM \(b)" }
         func limit(_ limit: String?, offset: String?) -> String { " PAGE(\(limit ?? "ALL"), \(offset ?? "0"))" }
+        // The same layout rules as SQLite's: the test is about spelling.
+        func table(_ entity: Entity) -> String { entity.root.name }
+        func column(_ slot: StoredColumn) -> String { slot.name }
+        func pairTable(_ rel: Relationship) -> (table: String, ownerColumn: String, targetColumn: String) { StoreLayout.pairTable(rel) }
     }
 
     func testThePredicateCompilerSpellsThroughItsDialect() throws {

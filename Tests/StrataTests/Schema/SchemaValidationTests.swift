@@ -301,8 +301,8 @@ final class SchemaValidationTests: StoreTestCase {
         XCTAssertTrue(items.inverse === trip)
         XCTAssertTrue(trip.inverse === items)
         // One-to-many with an inverse: a foreign key in Item, no join table.
-        XCTAssertEqual(trip.foreignKeyColumn, "trip")
-        XCTAssertTrue(s.joinTables.isEmpty)
+        XCTAssertEqual(trip.placement, .inRow)
+        XCTAssertTrue(s.pairSets.isEmpty)
     }
 
     func testSampleTripsInversesAreFound() throws {
@@ -327,7 +327,7 @@ final class SchemaValidationTests: StoreTestCase {
         XCTAssertNil(trip.relationshipByName["owner"]?.inverse)
         XCTAssertNil(trip.relationshipByName["driver"]?.inverse)
         // Without an inverse the to-many needs its own join table.
-        XCTAssertEqual(s.joinTables.map(\.table), ["Person_trips"])
+        XCTAssertEqual(s.pairSets.map(\.name), ["Person_trips"])
     }
 
     func testNoImplicitInverseSeenFromEitherSide() throws {
@@ -351,7 +351,7 @@ final class SchemaValidationTests: StoreTestCase {
             """#)
         let node = try XCTUnwrap(s.entity(named: "Node"))
         XCTAssertTrue(node.relationshipByName["parent"]?.inverse === node.relationshipByName["children"])
-        XCTAssertEqual(node.relationshipByName["parent"]?.foreignKeyColumn, "parent")
+        XCTAssertEqual(node.relationshipByName["parent"]?.placement, .inRow)
     }
 
     func testExplicitManyToManyUsesOneJoinTable() throws {
@@ -360,7 +360,7 @@ final class SchemaValidationTests: StoreTestCase {
               {"name": "Tag", "relationships": [{"name": "trips", "destination": "Trip", "toMany": true, "inverse": "tags"}]},
               {"name": "Trip", "relationships": [{"name": "tags", "destination": "Tag", "toMany": true}]}]}
             """#)
-        XCTAssertEqual(s.joinTables.map(\.table), ["Tag_trips"])
+        XCTAssertEqual(s.pairSets.map(\.name), ["Tag_trips"])
     }
 
     // MARK: Inheritance
@@ -374,7 +374,7 @@ final class SchemaValidationTests: StoreTestCase {
         XCTAssertEqual(personal.ownAttributes.map(\.name), ["reason"])
         XCTAssertEqual(personal.relationships.map(\.name), ["bucketList", "livingAccommodation"])
         XCTAssertTrue(personal.attributeByName["name"] === trip.attributeByName["name"])
-        XCTAssertEqual(personal.tableName, "Trip")
+        XCTAssertEqual(StoreLayout.tableName(personal), "Trip")
         XCTAssertEqual(Set(trip.descendants.map(\.name)), ["Trip", "BusinessTrip", "PersonalTrip"])
         XCTAssertTrue(personal.isKind(of: trip))
         XCTAssertFalse(trip.isKind(of: personal))
