@@ -29,6 +29,7 @@ struct ChangeReplay {
 
     /// Replays `changes` in order; when saving, then checks deny rules and validation.
     mutating func apply(_ changes: [PendingChange]) throws {
+        if saving { changeSet.reserveCapacity(changes.count) }
         for change in changes {
             switch change {
             case .insert(let id, let values): try insert(id, values)
@@ -53,8 +54,9 @@ struct ChangeReplay {
     private mutating func noteUpdate(_ entity: Entity, _ pk: Int64, _ name: String) throws {
         guard saving else { return }
         let probe = ObjectID(entity: entity, pk: pk)
-        if let known = changeSet.change(of: probe) {
-            if known.kind == .updated { changeSet.recordUpdate(known.id, name) }
+        if let kind = changeSet.kind(of: probe) {
+            // Known: the record keeps its concrete entity.
+            if kind == .updated { changeSet.recordUpdate(probe, name) }
             return
         }
         guard !deleted.contains(probe) else { return }

@@ -164,11 +164,14 @@ public final class Entity: @unchecked Sendable {
     }
 
     /// The root of this entity's hierarchy (a store keeps a hierarchy together).
-    public var root: Entity {
+    /// Identifiers hash and compare by it: known once the schema is decoded.
+    @inline(__always) public var root: Entity {
+        if let r = knownRoot { return r }
         var e = self
         while let s = e.superentity { e = s }
         return e
     }
+    unowned(unsafe) var knownRoot: Entity?
 
     /// True when `other` is this entity or one of its ancestors.
     public func isKind(of other: Entity) -> Bool {

@@ -103,6 +103,11 @@ enum SchemaDecoder {
             e.superentity = sup
             sup.subentities.append(e)
         }
+        for e in entities {
+            var r = e
+            while let s = r.superentity { r = s }
+            e.knownRoot = r
+        }
         // Inherited properties, in hierarchy order (ancestors first).
         func resolveProperties(_ e: Entity) throws {
             if !e.attributes.isEmpty || !e.relationships.isEmpty || e.attributeByName.count > 0 { return }

@@ -75,9 +75,14 @@ extension SQLiteDialect {
     static func setLink(_ table: String, _ column: String, where condition: String) -> String {
         "UPDATE \(table) SET \(q(column)) = ?2 WHERE \(condition)"
     }
-    /// `column = ?1`, and with `keeping`, not in the keys bound as ?2.
-    static func linksTo(_ column: String, keeping: Bool) -> String {
-        keeping ? "\(q(column)) = ?1 AND NOT (\(keyIn(2)))" : "\(q(column)) = ?1"
+    /// `column = ?1`, except the rows `keeping` names: none, one key bound as ?2,
+    /// or the JSON array of keys bound as ?2.
+    static func linksTo(_ column: String, keeping: Int) -> String {
+        switch keeping {
+        case 0: return "\(q(column)) = ?1"
+        case 1: return "\(q(column)) = ?1 AND _pk <> ?2"
+        default: return "\(q(column)) = ?1 AND NOT (\(keyIn(2)))"
+        }
     }
     /// Clears a link column in the rows matching `condition`, returning their keys and entities.
     static func clearLinks(_ table: String, _ column: String, where condition: String) -> String {

@@ -206,8 +206,12 @@ final class SQLiteWriter: StoreWriter {
     func clearLinks(_ rel: Relationship, to target: Int64, keeping: [Int64]) throws -> [ObjectID] {
         guard rel.isHeldInRow else { return [] }
         let col = dialect.column(.link(rel))
-        let cond = SQLiteDialect.linksTo(col, keeping: !keeping.isEmpty)
-        let args: [SQLValue] = keeping.isEmpty ? [.int(target)] : [.int(target), SQLiteSession.pkArray(keeping)]
+        let cond = SQLiteDialect.linksTo(col, keeping: keeping.count)
+        let args: [SQLValue] = switch keeping.count {
+        case 0: [.int(target)]
+        case 1: [.int(target), .int(keeping[0])]
+        default: [.int(target), SQLiteSession.pkArray(keeping)]
+        }
         let table = try self.target(dialect.table(rel.entity), where: cond, args)
         var out: [ObjectID] = []
         let root = rel.entity.root

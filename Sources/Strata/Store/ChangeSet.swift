@@ -20,8 +20,8 @@ public struct ChangeSet: Sendable {
         public internal(set) var tombstone: [(name: String, value: SQLValue)]
     }
 
-    /// Every changed object, in the order first changed (gone entries are skipped).
-    public var changes: [Change] { entries.filter { !$0.gone }.map(\.change) }
+    /// Every changed object, in the order first changed.
+    public var changes: [Change] { records.indices.compactMap(change(at:)) }
     public var isEmpty: Bool { live == 0 }
 
     public var inserted: [ObjectID] { ids(.inserted) }
@@ -30,69 +30,116 @@ public struct ChangeSet: Sendable {
 
     /// The change of one object, if it changed.
     public func change(of id: ObjectID) -> Change? {
-        guard let i = index[id], !entries[i].gone else { return nil }
-        return entries[i].change
+        index[Key(id)].flatMap(change(at:))
+    }
+
+    /// How one object changed, if it did (without building its `Change`).
+    func kind(of id: ObjectID) -> Kind? {
+        guard let i = index[Key(id)], !records[i].gone else { return nil }
+        return records[i].kind
     }
 
     /// Names of the entities with changes, in first-changed order.
     public var entityNames: [String] {
         var seen: Set<String> = []
-        return changes.compactMap { seen.insert($0.id.entity.name).inserted ? $0.id.entity.name : nil }
+        return records.compactMap { r in !r.gone && seen.insert(r.entity.name).inserted ? r.entity.name : nil }
     }
 
     public init() {}
 
-    private struct Entry { var change: Change; var gone = false }
-    private var entries: [Entry] = []
-    private var index: [ObjectID: Int] = [:]
+    /// Room for `n` changes (a save knows roughly how many it makes).
+    mutating func reserveCapacity(_ n: Int) {
+        records.reserveCapacity(n)
+        index.reserveCapacity(n)
+    }
+
+    // A save may change a million objects: each is a plain record (no reference
+    // counted per object); names and tombstones are kept aside for the few that have them.
+    private struct Record {
+        unowned(unsafe) let entity: Entity
+        let pk: Int64
+        var kind: Kind
+        var gone = false
+    }
+    private var records: [Record] = []
+    private var index: [Key: Int] = [:]
+    private var names: [Int: [String]] = [:]
+    private var tombstones: [Int: [(name: String, value: SQLValue)]] = [:]
+    /// Keeps every entity a record names alive as long as the change set.
+    private var entities: [ObjectIdentifier: Entity] = [:]
     private var live = 0
 
+    /// An object's identity without a reference to its entity (hashing retains nothing).
+    private struct Key: Hashable {
+        let root: ObjectIdentifier
+        let pk: Int64
+        init(_ id: ObjectID) { root = ObjectIdentifier(id.entity.root); pk = id.pk }
+    }
+
+    private func change(at i: Int) -> Change? {
+        let r = records[i]
+        guard !r.gone else { return nil }
+        return Change(id: ObjectID(entity: r.entity, pk: r.pk), kind: r.kind, attributes: names[i] ?? [], tombstone: tombstones[i] ?? [])
+    }
+
     private func ids(_ kind: Kind) -> [ObjectID] {
-        entries.compactMap { !$0.gone && $0.change.kind == kind ? $0.change.id : nil }
+        records.compactMap { !$0.gone && $0.kind == kind ? ObjectID(entity: $0.entity, pk: $0.pk) : nil }
+    }
+
+    private mutating func append(_ id: ObjectID, _ key: Key, _ kind: Kind) -> Int {
+        let e = id.entity
+        if entities[ObjectIdentifier(e)] == nil { entities[ObjectIdentifier(e)] = e }
+        index[key] = records.count
+        records.append(Record(entity: e, pk: id.pk, kind: kind))
+        live += 1
+        return records.count - 1
     }
 
     mutating func recordInsert(_ id: ObjectID) {
-        if let i = index[id] {
-            // A key is never reused; a deleted-then-inserted object cannot occur. Keep the entry current.
-            if entries[i].gone { live += 1 }
-            entries[i] = Entry(change: Change(id: id, kind: .inserted, attributes: [], tombstone: []))
+        let key = Key(id)
+        if let i = index[key] {
+            // A key is never reused, so this is the object inserted before: it stays inserted.
+            if records[i].gone { records[i].gone = false; live += 1 }
+            records[i].kind = .inserted
             return
         }
-        index[id] = entries.count
-        entries.append(Entry(change: Change(id: id, kind: .inserted, attributes: [], tombstone: [])))
-        live += 1
+        _ = append(id, key, .inserted)
     }
 
     /// Records changed names of `id` (nothing when it is inserted or deleted in this save).
-    mutating func recordUpdate(_ id: ObjectID, _ names: [String]) {
-        if let i = index[id] {
-            guard !entries[i].gone, entries[i].change.kind == .updated else { return }
-            for n in names where !entries[i].change.attributes.contains(n) { entries[i].change.attributes.append(n) }
-            return
+    mutating func recordUpdate(_ id: ObjectID, _ changed: [String]) {
+        let key = Key(id)
+        let i: Int
+        if let existing = index[key] {
+            guard !records[existing].gone, records[existing].kind == .updated else { return }
+            i = existing
+        } else {
+            i = append(id, key, .updated)
         }
-        var unique: [String] = []
-        for n in names where !unique.contains(n) { unique.append(n) }
-        index[id] = entries.count
-        entries.append(Entry(change: Change(id: id, kind: .updated, attributes: unique, tombstone: [])))
-        live += 1
+        var list = names[i] ?? []
+        for n in changed where !list.contains(n) { list.append(n) }
+        names[i] = list
     }
 
     mutating func recordUpdate(_ id: ObjectID, _ name: String) { recordUpdate(id, [name]) }
 
     mutating func recordDelete(_ id: ObjectID, tombstone: [(name: String, value: SQLValue)]) {
-        if let i = index[id] {
-            if entries[i].gone { return }
-            if entries[i].change.kind == .inserted {
-                entries[i].gone = true
+        let key = Key(id)
+        let i: Int
+        if let existing = index[key] {
+            if records[existing].gone { return }
+            if records[existing].kind == .inserted {
+                records[existing].gone = true
                 live -= 1
                 return
             }
-            entries[i].change = Change(id: id, kind: .deleted, attributes: [], tombstone: tombstone)
-            return
+            i = existing
+            records[i].kind = .deleted
+            names[i] = nil
+        } else {
+            i = append(id, key, .deleted)
         }
-        index[id] = entries.count
-        entries.append(Entry(change: Change(id: id, kind: .deleted, attributes: [], tombstone: tombstone)))
-        live += 1
+        if !tombstone.isEmpty { tombstones[i] = tombstone }
     }
 
     /// Appends another save's changes (saves inside one outer transaction).
