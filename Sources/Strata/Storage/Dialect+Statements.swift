@@ -41,6 +41,23 @@ extension SQLiteDialect {
         "SELECT \(q(column)) FROM \(q(table)) WHERE typeof(\(q(column))) = 'text'"
     }
 
+    // MARK: Reads (shapes from the fetch compiler)
+
+    /// `SELECT list FROM source [WHERE condition] [ORDER BY order]` and a paging clause (with its leading space).
+    static func select(_ list: String, from source: String, where condition: String? = nil, orderBy order: String? = nil, paging: String = "") -> String {
+        "SELECT \(list) FROM \(source)" + (condition.map { " WHERE \($0)" } ?? "") + (order.map { " ORDER BY \($0)" } ?? "") + paging
+    }
+    /// The number of rows of `source` matching `condition`.
+    static func count(from source: String, where condition: String?) -> String { select("count(*)", from: source, where: condition) }
+    /// The number of rows a query returns.
+    static func count(of query: String) -> String { "SELECT count(*) FROM (\(query))" }
+    /// SQLite's plan of a query: rows of (id, parent, notused, detail).
+    static func queryPlan(_ query: String) -> String { "EXPLAIN QUERY PLAN " + query }
+    /// A scalar subquery: the entity of the row of `table` (aliased `alias`) whose key is `key`.
+    static func entity(of table: String, alias: String, key: String) -> String {
+        "(SELECT \(alias)._entity FROM \(q(table)) \(alias) WHERE \(alias)._pk = \(key))"
+    }
+
     // MARK: Rows (the key `_pk` is always ?1)
 
     /// `_pk = ?n`.

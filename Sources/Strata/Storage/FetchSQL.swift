@@ -11,7 +11,7 @@ func selectList(_ plan: ObjectPlan, alias: String, leading: [String] = [], diale
             // A scalar subquery, not a join: SQLite joins at most 64 tables, and an entity may hold more links.
             let ra = "r\(alias)\(subqueries)"
             subqueries += 1
-            select.append("(SELECT \(ra)._entity FROM \(dialect.quote(dialect.table(r.destination))) \(ra) WHERE \(ra)._pk = \(alias).\(dialect.quote(dialect.column(.link(r)))))")
+            select.append(SQLiteDialect.entity(of: dialect.table(r.destination), alias: ra, key: "\(alias).\(dialect.quote(dialect.column(.link(r))))"))
         }
     }
     return select.joined(separator: ", ")
@@ -22,9 +22,10 @@ struct CompiledFetch {
     let root: Entity
     /// Joins the predicate and sort keys need (alias `t` is the fetched row).
     let joins: String
-    let whereSQL: String
-    let orderSQL: String
-    let limitSQL: String
+    /// The conditions, the order and the paging clause (nil / "" when there are none).
+    let condition: String?
+    let order: String
+    let paging: String
     let args: [SQLValue]
     let dialect: any QueryDialect
 
@@ -53,20 +54,23 @@ struct CompiledFetch {
         let limit = d.fetchLimit.map { c.bind(.int(Int64($0))) }
         let offset = d.fetchOffset > 0 ? c.bind(.int(Int64(d.fetchOffset))) : nil
         joins = c.rootJoins.joined(separator: " ")
-        whereSQL = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        orderSQL = " ORDER BY " + order.joined(separator: ", ")
-        limitSQL = dialect.limit(limit, offset: offset)
+        condition = conditions.isEmpty ? nil : conditions.joined(separator: " AND ")
+        self.order = order.joined(separator: ", ")
+        paging = dialect.limit(limit, offset: offset)
         args = c.args
     }
 
-    var from: String { "FROM \(dialect.quote(root.name)) t" + (joins.isEmpty ? "" : " " + joins) }
+    /// The fetched table aliased `t`, with the joins the predicate and sort keys need.
+    var source: String { "\(dialect.quote(dialect.table(root))) t" + (joins.isEmpty ? "" : " " + joins) }
+
+    /// `list` of the matching rows, in order.
+    func select(_ list: String) -> String {
+        SQLiteDialect.select(list, from: source, where: condition, orderBy: order, paging: paging)
+    }
 
     /// The primary keys of the matching rows, in order (usable as a subquery).
-    var keysSQL: String { "SELECT t._pk \(from)\(whereSQL)\(orderSQL)\(limitSQL)" }
+    var keysSQL: String { select("t._pk") }
 
-    func objectsSQL(_ plan: ObjectPlan) -> String {
-        "SELECT \(selectList(plan, alias: "t", dialect: dialect)) FROM \(dialect.quote(root.name)) t"
-            + (joins.isEmpty ? "" : " " + joins) + whereSQL + orderSQL + limitSQL
-    }
+    func objectsSQL(_ plan: ObjectPlan) -> String { select(selectList(plan, alias: "t", dialect: dialect)) }
 }
 

@@ -57,7 +57,7 @@ extension SQLiteSession {
 
     private func relatedIdentifiers(_ rel: Relationship, _ src: (owner: String, from: String, order: String),
                                     where condition: String, args: [SQLValue]) throws -> RelatedValues {
-        let sql = "SELECT \(src.owner), d._pk, d._entity FROM \(src.from) WHERE \(condition) ORDER BY \(src.order)"
+        let sql = SQLiteDialect.select("\(src.owner), d._pk, d._entity", from: src.from, where: condition, orderBy: src.order)
         let stmt = try connection.statement(sql)
         defer { stmt.reset() }
         stmt.bind(args)
@@ -77,8 +77,8 @@ extension SQLiteSession {
                 // One query per relationship: the related rows of every matching owner, owners given by the fetch as a subquery.
                 let src = relatedSource(rel, ownerTable: d.entity)
                 let relPlan = ObjectPlan(entities: rel.destination.descendants, leading: 1)
-                let sql = "SELECT \(selectList(relPlan, alias: "d", leading: [src.owner], dialect: dialect)) FROM \(src.from)"
-                    + " WHERE \(src.owner) IN (\(q.keysSQL)) ORDER BY \(src.order)"
+                let sql = SQLiteDialect.select(selectList(relPlan, alias: "d", leading: [src.owner], dialect: dialect), from: src.from,
+                                               where: "\(src.owner) IN (\(q.keysSQL))", orderBy: src.order)
                 var writer = ObjectWriter(plan: relPlan, grouping: rel.isToMany ? .toMany : .toOne)
                 try readObjects(&writer, sql: sql, args: q.args)
                 let objects = writer.finishGroups()
@@ -98,8 +98,8 @@ extension SQLiteSession {
         try read(pending) {
             let q = CompiledFetch(d, dialect: dialect)
             let sql = d.fetchLimit == nil && d.fetchOffset == 0
-                ? "SELECT count(*) \(q.from)\(q.whereSQL)"
-                : "SELECT count(*) FROM (\(q.keysSQL))"
+                ? SQLiteDialect.count(from: q.source, where: q.condition)
+                : SQLiteDialect.count(of: q.keysSQL)
             guard case .int(let n)? = try connection.statement(sql).scalar(q.args) else { return 0 }
             return n
         }
@@ -118,12 +118,12 @@ extension SQLiteSession {
     /// Matching identifiers (call inside `read`).
     func identifiers(_ d: FetchDescriptor) throws -> (bytes: [UInt8], ids: [ObjectID]) {
         let q = CompiledFetch(d, dialect: dialect)
-        let sql = "SELECT t._pk, t._entity \(q.from)\(q.whereSQL)\(q.orderSQL)\(q.limitSQL)"
         var w = JSONWriter()
         var ids: [ObjectID] = []
         w.beginArray()
-        try connection.statement(sql).query(q.args) { s in
-            guard let e = schema.entity(named: s.text(1)) else { return }
+        let root = d.entity.root
+        try connection.statement(q.select("t._pk, t._entity")).query(q.args) { s in
+            guard let e = root.descendant(named: s.text(1)) else { return }
             let id = ObjectID(entity: e, pk: s.int64(0))
             id.write(to: &w)
             ids.append(id)
@@ -144,7 +144,7 @@ extension SQLiteSession {
             w.key("parameterCount"); w.int(Int64(q.args.count))
             w.key("queryPlan")
             w.beginArray()
-            try connection.statement("EXPLAIN QUERY PLAN " + sql).query(q.args) { s in
+            try connection.statement(SQLiteDialect.queryPlan(sql)).query(q.args) { s in
                 w.beginObject()
                 w.key("id"); w.int(s.int64(0))
                 w.key("parent"); w.int(s.int64(1))
@@ -162,7 +162,8 @@ extension SQLiteSession {
         try read(pending) {
             guard let concrete = try SQLiteWriter.concreteEntity(connection, dialect, root: id.entity.root, pk: id.pk), concrete.isKind(of: id.entity) else { return nil }
             let plan = ObjectPlan(entities: [concrete])
-            let sql = "SELECT \(selectList(plan, alias: "t", dialect: dialect)) FROM \(dialect.quote(dialect.table(concrete))) t WHERE t._pk = \(dialect.parameter(1))"
+            let sql = SQLiteDialect.select(selectList(plan, alias: "t", dialect: dialect), from: "\(dialect.quote(dialect.table(concrete))) t",
+                                           where: "t._pk = \(dialect.parameter(1))")
             let related = try plan.deferred.map { try relatedIdentifiers($0, owners: [id.pk]) }
             var writer = ObjectWriter(plan: plan, grouping: .toOne, related: related)
             try readObjects(&writer, sql: sql, args: [.int(id.pk)])

@@ -184,7 +184,7 @@ final class SQLiteWriter: StoreWriter {
     func related(_ id: ObjectID, _ rel: Relationship) throws -> [ObjectID] {
         let src = session.relatedSource(rel, ownerTable: id.entity)
         var out: [ObjectID] = []
-        let sql = "SELECT d._pk, d._entity FROM \(src.from) WHERE \(src.owner) = ?1 ORDER BY d._pk"
+        let sql = SQLiteDialect.select("d._pk, d._entity", from: src.from, where: "\(src.owner) = ?1", orderBy: "d._pk")
         let destination = rel.destination.root
         try connection.statement(sql).query([.int(id.pk)]) { s in
             out.append(ObjectID(entity: destination.descendant(named: s.text(1)) ?? rel.destination, pk: s.int64(0)))
