@@ -114,7 +114,19 @@ final class SQLiteWriter: StoreWriter {
     }
 
     func values(_ id: ObjectID, slots: [Int]) throws -> [SQLValue] {
-        try SQLiteWriter.values(connection, dialect, id, slots: slots)
+        var out = try SQLiteWriter.values(connection, dialect, id, slots: slots)
+        // An external-storage value that moved to a file: its bytes, not the file's name.
+        guard let folder = session.sqliteStore.externalFolder else { return out }
+        for (k, slot) in slots.enumerated() {
+            guard case .attribute(let a) = id.entity.storedColumns[slot], a.externalStorage, case .text(let name) = out[k] else { continue }
+            do {
+                out[k] = .blob(try folder.read(Array(name.utf8), of: a, pk: id.pk))
+            } catch let missing as ExternalFolder.Missing {
+                throw StrataError(.io, "external storage file '\(missing.name)' of '\(missing.entity).\(missing.attribute)' is missing from the store's .strata folder",
+                                  entity: missing.entity, attribute: missing.attribute)
+            }
+        }
+        return out
     }
 
     func concreteEntity(root: Entity, pk: Int64) throws -> Entity? {

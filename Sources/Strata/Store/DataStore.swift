@@ -84,7 +84,8 @@ public protocol StoreWriter: AnyObject {
     func update(_ id: ObjectID, slots: [Int], values: [SQLValue]) throws
     /// Deletes `id`'s row (and, in a save, forgets its external-storage files once committed).
     func deleteRow(_ id: ObjectID) throws
-    /// The current values of some slots of `id` (nulls when there is no such row).
+    /// The current values of some slots of `id` (nulls when there is no such row);
+    /// external-storage values as their bytes.
     func values(_ id: ObjectID, slots: [Int]) throws -> [SQLValue]
     /// The concrete entity of the row `pk` of `root`'s hierarchy, as this transaction sees it.
     func concreteEntity(root: Entity, pk: Int64) throws -> Entity?

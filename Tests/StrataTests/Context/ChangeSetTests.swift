@@ -126,6 +126,27 @@ final class ChangeSetTests: StoreTestCase {
         }
     }
 
+    func testATombstoneHoldsTheBytesOfAnExternalStorageValue() throws {
+        let schema = Fixtures.schema(entity: "Photo", attributes: """
+            {"name": "title", "type": "string", "preserveValueOnDeletion": true},
+            {"name": "image", "type": "data", "optional": true, "externalStorage": true, "preserveValueOnDeletion": true}
+            """)
+        let path = storePath()
+        let container = try openFile(schema, path: path) { $0.externalStorageThreshold = 4 }
+        let c = try container.makeContext()
+        let id = try c.insert(entity: "Photo", json: #"{"title": "sea", "image": "AAECAwQFBgcICQ=="}"#)
+        try c.save()
+        XCTAssertEqual(filesIn(path + ".strata").count, 1, "the image moved to a file")
+        try c.delete(id: id.description)
+        let done = try c.save()
+        let tomb = try XCTUnwrap(done.change(of: id)).tombstone
+        XCTAssertEqual(tomb.map(\.name), ["title", "image"])
+        XCTAssertEqual(tomb.last?.value, .blob([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]))
+        XCTAssertEqual(JSONValue.of(done.json).member("deleted"),
+                       JSONValue.of(#"{"Photo": [{"id": "Photo/1", "tombstone": {"title": "sea", "image": "AAECAwQFBgcICQ=="}}]}"#))
+        XCTAssertEqual(filesIn(path + ".strata"), [], "the file goes with the object")
+    }
+
     func testSampleTripsCascadeAcrossTheHierarchy() throws {
         forEachSetup { h in
             let c = h.context
