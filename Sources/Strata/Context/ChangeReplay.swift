@@ -99,7 +99,7 @@ struct ChangeReplay {
             }
         }
         try writer.update(id, slots: slots, values: values)
-        if saving { changeSet.recordUpdate(id, slots.map { e.storedColumns[$0].propertyName }) }
+        if saving { changeSet.recordUpdate(id, slots.map { e.storedColumns[$0].name }) }
         touch(id)
         for k in linkSlots {
             guard case .int(let target) = values[k], case .link(let r) = e.storedColumns[slots[k]] else { continue }
@@ -206,7 +206,7 @@ struct ChangeReplay {
         var tombstone: [(name: String, value: SQLValue)] = []
         if saving && !plan.preservedSlots.isEmpty {
             let values = try writer.values(id, slots: plan.preservedSlots)
-            tombstone = zip(plan.preservedSlots, values).map { (e.storedColumns[$0.0].propertyName, $0.1) }
+            tombstone = zip(plan.preservedSlots, values).map { (e.storedColumns[$0.0].name, $0.1) }
         }
 
         var cascades: [ObjectID] = []
@@ -312,7 +312,6 @@ final class SaveRules {
         var preservedSlots: [Int] = []
     }
 
-    let schema: Schema
     /// Whether any entity needs relationship checks at save.
     let needsValidation: Bool
     /// Relationships without an inverse: deleting their target clears them.
@@ -321,7 +320,6 @@ final class SaveRules {
     private var validatedRoots: [ObjectIdentifier: Bool] = [:]
 
     init(schema: Schema) {
-        self.schema = schema
         needsValidation = schema.entities.contains { $0.needsSaveValidation }
         inverseLessLinks = schema.entities.flatMap { $0.ownRelationships.filter { $0.inverse == nil } }
     }
@@ -352,16 +350,6 @@ extension Entity {
     var needsSaveValidation: Bool {
         relationships.contains { r in
             (!r.isToMany && !r.isOptional) || (r.isToMany && (r.minimumModelCount != nil || r.maximumModelCount != nil))
-        }
-    }
-}
-
-extension StoredColumn {
-    /// The attribute or relationship the column holds, by its model name.
-    var propertyName: String {
-        switch self {
-        case .attribute(let a): return a.name
-        case .link(let r): return r.name
         }
     }
 }

@@ -173,6 +173,13 @@ public final class Entity: @unchecked Sendable {
     }
     unowned(unsafe) var knownRoot: Entity?
 
+    /// This entity or the subentity (at any depth) named `name`, if any.
+    func descendant(named name: String) -> Entity? {
+        if self.name == name { return self }
+        for s in subentities { if let d = s.descendant(named: name) { return d } }
+        return nil
+    }
+
     /// True when `other` is this entity or one of its ancestors.
     public func isKind(of other: Entity) -> Bool {
         var e: Entity? = self

@@ -27,6 +27,12 @@ final class ExternalFolder: @unchecked Sendable {
         /// The row that names the file: its root table and key.
         let table: String
         let pk: Int64
+
+        /// What a read reports when the file is really gone (not replaced by a newer commit).
+        var error: StrataError {
+            StrataError(.io, "external storage file '\(name)' of '\(entity).\(attribute)' is missing from the store's .strata folder",
+                        entity: entity, attribute: attribute)
+        }
     }
 
     /// Whether `name` is one Strata generates: a canonical uppercase UUID.

@@ -226,8 +226,7 @@ public final class SQLiteSession: StoreSession {
                         // The latest committed row names another file (or none): the snapshot was stale.
                         if try connection.statement(sql).scalar([.int(missing.pk)]) != .text(missing.name) { continue }
                     }
-                    throw StrataError(.io, "external storage file '\(missing.name)' of '\(missing.entity).\(missing.attribute)' is missing from the store's .strata folder",
-                                      entity: missing.entity, attribute: missing.attribute)
+                    throw missing.error
                 }
             }
         }
@@ -257,14 +256,5 @@ public final class SQLiteSession: StoreSession {
             try pending(overlay)
         }
         return try body()
-    }
-}
-
-extension Entity {
-    /// This entity or the subentity named `name`, if any.
-    func descendant(named name: String) -> Entity? {
-        if self.name == name { return self }
-        for s in subentities { if let d = s.descendant(named: name) { return d } }
-        return nil
     }
 }

@@ -122,8 +122,7 @@ final class SQLiteWriter: StoreWriter {
             do {
                 out[k] = .blob(try folder.read(Array(name.utf8), of: a, pk: id.pk))
             } catch let missing as ExternalFolder.Missing {
-                throw StrataError(.io, "external storage file '\(missing.name)' of '\(missing.entity).\(missing.attribute)' is missing from the store's .strata folder",
-                                  entity: missing.entity, attribute: missing.attribute)
+                throw missing.error
             }
         }
         return out

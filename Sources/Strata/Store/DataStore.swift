@@ -143,9 +143,6 @@ public final class SaveHooks: @unchecked Sendable {
         _ = removed  // released outside the lock (a closure may own user data)
     }
 
-    var hasParticipants: Bool { lock.withLock { !participants.isEmpty } }
-    var hasObservers: Bool { lock.withLock { !observers.isEmpty } }
-
     /// Runs every participant (inside the save's transaction).
     func participate(_ changes: ChangeSet, _ session: StoreSession) throws {
         for (_, p) in lock.withLock({ participants }) { try p(changes, session) }
