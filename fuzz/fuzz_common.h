@@ -96,6 +96,16 @@ FUZZ_API strata_status fuzz_check_status(strata_status st, const char *call) {
 /* ---- input ---------------------------------------------------------------- */
 
 /* The input as a NUL-terminated string, or NULL if it holds a NUL byte (C strings cannot). */
+/* The object `id` can be read back with strata_get() (`what`: "inserted", "updated"). */
+FUZZ_API void fuzz_expect_readable(strata_context *ctx, const char *id, const char *what) {
+    char *object = NULL;
+    char call[64];
+    snprintf(call, sizeof call, "strata_get (%s object)", what);
+    if (fuzz_check_status(strata_get(ctx, id, &object), call) != STRATA_OK)
+        FUZZ_FAIL("the %s object %s cannot be read: %s", what, id, strata_last_error());
+    strata_free(object);
+}
+
 FUZZ_API char *fuzz_text(const uint8_t *data, size_t size) {
     if (memchr(data, 0, size) != NULL) return NULL;
     char *text = (char *)malloc(size + 1);

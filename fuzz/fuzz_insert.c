@@ -21,10 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_world_after_failure("strata_insert");
     } else {
         if (id == NULL) FUZZ_FAIL("strata_insert succeeded without an identifier");
-        char *object = NULL;
-        st = fuzz_check_status(strata_get(ctx, id, &object), "strata_get (inserted object)");
-        if (st != STRATA_OK) FUZZ_FAIL("the inserted object %s cannot be read: %s", id, strata_last_error());
-        strata_free(object);
+        fuzz_expect_readable(ctx, id, "inserted");
         strata_free(id);
         fuzz_world_after_success("strata_insert");
     }

@@ -29,11 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             struct json_object *v = json_object_array_get_idx(arr, i);
             if (!json_object_is_type(v, json_type_string))
                 FUZZ_FAIL("strata_insert_many gave a non-string identifier: %s", ids);
-            char *object = NULL;
-            st = fuzz_check_status(strata_get(ctx, json_object_get_string(v), &object), "strata_get (inserted object)");
-            if (st != STRATA_OK)
-                FUZZ_FAIL("the inserted object %s cannot be read: %s", json_object_get_string(v), strata_last_error());
-            strata_free(object);
+            fuzz_expect_readable(ctx, json_object_get_string(v), "inserted");
         }
         json_object_put(arr);
         strata_free(ids);

@@ -18,10 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (st != STRATA_OK) {
         fuzz_world_after_failure("strata_update");
     } else {
-        char *object = NULL;
-        st = fuzz_check_status(strata_get(ctx, id, &object), "strata_get (updated object)");
-        if (st != STRATA_OK) FUZZ_FAIL("the updated object %s cannot be read: %s", id, strata_last_error());
-        strata_free(object);
+        fuzz_expect_readable(ctx, id, "updated");
         fuzz_world_after_success("strata_update");
     }
     free(text);
