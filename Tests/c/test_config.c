@@ -268,8 +268,8 @@ static void test_invalid(void) {
          " \"stages\": [{\"name\": \"a\", \"kind\": \"lightweight\", \"from\": \"1\", \"to\": \"3\"}]}}",
          "/migrationPlan/stages/0/to"},
         {"{\"migrationPlan\": {\"schemas\": [{\"version\": \"1\", \"entities\": []}, {\"version\": \"2\", \"entities\": []}],"
-         " \"stages\": [{\"name\": \"a\", \"kind\": \"custom\", \"from\": \"1\", \"to\": \"2\", \"willMigrate\": []}]}}",
-         "/migrationPlan/stages/0/willMigrate"},
+         " \"stages\": [{\"name\": \"a\", \"kind\": \"custom\", \"from\": \"1\", \"to\": \"2\", \"didMigrate\": []}]}}",
+         "/migrationPlan/stages/0/didMigrate"},
         {"{\"migrationPlan\": {\"schemas\": [{\"version\": \"1\", \"entities\": []}], \"stages\": {}}}", "/migrationPlan/stages"},
     };
     int wrong = 0;

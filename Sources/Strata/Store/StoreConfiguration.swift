@@ -11,6 +11,14 @@ public struct StoreConfiguration: Sendable {
     public var readOnly = false
     /// `data` attributes marked externalStorage at least this large go to files beside the store.
     public var externalStorageThreshold = 128 * 1024
+    /// Whether a store whose schema differs from the configured one (and is not a
+    /// version of the migration plan) is migrated when the change is inferable
+    /// (lightweight migration); false refuses it (`"automaticMigration": false`).
+    public var automaticMigration = true
+    /// The hooks of custom stages, by stage name (``setStageHooks(_:forStage:)``).
+    public private(set) var stageHooks: [String: StageHooks] = [:]
+    /// Receives a migration's progress events.
+    public var progress: MigrationProgressHandler?
 
     public init(schema: Schema) { self.schema = schema }
 
@@ -53,6 +61,7 @@ public struct StoreConfiguration: Sendable {
             throw StrataError(.invalid, "\"author\" is recorded only by persistent history, which is not implemented in this version",
                               path: "/author")
         }
+        config.automaticMigration = try o.bool("automaticMigration") ?? true
         if let t = try o.int("externalStorageThreshold") {
             guard t >= 0 else { throw StrataError(.invalid, "externalStorageThreshold must not be negative", path: "/externalStorageThreshold") }
             config.externalStorageThreshold = Int(t)
@@ -62,5 +71,24 @@ public struct StoreConfiguration: Sendable {
             throw StrataError(.invalid, "an in-memory store cannot be read-only", path: "/readOnly")
         }
         return config
+    }
+
+    /// Sets (or, with nil, removes) the hooks of the custom stage named `name`.
+    ///
+    /// - Throws: `.invalid` when the configuration has no migration plan, the plan has
+    ///   no stage of that name (the message lists the stage names), or the stage is
+    ///   lightweight (hooks run only in custom stages).
+    public mutating func setStageHooks(_ hooks: StageHooks?, forStage name: String) throws {
+        guard let plan = migrationPlan else {
+            throw StrataError(.invalid, "stage hooks for '\(name)': the configuration has no migration plan (stages live in \"migrationPlan\")")
+        }
+        guard let stage = plan.stages.first(where: { $0.name == name }) else {
+            let names = plan.stages.map { "'\($0.name)'" }.joined(separator: ", ")
+            throw StrataError(.invalid, "the migration plan has no stage named '\(name)' (its stages: \(names.isEmpty ? "none" : names))")
+        }
+        guard stage.kind == .custom else {
+            throw StrataError(.invalid, "stage '\(name)' is lightweight: hooks run only in a stage of \"kind\": \"custom\"")
+        }
+        stageHooks[name] = hooks
     }
 }

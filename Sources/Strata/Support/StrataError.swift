@@ -54,6 +54,10 @@ public struct StrataError: Error, CustomStringConvertible, Sendable {
     public var path: String?
     /// The SQLite extended result code, when SQLite reported the failure.
     public var sqliteCode: Int32?
+    /// The migration stage that failed, when a stage did.
+    public var stage: String?
+    /// The status a user hook returned (`STRATA_ERR_CALLBACK`), as it returned it.
+    public var hookStatus: Int32?
 
     public init(_ code: Code, _ message: String, entity: String? = nil, attribute: String? = nil,
                 path: String? = nil, sqliteCode: Int32? = nil) {
@@ -78,6 +82,8 @@ public struct StrataError: Error, CustomStringConvertible, Sendable {
         if let attribute { w.key("attribute"); w.string(attribute) }
         if let path { w.key("path"); w.string(path) }
         if let sqliteCode { w.key("sqliteCode"); w.int(Int64(sqliteCode)) }
+        if let stage { w.key("stage"); w.string(stage) }
+        if let hookStatus { w.key("hookStatus"); w.int(Int64(hookStatus)) }
         w.endObject()
         return w.string
     }

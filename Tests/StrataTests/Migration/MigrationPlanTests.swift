@@ -94,10 +94,18 @@ final class MigrationPlanTests: XCTestCase {
         assertInvalid(stages: #"{"name": "a", "kind": "custom", "from": "1.0.0", "to": "2.0.0", "typo": 1}"#,
                       path: "/migrationPlan/stages/0/typo", "unknown key 'typo'")
         assertInvalid(stages: #""v1toV2""#, path: "/migrationPlan/stages/0", "must be a JSON object")
-        for key in ["willMigrate", "didMigrate", "onDuplicates"] {
-            assertInvalid(stages: #"{"name": "a", "kind": "custom", "from": "1.0.0", "to": "2.0.0", "\#(key)": []}"#,
-                          path: "/migrationPlan/stages/0/\(key)", "'\(key)' is not implemented in this version of Strata")
-        }
+        assertInvalid(stages: #"{"name": "a", "kind": "lightweight", "from": "1.0.0", "to": "2.0.0", "willMigrate": []}"#,
+                      path: "/migrationPlan/stages/0/willMigrate", "stage 'a' is lightweight: operations run only in a stage of \"kind\": \"custom\"")
+        assertInvalid(stages: #"{"name": "a", "kind": "custom", "from": "1.0.0", "to": "2.0.0", "didMigrate": []}"#,
+                      path: "/migrationPlan/stages/0/didMigrate", "declarative operations run in 'willMigrate' only")
+        assertInvalid(stages: #"{"name": "a", "kind": "custom", "from": "1.0.0", "to": "2.0.0", "onDuplicates": "keepAll"}"#,
+                      path: "/migrationPlan/stages/0/onDuplicates", "unknown onDuplicates 'keepAll' (known: error, keepFirst, keepLast)")
+        assertInvalid(stages: #"{"name": "a", "kind": "custom", "from": "1.0.0", "to": "2.0.0", "willMigrate": [{"op": "merge"}]}"#,
+                      path: "/migrationPlan/stages/0/willMigrate/0/op", "unknown operation 'merge' (known: deduplicate)")
+        assertInvalid(stages: #"{"name": "a", "kind": "custom", "from": "1.0.0", "to": "2.0.0", "willMigrate": [{"op": "deduplicate", "entity": "Nope", "by": ["x"]}]}"#,
+                      path: "/migrationPlan/stages/0/willMigrate/0/entity", "deduplicate names entity 'Nope', which version 1.0.0 does not have")
+        assertInvalid(stages: #"{"name": "a", "kind": "custom", "from": "1.0.0", "to": "2.0.0", "willMigrate": [{"op": "deduplicate", "entity": "Trip", "by": []}]}"#,
+                      path: "/migrationPlan/stages/0/willMigrate/0/by", "non-empty 'by'")
         let e = assertThrows(file: #filePath, line: #line) {
             _ = try StoreConfiguration.decode(#"{"migrationPlan": {"schemas": [\#(Self.threeSchemas)], "stages": {}}}"#)
         }
