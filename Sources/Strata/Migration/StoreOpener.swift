@@ -146,6 +146,12 @@ public struct StoreOpener: StoreOpenPolicy {
             }
             throw e
         }
+        if !old.entities.isEmpty && old.entities.allSatisfy({ mapping.successor(of: $0) == nil }) {
+            // Not one entity in common: another app's store, not an older version of this one.
+            throw StrataError(.incompatibleStore, "the store '\(location)' holds schema version \(old.version), which has no entity of the "
+                              + "configured version \(target.version) (\(old.entities.map(\.name).joined(separator: ", "))): it is not a version "
+                              + "of this model, and migrating would remove every object (the file was left untouched)")
+        }
         let first = PlannedStage(name: "lightweight \(old.version) -> \(target.version)", stage: nil, mapping: mapping)
         guard let plan else { return [first] }
         return [first] + (try planStages(plan, from: 0) ?? [])
