@@ -43,7 +43,9 @@
  *   free_userdata function belongs to Strata from the call on, whether the
  *   call succeeds or fails: free_userdata is called on it exactly once — at
  *   once when the call fails or installs nothing, otherwise when the last
- *   holder of the callback lets it go. free_userdata must not call Strata.
+ *   holder of the callback lets it go (on the thread of the call that lets
+ *   go: a strata_config_free(), strata_close(), strata_context_free() or the
+ *   call replacing the callback). free_userdata must not call Strata.
  *   The one borrowed return is
  *   strata_last_error(), valid until the next Strata call on the same thread;
  *   strata_version() and strata_errstr() return static text.
