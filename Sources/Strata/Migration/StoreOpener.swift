@@ -97,7 +97,7 @@ public struct StoreOpener: StoreOpenPolicy {
             return .refuse(StrataError(.internal, "\(error)"))
         }
         if readOnly {
-            return .refuse(StrataError(.incompatibleStore, "the store '\(location)' holds version \(stored.version ?? "?") and needs migrating to "
+            return .refuse(StrataError(.readOnly, "the store '\(location)' holds version \(stored.version ?? "?") and needs migrating to "
                                        + "\(schema.version) (\(stages.map(\.name).joined(separator: ", "))); a read-only open cannot migrate it "
                                        + "(the file was left untouched)"))
         }

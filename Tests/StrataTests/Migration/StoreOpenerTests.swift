@@ -141,7 +141,7 @@ final class StoreOpenerTests: StoreTestCase {
             try context.save()
         }
         let before = try snapshot(path)
-        let e = assertError(.incompatibleStore) { try openPlan(path: path, readOnly: true) }
+        let e = assertError(.readOnly) { try openPlan(path: path, readOnly: true) }
         XCTAssertEqual(e?.message, "the store '\(path)' holds version 1.0.0 and needs migrating to 2.0.0 (v1toV2); a read-only open cannot "
                        + "migrate it (the file was left untouched)")
         try assertUntouched(path, since: before)
