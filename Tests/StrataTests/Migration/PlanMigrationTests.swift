@@ -1,0 +1,198 @@
+import Glibc
+import XCTest
+@testable import Strata
+
+/// Stages of a migration plan: hooks on the old and new schemas, one transaction per
+/// stage, operations, duplicate policies, resuming, dry runs.
+final class PlanMigrationTests: MigrationTestCase {
+    static let item = #"{"name": "Item", "attributes": [{"name": "title", "type": "string"}], "relationships": [{"name": "trip", "destination": "Trip", "optional": true, "inverse": "items"}]}"#
+    static func trip(_ attributes: String, unique: Bool = false) -> String {
+        #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"\#(unique ? #", "unique": true"# : "")}, \#(attributes)], "relationships": [{"name": "items", "destination": "Item", "toMany": true, "deleteRule": "cascade", "inverse": "trip"}]}"#
+    }
+    var v1: String { schema("1.0.0", Self.trip(#"{"name": "start_date", "type": "date", "optional": true}"#) + ", " + Self.item) }
+    var v2: String { schema("2.0.0", Self.trip(#"{"name": "startDate", "type": "date", "optional": true, "originalName": "start_date"}"#, unique: true) + ", " + Self.item) }
+    /// Version 3 has version 2's storage: only its label differs.
+    var v3: String { schema("3.0.0", Self.trip(#"{"name": "startDate", "type": "date", "optional": true, "originalName": "start_date"}"#, unique: true) + ", " + Self.item) }
+
+    func plan(_ stage1: String = #""kind": "custom""#, _ stage2: String = #""kind": "custom""#) -> String {
+        #"{"migrationPlan": {"schemas": [\#(v1), \#(v2), \#(v3)], "stages": [{"name": "v1toV2", "from": "1.0.0", "to": "2.0.0", \#(stage1)}, {"name": "v2toV3", "from": "2.0.0", "to": "3.0.0", \#(stage2)}]}}"#
+    }
+
+    /// A version-1 store: Paris twice (the first with two items), Rome once.
+    @discardableResult
+    func makeV1Store() throws -> [String] {
+        try makeStore(v1, [("Trip", #"{"name": "Paris", "start_date": 10, "items": [{"title": "a"}, {"title": "b"}]}"#),
+                           ("Trip", #"{"name": "Rome", "start_date": 20}"#),
+                           ("Trip", #"{"name": "Paris", "start_date": 30, "items": [{"title": "c"}]}"#)])
+    }
+
+    func storedVersion() throws -> String? {
+        let c = try Connection(path: storePath(), readOnly: true, create: false)
+        return try SQLiteStore.readState(c, path: storePath())?.version
+    }
+
+    /// The store file's bytes (its WAL is checkpointed when the last connection closes).
+    func bytes() throws -> [UInt8] {
+        XCTAssertNil(SQLiteStore.fileSize(storePath() + "-wal").flatMap { $0 > 0 ? $0 : nil }, "a WAL with frames is left")
+        return try XCTUnwrap(fileBytes(storePath()))
+    }
+
+    func testHooksSeeTheOldAndTheNewSchemaAndCommitWithTheStage() throws {
+        let ids = try makeV1Store()
+        let seen = Box<[String]>([])
+        let container = try open(config: plan()) { c in
+            try c.setStageHooks(StageHooks(willMigrate: { ctx in
+                XCTAssertEqual(ctx.schema.version, "1.0.0")
+                // Version 1's shape: start_date; de-duplicate Paris keeping the first.
+                let trips = try XCTUnwrap(JSONValue.parse(String(decoding: ctx.fetch(FetchDescriptor(entity: XCTUnwrap(ctx.schema.entity(named: "Trip")))), as: UTF8.self)).array)
+                XCTAssertEqual(trips.first?["start_date"], .string("1970-01-01T00:00:10Z"))
+                try ctx.delete(id: ids[2])
+                seen.value.append("will")
+            }, didMigrate: { ctx in
+                XCTAssertEqual(ctx.schema.version, "2.0.0")
+                try ctx.update(id: ids[1], patch: #"{"startDate": 25}"#)
+                seen.value.append("did")
+            }), forStage: "v1toV2")
+        }
+        XCTAssertEqual(seen.value, ["will", "did"])
+        let all = try objects(container, "Trip")
+        XCTAssertEqual(Set(all.keys), [ids[0], ids[1]])
+        XCTAssertEqual(value(all, ids[0], "startDate"), .string("1970-01-01T00:00:10Z"))
+        XCTAssertEqual(value(all, ids[1], "startDate"), .string("1970-01-01T00:00:25Z"))
+        XCTAssertEqual(try count(container.makeContext(), "Item"), 2, "the deleted duplicate's items went with it (cascade)")
+        XCTAssertEqual(try storedVersion(), "3.0.0")
+    }
+
+    func testAFailingHookLeavesTheStoreByteForByteAtThePreviousVersionAndNamesTheStage() throws {
+        try makeV1Store()
+        let before = try bytes()
+        for which in ["willMigrate", "didMigrate"] {
+            let fail: StageHooks.Hook = { ctx in
+                // Changes made before failing are rolled back with the stage.
+                if ctx.schema.version == "1.0.0" { try ctx.delete(id: "Trip/1") }
+                throw StrataError(.constraint, "refused by the app")
+            }
+            let e = openError(config: plan(#""kind": "custom", "onDuplicates": "keepFirst""#)) { c in
+                try c.setStageHooks(which == "willMigrate" ? StageHooks(willMigrate: fail) : StageHooks(didMigrate: fail), forStage: "v1toV2")
+            }
+            XCTAssertEqual(e?.code, .callback)
+            XCTAssertEqual(e?.stage, "v1toV2")
+            XCTAssertEqual(e?.hookStatus, StrataError.Code.constraint.rawValue)
+            XCTAssertEqual(e?.message, "stage 'v1toV2': the \(which) hook failed: refused by the app")
+            XCTAssertEqual(try bytes(), before, "\(which): the file changed")
+        }
+        XCTAssertEqual(try count(openFile(v1).makeContext(), "Trip"), 3)
+    }
+
+    func testAStageWithTheSameStorageStillRunsItsHooksOnce() throws {
+        try makeStore(v2, [("Trip", #"{"name": "Oslo"}"#)])
+        let runs = Box(0)
+        let configure: (inout StoreConfiguration) throws -> Void = { c in
+            try c.setStageHooks(StageHooks(willMigrate: { _ in runs.value += 1 }), forStage: "v2toV3")
+        }
+        _ = try open(config: plan(), configure)
+        XCTAssertEqual(runs.value, 1)
+        XCTAssertEqual(try storedVersion(), "3.0.0")
+        _ = try open(config: plan(), configure)
+        XCTAssertEqual(runs.value, 1, "a completed stage does not run again")
+    }
+
+    func testAFailedStageLeavesTheLastCompletedOneAndTheNextOpenResumes() throws {
+        try makeV1Store()
+        let e = openError(config: plan(#""kind": "custom", "onDuplicates": "keepFirst""#)) { c in
+            try c.setStageHooks(StageHooks(willMigrate: { _ in throw StrataError(.invalid, "not yet") }), forStage: "v2toV3")
+        }
+        XCTAssertEqual(e?.stage, "v2toV3")
+        XCTAssertEqual(try storedVersion(), "2.0.0")
+        let container = try open(config: plan(#""kind": "custom", "onDuplicates": "keepFirst""#))
+        XCTAssertEqual(try storedVersion(), "3.0.0")
+        XCTAssertEqual(try count(container.makeContext(), "Trip"), 2)
+    }
+
+    func testUniquenessOverDuplicatesFailsNamingAValueAndTheWayOut() throws {
+        let ids = try makeV1Store()
+        let before = try bytes()
+        let e = openError(config: plan())
+        XCTAssertEqual(e?.code, .migration)
+        XCTAssertEqual(e?.stage, "v1toV2")
+        XCTAssertEqual(e?.entity, "Trip")
+        XCTAssertEqual(e?.attribute, "name")
+        let m = e?.message ?? ""
+        XCTAssertTrue(m.contains(#"cannot adopt unique attribute 'name': 2 objects share name = "Paris" (\#(ids[0]), \#(ids[2]))"#), m)
+        XCTAssertTrue(m.contains(#""onDuplicates": "keepFirst" or "keepLast""#), m)
+        XCTAssertEqual(try bytes(), before)
+    }
+
+    func testOnDuplicatesKeepsTheFirstOrTheLast() throws {
+        for (policy, kept) in [("keepFirst", 0), ("keepLast", 2)] {
+            let path = storePath(policy)
+            let ids = try makeStore(v1, [("Trip", #"{"name": "Paris", "start_date": 10}"#), ("Trip", #"{"name": "Rome"}"#),
+                                         ("Trip", #"{"name": "Paris", "start_date": 30}"#)], path: path)
+            let container = try open(config: plan(#""kind": "custom", "onDuplicates": "\#(policy)""#), path: path)
+            let all = try objects(container, "Trip")
+            XCTAssertEqual(Set(all.keys), [ids[kept], ids[1]], policy)
+        }
+    }
+
+    func testTheDeduplicateOperationKeepsOneAndMergesRelationships() throws {
+        let ids = try makeV1Store()
+        let op = #""kind": "custom", "willMigrate": [{"op": "deduplicate", "entity": "Trip", "by": ["name"], "keep": "last", "mergeRelationships": true}]"#
+        let container = try open(config: plan(op))
+        let context = try container.makeContext()
+        let all = try objects(container, "Trip")
+        XCTAssertEqual(Set(all.keys), [ids[1], ids[2]])
+        let items = try XCTUnwrap(all[ids[2]]?["items"]?.array)
+        XCTAssertEqual(items.count, 3, "the kept Paris holds the removed one's items")
+        XCTAssertEqual(try count(context, "Item"), 3)
+    }
+
+    func testAStoreOlderThanThePlanMigratesLightweightFirst() throws {
+        // Version 0.9 has no start date at all.
+        try makeStore(schema("0.9", Self.trip(#"{"name": "note", "type": "string", "optional": true}"#) + ", " + Self.item),
+                      [("Trip", #"{"name": "Oslo", "note": "x"}"#)])
+        let c = try StoreConfiguration.decode(plan())
+        XCTAssertTrue(try ModelContainer.checkStore(path: storePath(), configuration: c)
+                        .contains(#""status":"migratable","storedVersion":"0.9","currentVersion":"3.0.0","stages":[{"name":"lightweight 0.9 -> 1.0.0""#))
+        let container = try open(config: plan())
+        XCTAssertEqual(try fetch(container.makeContext(), "Trip").first?["name"], .string("Oslo"))
+        XCTAssertEqual(try storedVersion(), "3.0.0")
+    }
+
+    func testDryRunsTouchNoStore() throws {
+        let steps = try ModelContainer.inferMigration(from: v1, to: v2)
+        XCTAssertTrue(steps.contains(#"{"kind":"renameAttribute","entity":"Trip","property":"startDate","from":"start_date","to":"startDate","sql":["ALTER TABLE \"Trip\" RENAME COLUMN \"start_date\" TO \"startDate\""]}"#), steps)
+        XCTAssertTrue(steps.contains(#""kind":"addUniqueConstraint","entity":"Trip","property":"name""#), steps)
+        let e = assertError(.migration) {
+            try ModelContainer.inferMigration(from: v1, to: schema("2.0.0", Self.trip(#"{"name": "start_date", "type": "string"}"#) + ", " + Self.item))
+        }
+        XCTAssertEqual(e?.attribute, "start_date")
+        let bad = assertError(.invalid) { try ModelContainer.inferMigration(from: "{", to: v2) }
+        XCTAssertEqual(bad?.path, "/from")
+
+        try makeV1Store()
+        let before = try bytes()
+        let report = try ModelContainer.checkStore(path: storePath(), configuration: StoreConfiguration.decode(plan()))
+        XCTAssertTrue(report.hasPrefix(#"{"status":"migratable","storedVersion":"1.0.0","currentVersion":"3.0.0","stages":[{"name":"v1toV2","kind":"custom","from":"1.0.0","to":"2.0.0"}"#), report)
+        XCTAssertEqual(try bytes(), before)
+        let same = try ModelContainer.checkStore(path: storePath(), configuration: StoreConfiguration.decode(#"{"schema": \#(v1)}"#))
+        XCTAssertEqual(same, #"{"status":"compatible","storedVersion":"1.0.0","currentVersion":"1.0.0","stages":[]}"#)
+        let other = try ModelContainer.checkStore(path: storePath(), configuration: StoreConfiguration.decode(
+            #"{"schema": \#(schema("2.0.0", Self.trip(#"{"name": "start_date", "type": "string"}"#) + ", " + Self.item))}"#))
+        XCTAssertTrue(other.hasPrefix(#"{"status":"incompatible""#), other)
+        XCTAssertTrue(other.contains("changes type from date to string"), other)
+    }
+
+    func testProgressReportsEachStage() throws {
+        try makeStore(v2, [("Trip", #"{"name": "Oslo"}"#)])
+        let events = Box<[String]>([])
+        _ = try open(config: plan()) { c in c.progress = { events.value.append($0) } }
+        XCTAssertEqual(events.value.first, #"{"stage":"v2toV3","step":"begin"}"#)
+        XCTAssertEqual(events.value.last, #"{"stage":"v2toV3","step":"commit"}"#)
+    }
+}
+
+/// A value hooks (escaping, Sendable closures) can change.
+final class Box<T>: @unchecked Sendable {
+    var value: T
+    init(_ value: T) { self.value = value }
+}
