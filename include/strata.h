@@ -550,6 +550,9 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  *    "propertiesToFetch": ["name"],
  *    "relationshipKeyPathsForPrefetching": ["livingAccommodation"],
  *    "includeSubentities": true, "includePendingChanges": true}
+ *   In a didMigrate hook, "fromVersion": "<the stage's old version>" reads the
+ *   objects as the old version laid them out (same identifiers, as committed
+ *   before the stage began), so values can move between shapes in one stage.
  * "predicate" may also be SwiftData #Predicate text, e.g.
  *   "$0.endDate >= now && $0.name.localizedStandardContains(q)".
  * Only "entity" is required. Without sortBy, objects come in primary-key

@@ -81,7 +81,7 @@ public func strata_fetch(_ ctx: OpaquePointer?, _ descriptor: UnsafePointer<CCha
     shim {
         let o = try out(outJSON, "out_json")
         let c = try context(ctx)
-        let request = try withBytes(descriptor, "descriptor_json") { try FetchDescriptor.decode($0, schema: c.schema) }
+        let request = try withBytes(descriptor, "descriptor_json") { try c.descriptor($0) }
         o.pointee = try cString(try c.fetch(request))
     }
 }
@@ -92,7 +92,7 @@ public func strata_fetch_count(_ ctx: OpaquePointer?, _ descriptor: UnsafePointe
         guard let outCount else { throw StrataError(.misuse, "out (the out-parameter) is NULL") }
         outCount.pointee = 0
         let c = try context(ctx)
-        let request = try withBytes(descriptor, "descriptor_json") { try FetchDescriptor.decode($0, schema: c.schema) }
+        let request = try withBytes(descriptor, "descriptor_json") { try c.descriptor($0) }
         outCount.pointee = try c.fetchCount(request)
     }
 }
@@ -102,7 +102,7 @@ public func strata_fetch_identifiers(_ ctx: OpaquePointer?, _ descriptor: Unsafe
     shim {
         let o = try out(outJSON, "out_json")
         let c = try context(ctx)
-        let request = try withBytes(descriptor, "descriptor_json") { try FetchDescriptor.decode($0, schema: c.schema) }
+        let request = try withBytes(descriptor, "descriptor_json") { try c.descriptor($0) }
         o.pointee = try cString(try c.fetchIdentifiers(request))
     }
 }
@@ -127,7 +127,7 @@ public func strata_explain(_ ctx: OpaquePointer?, _ descriptor: UnsafePointer<CC
     shim {
         let o = try out(outJSON, "out_json")
         let c = try context(ctx)
-        let d = try withBytes(descriptor, "descriptor_json") { try FetchDescriptor.decode($0, schema: c.schema) }
+        let d = try withBytes(descriptor, "descriptor_json") { try c.descriptor($0) }
         o.pointee = try cString(try c.explain(d))
     }
 }

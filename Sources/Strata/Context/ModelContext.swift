@@ -675,6 +675,35 @@ public final class ModelContext {
 
     // MARK: Reads
 
+    /// The version before a migration stage, in a didMigrate hook: its schema and a
+    /// session on the store as committed before the stage began.
+    var previousVersion: (schema: Schema, session: StoreSession)?
+
+    /// Decodes a fetch descriptor: against this context's schema, or, with
+    /// `"fromVersion"`, against the version before the running migration stage.
+    ///
+    /// - Throws: `.invalid` for a malformed descriptor, and for a `fromVersion` other than
+    ///   the stage's old version or outside a didMigrate hook.
+    public func descriptor(_ json: UnsafeBufferPointer<UInt8>) throws -> FetchDescriptor {
+        let value = try JSONValue.parse(json)
+        guard let from = value["fromVersion"], from != .null else { return try FetchDescriptor.decode(value, schema: schema) }
+        guard case .string(let version) = from else {
+            throw StrataError(.invalid, "'fromVersion' must be a version string, found \(from.typeName)", path: "/fromVersion")
+        }
+        guard let previous = previousVersion, previous.schema.version == version else {
+            let hint = previousVersion.map { "this hook's stage comes from version \($0.schema.version)" }
+                ?? "only a didMigrate hook reads an earlier version"
+            throw StrataError(.invalid, "'fromVersion': \"\(version)\" cannot be read here (\(hint))", path: "/fromVersion")
+        }
+        return try FetchDescriptor.decode(value, schema: previous.schema)
+    }
+
+    /// The session a descriptor reads through, and the pending changes it sees (none in an earlier version).
+    private func source(_ d: FetchDescriptor) -> (StoreSession, PendingReplay?) {
+        if d.fromVersion != nil, let previous = previousVersion { return (previous.session, nil) }
+        return (session, pendingReplay(d.includePendingChanges))
+    }
+
     /// One object as JSON (pending changes included).
     public func get(id text: String) throws -> [UInt8] {
         try lock.withLock {
@@ -687,20 +716,20 @@ public final class ModelContext {
     }
 
     public func fetch(_ descriptor: FetchDescriptor) throws -> [UInt8] {
-        try lock.withLock { try session.fetchJSON(descriptor, pending: pendingReplay(descriptor.includePendingChanges)) }
+        try lock.withLock { let (s, p) = source(descriptor); return try s.fetchJSON(descriptor, pending: p) }
     }
 
     public func fetchCount(_ descriptor: FetchDescriptor) throws -> Int64 {
-        try lock.withLock { try session.count(descriptor, pending: pendingReplay(descriptor.includePendingChanges)) }
+        try lock.withLock { let (s, p) = source(descriptor); return try s.count(descriptor, pending: p) }
     }
 
     public func fetchIdentifiers(_ descriptor: FetchDescriptor) throws -> [UInt8] {
-        try lock.withLock { try session.identifiersJSON(descriptor, pending: pendingReplay(descriptor.includePendingChanges)) }
+        try lock.withLock { let (s, p) = source(descriptor); return try s.identifiersJSON(descriptor, pending: p) }
     }
 
     /// The SQL, parameter count and SQLite query plan of a fetch, as JSON.
     public func explain(_ descriptor: FetchDescriptor) throws -> [UInt8] {
-        try lock.withLock { try session.explain(descriptor, pending: pendingReplay(descriptor.includePendingChanges)) }
+        try lock.withLock { let (s, p) = source(descriptor); return try s.explain(descriptor, pending: p) }
     }
 
     /// Marks every object matching a descriptor for deletion (delete rules

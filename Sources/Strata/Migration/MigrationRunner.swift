@@ -67,7 +67,10 @@ struct MigrationRunner {
         if let hook = hooks?.didMigrate {
             emit(name, "didMigrate")
             let session = try store.session(schema: planned.to)
-            try call(hook, ModelContext(session: session, schema: planned.to), stage: name, which: "didMigrate")
+            let context = ModelContext(session: session, schema: planned.to)
+            // Beyond SwiftData: the old version stays readable ("fromVersion"), as committed before the stage.
+            if let old = try store.committedSession(schema: planned.from) { context.previousVersion = (planned.from, old) }
+            try call(hook, context, stage: name, which: "didMigrate")
         }
         try store.writeDeclaration(of: planned.to)
     }

@@ -27,6 +27,9 @@ public struct FetchDescriptor {
     public internal(set) var prefetch: [Relationship] = []
     public var includeSubentities = true
     public var includePendingChanges = true
+    /// Reads the objects as an earlier version laid them out (a didMigrate hook of a
+    /// stage from that version: ``ModelContext/descriptor(_:)`` decodes it against that version).
+    public var fromVersion: String?
 
     public init(entity: Entity) {
         self.entity = entity
@@ -42,7 +45,7 @@ public struct FetchDescriptor {
     var entities: [Entity] { includeSubentities ? entity.descendants : [entity] }
 
     static let keys = ["entity", "predicate", "bindings", "sortBy", "fetchLimit", "fetchOffset", "propertiesToFetch",
-                       "relationshipKeyPathsForPrefetching", "includeSubentities", "includePendingChanges"]
+                       "relationshipKeyPathsForPrefetching", "includeSubentities", "includePendingChanges", "fromVersion"]
 
     /// Decodes and checks a descriptor. Unknown keys, entities, key paths and
     /// type errors are `.invalid` errors naming the JSON path.
@@ -80,6 +83,7 @@ public struct FetchDescriptor {
         var d = FetchDescriptor(entity: e, predicate: predicate)
         d.includeSubentities = try o.bool("includeSubentities") ?? true
         d.includePendingChanges = try o.bool("includePendingChanges") ?? true
+        d.fromVersion = try o.string("fromVersion")
         if let limit = try o.int("fetchLimit") {
             guard limit >= 0 else { throw StrataError(.invalid, "'fetchLimit' must not be negative", path: "/fetchLimit") }
             d.fetchLimit = Int(limit)

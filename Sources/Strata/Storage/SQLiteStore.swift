@@ -204,6 +204,14 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
             SQLiteSession(store: store, connection: connection, schema: schema)
         }
 
+        func committedSession(schema: Schema) throws -> StoreSession? {
+            guard !store.configuration.inMemory else { return nil }
+            // Another connection: while the stage's write transaction is open, it reads the last commit (WAL).
+            let c = try Connection(path: SQLiteStore.sqliteName(store.path), readOnly: true, create: false)
+            c.trace = store.trace
+            return SQLiteSession(store: store, connection: c, schema: schema)
+        }
+
         func changeStorage(_ mapping: SchemaMapping, stage: String,
                            report: (_ step: String, _ entity: String?, _ done: Int64?, _ total: Int64?) -> Void) throws {
             let c = connection

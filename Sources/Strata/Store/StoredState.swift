@@ -52,6 +52,10 @@ public protocol StoreOpening: AnyObject {
     /// A session on the store's opening connection that sees and writes the store as
     /// `schema` lays it out (a stage's old or new version), inside ``migrate(_:)``.
     func session(schema: Schema) throws -> StoreSession
+    /// A read-only session on the store as last committed (before the running
+    /// ``migrate(_:)`` transaction), laid out as `schema`: what a didMigrate hook reads
+    /// of the previous version. Nil when the store cannot offer one (in memory).
+    func committedSession(schema: Schema) throws -> StoreSession?
     /// Carries the storage from `mapping.old` to `mapping.new`, inside ``migrate(_:)``.
     /// `report(step, entity, done, total)` hears each step and the progress of copies.
     func changeStorage(_ mapping: SchemaMapping, stage: String,

@@ -182,6 +182,39 @@ final class PlanMigrationTests: MigrationTestCase {
         XCTAssertTrue(other.contains("changes type from date to string"), other)
     }
 
+    func descriptor(_ context: ModelContext, _ json: String) throws -> FetchDescriptor {
+        var bytes = Array(json.utf8)
+        return try bytes.withUnsafeMutableBufferPointer { try context.descriptor(UnsafeBufferPointer($0)) }
+    }
+
+    func testDidMigrateReadsTheOldVersionWithTheSameIdentifiers() throws {
+        // Version 2 drops start_date for a text "when": didMigrate fills it from the old shape.
+        let ids = try makeV1Store()
+        let v2 = schema("2.0.0", Self.trip(#"{"name": "when", "type": "string", "optional": true}"#) + ", " + Self.item)
+        let planJSON = #"{"migrationPlan": {"schemas": [\#(v1), \#(v2)], "stages": [{"name": "v1toV2", "kind": "custom", "from": "1.0.0", "to": "2.0.0"}]}}"#
+        let container = try open(config: planJSON) { c in
+            try c.setStageHooks(StageHooks(didMigrate: { ctx in
+                let old = try self.descriptor(ctx, #"{"entity": "Trip", "fromVersion": "1.0.0", "propertiesToFetch": ["start_date"]}"#)
+                let trips = try XCTUnwrap(JSONValue.parse(String(decoding: ctx.fetch(old), as: UTF8.self)).array)
+                XCTAssertEqual(trips.count, 3)
+                for t in trips {
+                    guard let id = t["_id"]?.stringValue, case .string(let date)? = t["start_date"] else { continue }
+                    try ctx.update(id: id, patch: #"{"when": "\#(date)"}"#)
+                }
+                XCTAssertEqual(try ctx.fetchCount(old), 3)
+                // Another version, or a key of the new version, is refused.
+                XCTAssertThrowsError(try self.descriptor(ctx, #"{"entity": "Trip", "fromVersion": "0.1"}"#))
+                XCTAssertThrowsError(try self.descriptor(ctx, #"{"entity": "Trip", "fromVersion": "1.0.0", "propertiesToFetch": ["when"]}"#))
+            }), forStage: "v1toV2")
+        }
+        let all = try objects(container, "Trip")
+        XCTAssertEqual(value(all, ids[0], "when"), .string("1970-01-01T00:00:10Z"))
+        XCTAssertEqual(value(all, ids[2], "when"), .string("1970-01-01T00:00:30Z"))
+        let e = assertError(.invalid) { try self.descriptor(container.makeContext(), #"{"entity": "Trip", "fromVersion": "1.0.0"}"#) }
+        XCTAssertEqual(e?.path, "/fromVersion")
+        XCTAssertTrue(e?.message.contains("only a didMigrate hook reads an earlier version") == true, e?.message ?? "")
+    }
+
     func testProgressReportsEachStage() throws {
         try makeStore(v2, [("Trip", #"{"name": "Oslo"}"#)])
         let events = Box<[String]>([])
