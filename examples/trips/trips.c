@@ -20,7 +20,10 @@
  * program using Strata would. From "== Final data" on, the output is the same
  * whatever the starting version (ctest compares it: demo_from_versions).
  *
- *   usage: trips [--from 1|2|3] STORE_PATH      (STORE_PATH must not exist)
+ * --json-ops runs the same de-duplication without C: the plan's custom stages
+ * get declarative "deduplicate" operations instead of hooks.
+ *
+ *   usage: trips [--from 1|2|3] [--json-ops] STORE_PATH   (STORE_PATH must not exist)
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -361,7 +364,11 @@ static strata_status dedupe_trips(strata_context *ctx, void *userdata) {
         bool known = false, kept_known = false;
         const char *stay = link_of(duplicate, "livingAccommodation", &known);
         const char *kept_stay = link_of(kept, "livingAccommodation", &kept_known);
-        if (!kept_known) { fprintf(stderr, "trips: the fetch did not prefetch livingAccommodation\n"); status = STRATA_ERR_INTERNAL; goto done; }
+        if (!kept_known) {
+            fprintf(stderr, "trips: the fetch did not prefetch livingAccommodation\n");
+            status = STRATA_ERR_CALLBACK;
+            goto done;
+        }
         json_object *items = NULL;
         json_object_object_get_ex(duplicate, "bucketList", &items);
         size_t moved = json_object_array_length(items);
@@ -413,11 +420,44 @@ static struct dedupe v2_to_v3 = {
     " \"relationshipKeyPathsForPrefetching\": [\"livingAccommodation\"]}",
     {"name", "start_date", "end_date"}, 0, ""};
 
+/* The same de-duplication as data (--json-ops): the plan with a "deduplicate"
+   operation in the willMigrate of each custom stage, built with json-c.
+   Returns the configuration JSON; free it with free(). */
+static char *plan_with_operations(void) {
+    json_object *config = json_tokener_parse("{\"migrationPlan\": " TRIPS_PLAN_JSON "}");
+    json_object *plan = NULL, *stages = NULL;
+    if (config == NULL || !json_object_object_get_ex(config, "migrationPlan", &plan)
+        || !json_object_object_get_ex(plan, "stages", &stages)) {
+        fprintf(stderr, "trips: the compiled-in plan is not a migration plan\n");
+        exit(1);
+    }
+    const struct dedupe *by[] = {&v1_to_v2, &v2_to_v3};
+    for (size_t i = 0; i < 2; i++) {
+        json_object *op = json_object_new_object(), *keys = json_object_new_array(), *ops = json_object_new_array();
+        json_object_object_add(op, "op", json_object_new_string("deduplicate"));
+        json_object_object_add(op, "entity", json_object_new_string("Trip"));
+        for (size_t k = 0; k < 3 && by[i]->keys[k] != NULL; k++)
+            json_object_array_add(keys, json_object_new_string(by[i]->keys[k]));
+        json_object_object_add(op, "by", keys);
+        json_object_object_add(op, "keep", json_object_new_string("first"));
+        json_object_object_add(op, "mergeRelationships", json_object_new_boolean(1));
+        json_object_array_add(ops, op);
+        json_object_object_add(json_object_array_get_idx(stages, i), "willMigrate", ops);
+    }
+    size_t length = 0;
+    const char *text = json_object_to_json_string_length(config, JSON_C_TO_STRING_PLAIN, &length);
+    char *copy = malloc(length + 1);
+    if (copy == NULL) { fprintf(stderr, "trips: out of memory\n"); exit(1); }
+    memcpy(copy, text, length + 1);
+    json_object_put(config);
+    return copy;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Progress                                                                  */
 /* ------------------------------------------------------------------------ */
 
-struct progress { char stages_run[256]; };
+struct progress { char stages_run[256]; char last[64]; };
 
 /* One line per step; of the copy's progress events, only the last. */
 static void on_progress(const char *event_json, void *userdata) {
@@ -438,9 +478,10 @@ static void on_progress(const char *event_json, void *userdata) {
         if (counted) printf(": %lld rows", (long long)json_object_get_int64(done));
         putchar('\n');
     }
-    if (strcmp(step, "commit") == 0) {
+    if (strcmp(stage, p->last) != 0) {   /* a stage's first event */
         size_t used = strlen(p->stages_run);
         snprintf(p->stages_run + used, sizeof p->stages_run - used, "%s%s", used ? ", " : "", stage);
+        snprintf(p->last, sizeof p->last, "%s", stage);
     }
     json_object_put(e);
 }
@@ -483,9 +524,12 @@ static void segment_query(strata_context *ctx, const char *segment, const char *
 
 int main(int argc, char **argv) {
     int from = 1;
+    bool json_ops = false;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--from") == 0 && i + 1 < argc) {
+        if (strcmp(argv[i], "--json-ops") == 0) {
+            json_ops = true;
+        } else if (strcmp(argv[i], "--from") == 0 && i + 1 < argc) {
             const char *v = argv[++i];
             if (strlen(v) != 1 || v[0] < '1' || v[0] > '3') { fprintf(stderr, "trips: --from takes 1, 2 or 3\n"); return 2; }
             from = v[0] - '0';
@@ -496,7 +540,7 @@ int main(int argc, char **argv) {
             break;
         }
     }
-    if (path == NULL) { fprintf(stderr, "usage: %s [--from 1|2|3] STORE_PATH\n", argv[0]); return 2; }
+    if (path == NULL) { fprintf(stderr, "usage: %s [--from 1|2|3] [--json-ops] STORE_PATH\n", argv[0]); return 2; }
     FILE *existing = fopen(path, "rb");
     if (existing != NULL) {
         fclose(existing);
@@ -509,17 +553,27 @@ int main(int argc, char **argv) {
     struct counts before = create_store(path, from);
 
     /* 2. The app's new version opens it with the migration plan: versions 1
-       to 4 and the stages between them; C hooks for the custom stages. */
-    printf("2. Reopening it with the migration plan (versions 1.0.0 to 4.0.0):\n");
+       to 4 and the stages between them; C hooks for the custom stages (or,
+       with --json-ops, their operations in the plan). */
+    printf("2. Reopening it with the migration plan (versions 1.0.0 to 4.0.0%s):\n",
+           json_ops ? "; the custom stages de-duplicate with \"deduplicate\" operations, no C hooks" : "");
+    strata_config *config = NULL;
+    if (json_ops) {
+        char *with_operations = plan_with_operations();
+        CHECK(strata_config_new(with_operations, &config));
+        free(with_operations);
+    } else {
+        CHECK(strata_config_new("{\"migrationPlan\": " TRIPS_PLAN_JSON "}", &config));
+    }
     if (!TRIPS_MIGRATION_API_PRESENT()) {
         fprintf(stderr, "trips: this libstrata cannot migrate yet (no strata_config_set_stage_hooks)\n");
         return 1;
     }
-    strata_config *config = NULL;
-    CHECK(strata_config_new("{\"migrationPlan\": " TRIPS_PLAN_JSON "}", &config));
-    CHECK(strata_config_set_stage_hooks(config, "migrateV1toV2", dedupe_trips, NULL, &v1_to_v2, NULL));
-    CHECK(strata_config_set_stage_hooks(config, "migrateV2toV3", dedupe_trips, NULL, &v2_to_v3, NULL));
-    struct progress progress = {""};
+    if (!json_ops) {
+        CHECK(strata_config_set_stage_hooks(config, "migrateV1toV2", dedupe_trips, NULL, &v1_to_v2, NULL));
+        CHECK(strata_config_set_stage_hooks(config, "migrateV2toV3", dedupe_trips, NULL, &v2_to_v3, NULL));
+    }
+    struct progress progress = {"", ""};
     CHECK(strata_config_set_progress(config, on_progress, &progress, NULL));
     strata_container *db = NULL;
     CHECK(strata_open(path, config, &db));
@@ -529,13 +583,16 @@ int main(int argc, char **argv) {
 
     /* 3. Nothing lost but the duplicates. */
     struct counts after = count_all(ctx);
-    int removed = v1_to_v2.removed + v2_to_v3.removed;
+    /* The hooks name what they removed; the operations only show in the counts. */
+    int removed = json_ops ? (int)(before.trips - after.trips) : v1_to_v2.removed + v2_to_v3.removed;
     printf("\n3. The store is at version 4.0.0; stages run: %s\n", progress.stages_run[0] ? progress.stages_run : "none");
     print_trips(ctx, all_trips(&NEW_DATES), &NEW_DATES, true, true);
-    printf("   trips: %lld before, %lld after: %d duplicate%s removed%s%s%s\n", (long long)before.trips,
-           (long long)after.trips, removed, removed == 1 ? "" : "s", removed ? " (" : "",
-           v1_to_v2.removed_names, removed ? ")" : "");
-    if (v2_to_v3.removed) printf("   removed by migrateV2toV3: %s\n", v2_to_v3.removed_names);
+    printf("   trips: %lld before, %lld after: %d duplicate%s removed", (long long)before.trips,
+           (long long)after.trips, removed, removed == 1 ? "" : "s");
+    if (v1_to_v2.removed + v2_to_v3.removed > 0)
+        printf(" (%s%s%s)", v1_to_v2.removed_names, v1_to_v2.removed && v2_to_v3.removed ? ", " : "",
+               v2_to_v3.removed_names);
+    putchar('\n');
     printf("   bucket-list items: %lld before, %lld after; accommodations: %lld before, %lld after\n",
            (long long)before.items, (long long)after.items, (long long)before.stays, (long long)after.stays);
     if (after.trips != before.trips - removed || after.items != before.items || after.stays != before.stays) {
