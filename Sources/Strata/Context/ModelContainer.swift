@@ -8,7 +8,7 @@ public final class ModelContainer: @unchecked Sendable {
     /// Opens or creates the store at `path` (ignored when `configuration.inMemory`).
     public init(path: String?, configuration: StoreConfiguration) throws {
         self.configuration = configuration
-        store = try SQLiteStore(path: path, configuration: configuration, policy: StoreOpener(schema: configuration.schema, plan: configuration.migrationPlan))
+        store = try SQLiteStore(path: path, configuration: configuration, policy: StoreOpener(configuration))
     }
 
     /// A new context with its own connection (in-memory stores share one).

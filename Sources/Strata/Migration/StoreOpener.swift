@@ -7,27 +7,61 @@ public enum OpenDecision: Sendable {
     /// it is; with `refreshDeclaration`, store the current declaration first
     /// (defaults, delete rules or labels differ; the storage does not).
     case open(refreshDeclaration: Bool)
+    /// Migrate through these stages, in order, each in one transaction.
+    case migrate([PlannedStage])
     /// The store cannot be opened: the error says why; the file is left untouched.
     case refuse(StrataError)
-    // Migrating through a plan's stages becomes a case of its own.
+}
+
+/// One stage an open runs: a stage of the plan, or the lightweight migration a
+/// store needs first (a store made without the plan, or before its first version).
+public struct PlannedStage: @unchecked Sendable {
+    /// The stage's name (a lightweight migration outside the plan is named
+    /// `lightweight <from> -> <to>`).
+    public let name: String
+    /// The plan's stage; nil for a lightweight migration outside the plan.
+    public let stage: MigrationStage?
+    public let mapping: SchemaMapping
+
+    public var from: Schema { mapping.old }
+    public var to: Schema { mapping.new }
 }
 
 /// The open policy (DESIGN §6): compares what a store holds with the configured
-/// schema and migration plan, and creates, opens or refuses.
+/// schema and migration plan, and creates, opens, migrates or refuses.
 ///
 /// - An empty database becomes a store (not when read-only).
-/// - Equal version hashes: open; the stored declaration follows the configured
-///   one when they differ and the store is writable.
-/// - A store written in a newer format, a schema no longer readable, an older
-///   version of the plan (stages are not run by this version) or another
-///   schema: refused, naming the versions and what differs.
+/// - The stored version is found in the plan by its version and storage hash, or
+///   by its storage hash alone (a store made before the app adopted the plan):
+///   the stages from there on run. A store with the current storage and no place
+///   in the plan opens as it is.
+/// - Otherwise, when the change to the plan's first version (or, without a plan,
+///   to the configured schema) is inferable and `automaticMigration` is on, a
+///   lightweight migration runs first.
+/// - A store newer than the configured schema, written in a newer format, that
+///   the plan does not know and that cannot be inferred, or that needs migrating
+///   while read-only: refused, naming the versions and what differs; the file is
+///   left untouched. Without a plan, a change that cannot be inferred is
+///   `.migration`, naming the entity, the property and the change.
 public struct StoreOpener: StoreOpenPolicy {
     public let schema: Schema
     public let plan: MigrationPlan?
+    public let automaticMigration: Bool
+    public let hooks: [String: StageHooks]
+    public let progress: MigrationProgressHandler?
 
-    public init(schema: Schema, plan: MigrationPlan? = nil) {
+    public init(schema: Schema, plan: MigrationPlan? = nil, automaticMigration: Bool = true,
+                hooks: [String: StageHooks] = [:], progress: MigrationProgressHandler? = nil) {
         self.schema = schema
         self.plan = plan
+        self.automaticMigration = automaticMigration
+        self.hooks = hooks
+        self.progress = progress
+    }
+
+    public init(_ configuration: StoreConfiguration) {
+        self.init(schema: configuration.schema, plan: configuration.migrationPlan, automaticMigration: configuration.automaticMigration,
+                  hooks: configuration.stageHooks, progress: configuration.progress)
     }
 
     /// Decides, without touching the store.
@@ -51,25 +85,102 @@ public struct StoreOpener: StoreOpenPolicy {
             return .refuse(StrataError(.incompatibleStore,
                                        "'\(location)' was written by a newer Strata (store format \(format), this library reads \(formatVersion))"))
         }
-        if storedHash == schema.versionHash {
-            return .open(refreshDeclaration: !readOnly && storedJSON != schema.json.text)
+        let stages: [PlannedStage]
+        do {
+            guard let s = try plannedStages(stored, storedHash: storedHash, storedJSON: storedJSON, location: location) else {
+                return .open(refreshDeclaration: !readOnly && storedJSON != schema.json.text)
+            }
+            stages = s
+        } catch let e as StrataError {
+            return .refuse(e)
+        } catch {
+            return .refuse(StrataError(.internal, "\(error)"))
         }
-        if let plan, let older = plan.schema(withVersionHash: storedHash) {
-            return .refuse(StrataError(.incompatibleStore,
-                                       "the store '\(location)' holds version \(older.version) of the migration plan; migrating from version "
-                                       + "\(older.version) to \(schema.version) is not implemented in this version of Strata "
+        if readOnly {
+            return .refuse(StrataError(.incompatibleStore, "the store '\(location)' holds version \(stored.version ?? "?") and needs migrating to "
+                                       + "\(schema.version) (\(stages.map(\.name).joined(separator: ", "))); a read-only open cannot migrate it "
                                        + "(the file was left untouched)"))
+        }
+        return .migrate(stages)
+    }
+
+    /// The stages that carry the stored version to the current one; nil when the store opens as it is.
+    func plannedStages(_ stored: StoredState, storedHash: String, storedJSON: String, location: String) throws -> [PlannedStage]? {
+        if let plan {
+            // By version and storage, else by storage alone (the first version with it: its stages' hooks run).
+            let index = plan.schemas.firstIndex { $0.version == stored.version && $0.versionHash == storedHash }
+                ?? plan.schemas.firstIndex { $0.versionHash == storedHash }
+            if let index { return try planStages(plan, from: index) }
+            if storedHash == schema.versionHash { return nil }
+        } else if storedHash == schema.versionHash {
+            return nil
         }
         let old: Schema
         do { old = try SchemaDecoder.decode(storedJSON) } catch {
-            return .refuse(StrataError(.corrupt, "the schema stored in '\(location)' cannot be read: \(error)"))
+            throw StrataError(.corrupt, "the schema stored in '\(location)' cannot be read: \(error)")
         }
-        var message = "the store '\(location)' holds schema version \(old.version), which differs from the configured version "
-            + "\(schema.version): " + SchemaDiff.describe(from: old, to: schema).joined(separator: "; ")
-        if let plan {
-            message += " (its storage is none of the migration plan's versions: \(plan.schemas.map(\.version).joined(separator: ", ")))"
+        let target = plan?.schemas[0] ?? schema
+        let known = plan.map { " (the migration plan's versions: \($0.schemas.map(\.version).joined(separator: ", ")))" } ?? ""
+        func differences() -> String { SchemaDiff.describe(from: old, to: target).joined(separator: "; ") }
+        if let plan, plan.schemas.contains(where: { $0.version == old.version }) {
+            throw StrataError(.incompatibleStore, "the store '\(location)' holds a version \(old.version) whose storage differs from the migration "
+                              + "plan's version \(old.version): \(differences())\(known) (the file was left untouched)")
         }
-        return .refuse(StrataError(.incompatibleStore, message))
+        if StoreOpener.isNewer(old.version, than: schema.version) {
+            throw StrataError(.incompatibleStore, "the store '\(location)' holds version \(old.version), newer than this app's \(schema.version)"
+                              + "\(known): \(differences()) (the file was left untouched)")
+        }
+        guard automaticMigration else {
+            throw StrataError(.incompatibleStore, "the store '\(location)' holds schema version \(old.version), which differs from the configured "
+                              + "version \(target.version): \(differences())\(known); automatic migration is off (the file was left untouched)")
+        }
+        let mapping: SchemaMapping
+        do {
+            mapping = try SchemaMapping.infer(from: old, to: target, history: plan.map { [old] + $0.schemas } ?? [])
+        } catch var e as StrataError {
+            if plan != nil {
+                // The plan does not know the store, and no lightweight migration reaches its first version.
+                e.code = .incompatibleStore
+                e.message = "the store '\(location)' holds version \(old.version), which is none of the migration plan's versions\(known), and "
+                    + "migrating it to \(target.version) cannot be inferred: \(e.message) (the file was left untouched)"
+            }
+            throw e
+        }
+        let first = PlannedStage(name: "lightweight \(old.version) -> \(target.version)", stage: nil, mapping: mapping)
+        guard let plan else { return [first] }
+        return [first] + (try planStages(plan, from: 0) ?? [])
+    }
+
+    /// The plan's stages from version `index` on (a pair of versions without a stage migrates lightweight).
+    private func planStages(_ plan: MigrationPlan, from index: Int) throws -> [PlannedStage]? {
+        guard index < plan.schemas.count - 1 else { return nil }
+        var out: [PlannedStage] = []
+        for i in index..<(plan.schemas.count - 1) {
+            let (a, b) = (plan.schemas[i], plan.schemas[i + 1])
+            let stage = plan.stage(from: a.version)
+            let name = stage?.name ?? "lightweight \(a.version) -> \(b.version)"
+            do {
+                out.append(PlannedStage(name: name, stage: stage, mapping: try SchemaMapping.infer(from: a, to: b, history: plan.schemas)))
+            } catch var e as StrataError {
+                e.stage = name
+                e.message = "stage '\(name)' (\(a.version) -> \(b.version)): " + e.message
+                throw e
+            }
+        }
+        return out
+    }
+
+    /// Whether version label `a` is newer than `b`: both dotted numbers, compared part by part.
+    static func isNewer(_ a: String, than b: String) -> Bool {
+        let x = a.split(separator: ".").map { Int($0) }
+        let y = b.split(separator: ".").map { Int($0) }
+        guard !x.contains(nil), !y.contains(nil) else { return false }
+        let xs = x.compactMap { $0 }, ys = y.compactMap { $0 }
+        for i in 0..<max(xs.count, ys.count) {
+            let p = i < xs.count ? xs[i] : 0, q = i < ys.count ? ys[i] : 0
+            if p != q { return p > q }
+        }
+        return false
     }
 
     /// Decides and has `store` carry the decision out.
@@ -77,6 +188,8 @@ public struct StoreOpener: StoreOpenPolicy {
         switch decide(stored, location: store.location, readOnly: store.isReadOnly, formatVersion: store.formatVersion) {
         case .create: try store.create()
         case .open(let refresh): if refresh { try store.writeDeclaration(of: schema) }
+        case .migrate(let stages):
+            try MigrationRunner(stages: stages, hooks: hooks, progress: progress).run(on: store)
         case .refuse(let error): throw error
         }
     }

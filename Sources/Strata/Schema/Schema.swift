@@ -121,6 +121,8 @@ enum StoredColumn {
 public final class Entity: @unchecked Sendable {
     public let name: String
     public let superentityName: String?
+    /// The entity's name in an earlier version (a rename that keeps its objects and their keys).
+    public let originalName: String?
     public let ownAttributes: [Attribute]
     public let ownRelationships: [Relationship]
     /// Compound unique constraints declared on this entity (names of attributes / to-one relationships).
@@ -152,10 +154,11 @@ public final class Entity: @unchecked Sendable {
     var uniqueSlotSets: [[Int]] = []
     public internal(set) var versionHash: String = ""
 
-    init(name: String, superentityName: String?, ownAttributes: [Attribute], ownRelationships: [Relationship],
+    init(name: String, superentityName: String?, originalName: String? = nil, ownAttributes: [Attribute], ownRelationships: [Relationship],
          uniqueConstraints: [[String]], indexes: [[String]], declaration: JSONValue) {
         self.name = name
         self.superentityName = superentityName
+        self.originalName = originalName
         self.ownAttributes = ownAttributes
         self.ownRelationships = ownRelationships
         self.uniqueConstraints = uniqueConstraints

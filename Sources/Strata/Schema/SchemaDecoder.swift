@@ -7,7 +7,7 @@ enum SchemaDecoder {
                                 "preserveValueOnDeletion", "index", "transient", "hashModifier", "enum"]
     static let relationshipKeys = ["name", "destination", "toMany", "inverse", "deleteRule", "minimumModelCount",
                                    "maximumModelCount", "originalName", "optional", "hashModifier"]
-    static let entityKeys = ["name", "superentity", "attributes", "relationships", "uniqueConstraints", "indexes"]
+    static let entityKeys = ["name", "superentity", "originalName", "attributes", "relationships", "uniqueConstraints", "indexes"]
 
     static func decode(_ text: String) throws -> Schema {
         let json: JSONValue
@@ -364,6 +364,8 @@ enum SchemaDecoder {
         guard let name = try o.string("name") else { throw fail("entity is missing 'name'", path / "name") }
         try checkIdentifier(name, "entity", path / "name", entity: name)
         let sup = try o.string("superentity")
+        let original = try o.string("originalName")
+        if let original { try checkIdentifier(original, "originalName", path / "originalName", entity: name) }
         var attrs: [Attribute] = []
         // Property names by their lowercased form (SQLite column names ignore case).
         var names: [String: String] = [:]
@@ -389,7 +391,7 @@ enum SchemaDecoder {
         let uniques = try stringLists(o.array("uniqueConstraints") ?? [], path / "uniqueConstraints", entity: name)
         let indexes = try stringLists(o.array("indexes") ?? [], path / "indexes", entity: name)
         do { try o.finish() } catch var e as StrataError { e.code = .schema; e.entity = name; throw e }
-        return Entity(name: name, superentityName: sup, ownAttributes: attrs, ownRelationships: rels,
+        return Entity(name: name, superentityName: sup, originalName: original, ownAttributes: attrs, ownRelationships: rels,
                       uniqueConstraints: uniques, indexes: indexes, declaration: json)
     }
 

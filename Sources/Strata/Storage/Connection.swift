@@ -110,6 +110,9 @@ final class Statement {
         return UnsafeRawBufferPointer(start: p, count: p == nil ? 0 : n)
     }
 
+    /// The number of columns of the statement's rows.
+    var columnCount: Int32 { sqlite3_column_count(handle) }
+
     func value(at i: Int32) -> SQLValue {
         switch columnType(i) {
         case SQLITE_INTEGER: return .int(int64(i))

@@ -11,7 +11,8 @@ public final class SQLiteSession: StoreSession {
     let sqliteStore: SQLiteStore
     let connection: Connection
     public var store: DataStore { sqliteStore }
-    var schema: Schema { sqliteStore.schema }
+    /// The schema the session lays the store out by: the store's, or a migration stage's version.
+    let schema: Schema
     var dialect: SQLiteDialect { sqliteStore.dialect }
     /// Reserved primary keys per root table: next free and limit (exclusive).
     private var reserved: [String: (next: Int64, limit: Int64)] = [:]
@@ -29,9 +30,10 @@ public final class SQLiteSession: StoreSession {
         var changes = ChangeSet()
     }
 
-    init(store: SQLiteStore, connection: Connection) {
+    init(store: SQLiteStore, connection: Connection, schema: Schema? = nil) {
         self.sqliteStore = store
         self.connection = connection
+        self.schema = schema ?? store.schema
     }
 
     func locked<T>(_ body: () throws -> T) rethrows -> T { try connection.lock.withLock(body) }
@@ -103,6 +105,26 @@ public final class SQLiteSession: StoreSession {
 
     public func savedValues(_ id: ObjectID, slots: [Int]) throws -> [SQLValue] {
         try locked { try SQLiteWriter.values(connection, dialect, id, slots: slots) }
+    }
+
+    public func duplicateGroups(_ entity: Entity, slots: [Int]) throws -> [[ObjectID]] {
+        try locked {
+            let root = entity.root
+            let sql = SQLiteDialect.duplicateRows(dialect.table(root), slots.map { dialect.column(entity.storedColumns[$0]) })
+            var groups: [[ObjectID]] = []
+            var last: Int64 = -1
+            var kinds = JSONWriter()
+            kinds.beginArray()
+            for d in entity.descendants { kinds.string(d.name) }
+            kinds.endArray()
+            try connection.statement(sql).query([.text(kinds.string)]) { s in
+                guard let e = root.descendant(named: s.text(1)) else { return }
+                let g = s.int64(2)
+                if g != last { groups.append([]); last = g }
+                groups[groups.count - 1].append(ObjectID(entity: e, pk: s.int64(0)))
+            }
+            return groups
+        }
     }
 
     // MARK: Saves and transactions

@@ -138,7 +138,8 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     private func sweepOrphanedFiles(_ c: Connection) throws {
         guard let folder = externalFolder else { return }
         let columns = StoreLayout(schema).tables.flatMap { t in t.externalColumns.map { (table: t.name, column: $0) } }
-        guard !columns.isEmpty, try !folder.generatedNames().isEmpty else { return }
+        // With no external-storage column left (a migration removed them), every file is an orphan.
+        guard try !folder.generatedNames().isEmpty else { return }
         try c.transaction {
             var referenced: Set<String> = []
             for (table, column) in columns {
@@ -183,7 +184,42 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
 
         func writeDeclaration(of schema: Schema) throws {
             guard !isReadOnly else { throw StrataError(.readOnly, "'\(location)' is opened read-only: its schema declaration cannot be written") }
-            try connection.transaction { try SQLiteStore.writeSchemaMetadata(connection, schema: schema) }
+            if connection.isInTransaction {
+                try SQLiteStore.writeSchemaMetadata(connection, schema: schema)
+            } else {
+                try connection.transaction { try SQLiteStore.writeSchemaMetadata(connection, schema: schema) }
+            }
+        }
+
+        func migrate<T>(_ body: (StoredState?) throws -> T) throws -> T {
+            guard !isReadOnly else { throw StrataError(.readOnly, "'\(location)' is opened read-only: it cannot be migrated") }
+            // A session's transaction: saves of the stage's hooks become savepoints of it.
+            let session = SQLiteSession(store: store, connection: connection)
+            return try session.transaction {
+                try body(try SQLiteStore.readState(connection, path: location))
+            }
+        }
+
+        func session(schema: Schema) throws -> StoreSession {
+            SQLiteSession(store: store, connection: connection, schema: schema)
+        }
+
+        func changeStorage(_ mapping: SchemaMapping, stage: String,
+                           report: (_ step: String, _ entity: String?, _ done: Int64?, _ total: Int64?) -> Void) throws {
+            let c = connection
+            let migration = SQLiteMigration(mapping) { table in try SQLiteStore.indexes(c, table) }
+            try SQLiteMigration.run(try migration.plan(), on: c, folder: store.externalFolder, stage: stage, report: report)
+        }
+    }
+
+    /// The indexes a table has (made by CREATE INDEX), with their columns.
+    static func indexes(_ c: Connection, _ table: String) throws -> [StoreLayout.Index] {
+        var list: [(String, Bool)] = []
+        try c.statement(SQLiteDialect.indexList).query([.text(table)]) { s in list.append((s.text(0), s.int64(1) != 0)) }
+        return try list.map { name, unique in
+            var columns: [String] = []
+            try c.statement(SQLiteDialect.indexColumns).query([.text(name)]) { s in columns.append(s.text(0)) }
+            return StoreLayout.Index(name: name, columns: columns, isUnique: unique)
         }
     }
 

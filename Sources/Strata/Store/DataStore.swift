@@ -41,6 +41,9 @@ public protocol StoreSession: AnyObject {
     func findUnique(_ entity: Entity, slots: [Int], values: [SQLValue]) throws -> ObjectID?
     /// The saved values of some slots of `id` (nulls when there is no such object).
     func savedValues(_ id: ObjectID, slots: [Int]) throws -> [SQLValue]
+    /// Saved objects of `entity` (and its subentities) that share the values of `slots`
+    /// (none null) with another: one group per set of values, each in key order.
+    func duplicateGroups(_ entity: Entity, slots: [Int]) throws -> [[ObjectID]]
 
     // MARK: Writes
 

@@ -42,8 +42,20 @@ public protocol StoreOpening: AnyObject {
     /// again and asks the policy once more (the policy does not see it).
     func create() throws
     /// Stores `schema`'s declaration (JSON, version, hashes) in place of the
-    /// stored one, in one transaction.
+    /// stored one: in one transaction of its own, or in the caller's (``migrate(_:)``).
     func writeDeclaration(of schema: Schema) throws
+
+    /// Runs `body` in one write transaction, on the stored state read inside it (so
+    /// that a stage starts from what another process may have committed meanwhile):
+    /// committed when `body` returns, rolled back when it throws.
+    func migrate<T>(_ body: (StoredState?) throws -> T) throws -> T
+    /// A session on the store's opening connection that sees and writes the store as
+    /// `schema` lays it out (a stage's old or new version), inside ``migrate(_:)``.
+    func session(schema: Schema) throws -> StoreSession
+    /// Carries the storage from `mapping.old` to `mapping.new`, inside ``migrate(_:)``.
+    /// `report(step, entity, done, total)` hears each step and the progress of copies.
+    func changeStorage(_ mapping: SchemaMapping, stage: String,
+                       report: (_ step: String, _ entity: String?, _ done: Int64?, _ total: Int64?) -> Void) throws
 }
 
 /// What a store does when it opens: given the stored state (nil for an empty

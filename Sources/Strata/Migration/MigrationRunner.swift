@@ -1,0 +1,182 @@
+/// Runs an open's stages (DESIGN §6), each in one transaction of the store:
+///
+/// 1. the stored state is read again inside the transaction (another process may
+///    have migrated meanwhile: a stage already done is skipped);
+/// 2. willMigrate, on the stage's old schema: the stage's declarative operations,
+///    then its hook; then the duplicates a new unique constraint would meet, when
+///    the stage's `onDuplicates` keeps the first or last of each group;
+/// 3. the storage change the mapping infers;
+/// 4. didMigrate, on the new schema: the stage's hook;
+/// 5. the new version's declaration.
+///
+/// A failure anywhere rolls the stage back: the store stays at the last completed
+/// stage, and the next open resumes from there. Errors name the stage.
+struct MigrationRunner {
+    let stages: [PlannedStage]
+    let hooks: [String: StageHooks]
+    let progress: MigrationProgressHandler?
+
+    func run(on store: StoreOpening) throws {
+        for planned in stages {
+            do {
+                let ran = try store.migrate { stored -> Bool in
+                    guard let hash = stored?.versionHash else {
+                        throw StrataError(.corrupt, "'\(store.location)' lost its stored schema during the migration")
+                    }
+                    let (from, to) = (planned.from, planned.to)
+                    // A stage that changes no storage is done when the store carries its new label.
+                    let labeledDone = from.versionHash == to.versionHash && from.version != to.version && stored?.version == to.version
+                    if hash != from.versionHash || labeledDone {
+                        // Another connection ran this stage meanwhile.
+                        if hash == to.versionHash { return false }
+                        throw StrataError(.busy, "'\(store.location)' changed while it was being migrated")
+                    }
+                    try runStage(planned, store)
+                    return true
+                }
+                if ran { emit(planned.name, "commit") }
+            } catch var e as StrataError {
+                if e.stage == nil {
+                    e.stage = planned.name
+                    e.message = "migration stage '\(planned.name)' (\(planned.from.version) -> \(planned.to.version)) failed: " + e.message
+                }
+                throw e
+            }
+        }
+    }
+
+    private func runStage(_ planned: PlannedStage, _ store: StoreOpening) throws {
+        let name = planned.name
+        emit(name, "begin")
+        let hooks = self.hooks[name]
+        let operations = planned.stage?.willMigrate ?? []
+        let policy = planned.stage?.onDuplicates ?? .error
+        if !operations.isEmpty || hooks?.willMigrate != nil || policy != .error {
+            emit(name, "willMigrate")
+            let session = try store.session(schema: planned.from)
+            let context = ModelContext(session: session, schema: planned.from)
+            for op in operations { try perform(op, context, session) }
+            if context.hasChanges { _ = try context.save() }
+            if let hook = hooks?.willMigrate { try call(hook, context, stage: name, which: "willMigrate") }
+            if policy != .error { try keep(policy, planned.mapping, context, session) }
+        }
+        emit(name, "storage")
+        try store.changeStorage(planned.mapping, stage: name) { step, entity, done, total in
+            emit(name, step, entity: entity, done: done, total: total)
+        }
+        if let hook = hooks?.didMigrate {
+            emit(name, "didMigrate")
+            let session = try store.session(schema: planned.to)
+            try call(hook, ModelContext(session: session, schema: planned.to), stage: name, which: "didMigrate")
+        }
+        try store.writeDeclaration(of: planned.to)
+    }
+
+    /// Runs a user hook; what it leaves unsaved is saved. Its failure is `.callback`.
+    private func call(_ hook: StageHooks.Hook, _ context: ModelContext, stage: String, which: String) throws {
+        do {
+            try hook(context)
+            if context.hasChanges { _ = try context.save() }
+        } catch let e as StrataError {
+            var out = StrataError(.callback, "stage '\(stage)': the \(which) hook failed: \(e.message)", entity: e.entity, attribute: e.attribute)
+            out.stage = stage
+            out.hookStatus = e.hookStatus ?? (e.code == .callback ? nil : e.code.rawValue)
+            throw out
+        } catch {
+            var out = StrataError(.callback, "stage '\(stage)': the \(which) hook failed: \(error)")
+            out.stage = stage
+            throw out
+        }
+    }
+
+    // MARK: Declarative operations
+
+    private func perform(_ op: MigrationOperation, _ context: ModelContext, _ session: StoreSession) throws {
+        switch op {
+        case .deduplicate(let entityName, let by, let keep, let merge):
+            guard let entity = context.schema.entity(named: entityName) else { return }
+            let slots = by.compactMap { entity.slotByName[$0] }
+            try deduplicate(entity, slots: slots, keepLast: keep == .last, merge: merge, context, session)
+        }
+    }
+
+    /// Keeps the first (or last) object of each group of duplicates and deletes the others
+    /// with their delete rules; with `merge`, their related objects move to the kept one first.
+    private func deduplicate(_ entity: Entity, slots: [Int], keepLast: Bool, merge: Bool,
+                             _ context: ModelContext, _ session: StoreSession) throws {
+        for group in try session.duplicateGroups(entity, slots: slots) {
+            guard let kept = keepLast ? group.last : group.first else { continue }
+            let others = group.filter { $0 != kept }
+            if merge { try mergeRelationships(into: kept, from: others, context) }
+            for id in others { try context.delete(id: id.description) }
+        }
+    }
+
+    private func mergeRelationships(into kept: ObjectID, from others: [ObjectID], _ context: ModelContext) throws {
+        guard case .object(let keptJSON) = try JSONValue.parse(String(decoding: context.get(id: kept.description), as: UTF8.self)) else { return }
+        var current = Dictionary(keptJSON, uniquingKeysWith: { a, _ in a })
+        for other in others {
+            guard case .object(let members) = try JSONValue.parse(String(decoding: context.get(id: other.description), as: UTF8.self)) else { continue }
+            var patch: [(String, JSONValue)] = []
+            for (key, value) in members {
+                guard let r = kept.entity.relationshipByName[key] ?? other.entity.relationshipByName[key],
+                      kept.entity.relationshipByName[key] != nil else { continue }
+                if r.isToMany {
+                    guard case .array(let theirs) = value, !theirs.isEmpty else { continue }
+                    let mine: [JSONValue] = if case .array(let m)? = current[key] { m } else { [] }
+                    let merged = mine + theirs.filter { !mine.contains($0) }
+                    patch.append((key, .array(merged)))
+                    current[key] = .array(merged)
+                } else if case .string = value, current[key] == nil || current[key] == .null {
+                    patch.append((key, value))
+                    current[key] = value
+                }
+            }
+            guard !patch.isEmpty else { continue }
+            // The other object lets go first (a one-to-one target keeps one owner).
+            try context.update(id: kept.description, patch: JSONValue.object(patch).text)
+        }
+    }
+
+    /// Applies `onDuplicates` to the unique constraints the new version adds: among old
+    /// objects sharing the constrained values, keeps the first (or last) of each group.
+    private func keep(_ policy: DuplicatePolicy, _ mapping: SchemaMapping, _ context: ModelContext, _ session: StoreSession) throws {
+        for e in mapping.new.entities {
+            guard let o = mapping.origin(of: e) else { continue }
+            var sets: [[String]] = e.ownAttributes.filter(\.isUnique).map { [$0.name] } + e.uniqueConstraints
+            sets = sets.filter { !$0.isEmpty }
+            for names in sets {
+                // The old properties the constrained values come from; all must exist.
+                var oldSlots: [Int] = []
+                for n in names {
+                    var oldName: String?
+                    if let a = e.attributeByName[n] { oldName = mapping.origin(of: a)?.name }
+                    if let r = e.relationshipByName[n] { oldName = mapping.origin(of: r)?.name }
+                    guard let on = oldName, let slot = o.slotByName[on] else { oldSlots = []; break }
+                    oldSlots.append(slot)
+                }
+                guard !oldSlots.isEmpty else { continue }
+                let already = o.ownAttributes.contains { $0.isUnique && oldSlots == [o.slotByName[$0.name] ?? -1] }
+                    || o.uniqueConstraints.contains { $0.compactMap { o.slotByName[$0] } == oldSlots }
+                if already { continue }
+                try deduplicate(o, slots: oldSlots, keepLast: policy == .keepLast, merge: false, context, session)
+            }
+        }
+        if context.hasChanges { _ = try context.save() }
+    }
+
+    // MARK: Progress
+
+    private func emit(_ stage: String, _ step: String, entity: String? = nil, done: Int64? = nil, total: Int64? = nil) {
+        guard let progress else { return }
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("stage"); w.string(stage)
+        w.key("step"); w.string(step)
+        if let entity { w.key("entity"); w.string(entity) }
+        if let done { w.key("done"); w.int(done) }
+        if let total { w.key("total"); w.int(total) }
+        w.endObject()
+        progress(w.string)
+    }
+}

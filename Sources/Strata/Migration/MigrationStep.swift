@@ -1,0 +1,54 @@
+/// One step of a migration's storage change, as a dry run reports it
+/// (`strata_infer_migration`) and `STRATA_MIGRATION_DEBUG=1` prints it:
+/// what changes (`kind`: renameAttribute, addEntity, copyRows, addIndex, …),
+/// where, and the SQL that does it (values appear as `?N` parameters).
+public struct MigrationStep: Sendable, Equatable {
+    public var kind: String
+    public var entity: String?
+    /// The attribute, relationship or index columns the step is about.
+    public var property: String?
+    public var from: String?
+    public var to: String?
+    public var sql: [String]
+
+    public init(kind: String, entity: String? = nil, property: String? = nil, from: String? = nil, to: String? = nil, sql: [String] = []) {
+        self.kind = kind
+        self.entity = entity
+        self.property = property
+        self.from = from
+        self.to = to
+        self.sql = sql
+    }
+
+    func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("kind"); w.string(kind)
+        if let entity { w.key("entity"); w.string(entity) }
+        if let property { w.key("property"); w.string(property) }
+        if let from { w.key("from"); w.string(from) }
+        if let to { w.key("to"); w.string(to) }
+        w.key("sql"); w.beginArray()
+        for s in sql { w.string(s) }
+        w.endArray()
+        w.endObject()
+    }
+
+    /// `{"steps": [...]}`.
+    public static func json(_ steps: [MigrationStep]) -> String {
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("steps"); w.beginArray()
+        for s in steps { s.write(to: &w) }
+        w.endArray()
+        w.endObject()
+        return w.string
+    }
+
+    /// The step in one line, for STRATA_MIGRATION_DEBUG.
+    public var line: String {
+        var parts = [kind]
+        if let entity { parts.append(entity + (property.map { "." + $0 } ?? "")) }
+        if let from, let to { parts.append("\(from) -> \(to)") }
+        return parts.joined(separator: " ")
+    }
+}

@@ -1,0 +1,226 @@
+/// How one schema version's entities, attributes and relationships come from
+/// another's: the inference of a lightweight migration (Core Data's inferred
+/// mapping model), in model terms. The store turns a mapping into storage
+/// steps (`Storage/SQLiteMigration.swift`).
+///
+/// An element of the new version comes from the element of the old version
+/// that has its name, else the one its `originalName` names, else one renamed
+/// from the same original name; with a plan, `originalName` may name the
+/// element in any earlier version of the plan (the names an element had are
+/// followed through every version given as `history`).
+///
+/// What cannot be inferred throws `.migration`, naming the entity, the
+/// property and the change: a type change, two elements claiming one origin,
+/// entities of two hierarchies brought into one, a relationship whose
+/// destination becomes an unrelated entity, two relationships made inverses
+/// of each other. What depends on the data (a required attribute without a
+/// default over rows without a value, a unique constraint over duplicates) is
+/// checked by the store when the step runs.
+public struct SchemaMapping: @unchecked Sendable {
+    public let old: Schema
+    public let new: Schema
+    private var entityOrigins: [ObjectIdentifier: Entity] = [:]
+    private var attributeOrigins: [ObjectIdentifier: Attribute] = [:]
+    private var relationshipOrigins: [ObjectIdentifier: Relationship] = [:]
+    private var entitySuccessors: [ObjectIdentifier: Entity] = [:]
+    private var attributeClaims: [ObjectIdentifier: Attribute] = [:]
+
+    /// The old entity `e` (of `new`) comes from; nil for an added entity.
+    public func origin(of e: Entity) -> Entity? { entityOrigins[ObjectIdentifier(e)] }
+    /// The old attribute `a` (of `new`) takes its values from; nil for an added attribute.
+    public func origin(of a: Attribute) -> Attribute? { attributeOrigins[ObjectIdentifier(a)] }
+    /// The old relationship whose links `r` (of `new`) keeps; nil for an added relationship.
+    public func origin(of r: Relationship) -> Relationship? { relationshipOrigins[ObjectIdentifier(r)] }
+    /// The new entity old entity `e` becomes; nil when it is removed.
+    public func successor(of e: Entity) -> Entity? { entitySuccessors[ObjectIdentifier(e)] }
+
+    /// True when the two versions have the same storage (equal version hashes):
+    /// the step changes no table and only records the new version.
+    public var isIdentity: Bool { old.versionHash == new.versionHash }
+
+    /// Infers the mapping from `old` to `new`.
+    ///
+    /// - Parameter history: every version of the plan, oldest first (may be empty);
+    ///   `originalName` chains are followed through them.
+    /// - Throws: `.migration` naming what cannot be inferred.
+    public static func infer(from old: Schema, to new: Schema, history: [Schema] = []) throws -> SchemaMapping {
+        var m = SchemaMapping(old: old, new: new)
+        let versions = history.isEmpty ? [old, new] : history
+        try m.mapEntities(versions)
+        try m.checkHierarchies()
+        for e in new.entities {
+            try m.mapAttributes(of: e, versions)
+            try m.mapRelationships(of: e, versions)
+        }
+        try m.checkRelationships()
+        return m
+    }
+
+    private init(old: Schema, new: Schema) {
+        self.old = old
+        self.new = new
+    }
+
+    // MARK: Names through versions
+
+    /// Every name an element was known by: its name and original name, and, through the
+    /// versions, the names of elements renamed from or to any of them.
+    static func aliases(name: String, originalName: String?, among versions: [[(name: String, originalName: String?)]]) -> Set<String> {
+        var names: Set<String> = [name]
+        if let o = originalName { names.insert(o) }
+        var grew = true
+        while grew {
+            grew = false
+            for version in versions {
+                for el in version {
+                    let linked = names.contains(el.name) || (el.originalName.map { names.contains($0) } ?? false)
+                    guard linked else { continue }
+                    if names.insert(el.name).inserted { grew = true }
+                    if let o = el.originalName, names.insert(o).inserted { grew = true }
+                }
+            }
+        }
+        return names
+    }
+
+    /// The one candidate an element comes from: its own name first, then its original name,
+    /// then any other name it had.
+    static func pick<T>(_ candidates: [T], name: (T) -> String, own: String, original: String?, aliases: Set<String>) -> T? {
+        if let c = candidates.first(where: { name($0) == own }) { return c }
+        if let original, let c = candidates.first(where: { name($0) == original }) { return c }
+        return candidates.first(where: { aliases.contains(name($0)) })
+    }
+
+    // MARK: Entities
+
+    private mutating func mapEntities(_ versions: [Schema]) throws {
+        let table = versions.map { s in s.entities.map { (name: $0.name, originalName: $0.originalName) } }
+        var claimedBy: [ObjectIdentifier: Entity] = [:]
+        for e in new.entities {
+            let names = SchemaMapping.aliases(name: e.name, originalName: e.originalName, among: table)
+            guard let o = SchemaMapping.pick(old.entities, name: \.name, own: e.name, original: e.originalName, aliases: names) else { continue }
+            if let other = claimedBy[ObjectIdentifier(o)] {
+                throw StrataError(.migration, "entities '\(other.name)' and '\(e.name)' of version \(new.version) both come from entity '\(o.name)' of "
+                                  + "version \(old.version); an entity's objects can go to one entity only (check originalName)", entity: e.name)
+            }
+            claimedBy[ObjectIdentifier(o)] = e
+            entityOrigins[ObjectIdentifier(e)] = o
+            entitySuccessors[ObjectIdentifier(o)] = e
+        }
+    }
+
+    /// Objects keep their keys, which are unique within one old table only: the old
+    /// entities whose objects go to one new table must all come from one old table.
+    private func checkHierarchies() throws {
+        for root in new.rootEntities {
+            var from: [String: Entity] = [:]
+            for e in root.descendants {
+                guard let o = origin(of: e) else { continue }
+                from[o.root.name] = from[o.root.name] ?? e
+            }
+            guard from.count > 1 else { continue }
+            let parts = from.sorted { $0.key < $1.key }.map { "'\($0.value.name)' (from the hierarchy of '\($0.key)')" }
+            throw StrataError(.migration, "entity '\(root.name)' of version \(new.version) brings together the objects of two hierarchies of version "
+                              + "\(old.version): \(parts.joined(separator: " and ")); merging hierarchies cannot be inferred (their objects' keys "
+                              + "may collide): write a custom stage that copies one hierarchy's objects into the other", entity: root.name)
+        }
+    }
+
+    /// The old entities whose properties a new entity's properties may come from: its
+    /// origin's whole old hierarchy (properties move up and down a hierarchy).
+    private func oldScope(of e: Entity) -> [Entity] {
+        guard let o = origin(of: e) else { return [] }
+        return o.root.descendants
+    }
+
+    // MARK: Attributes
+
+    private mutating func mapAttributes(of e: Entity, _ versions: [Schema]) throws {
+        let scope = oldScope(of: e)
+        guard !scope.isEmpty else { return }
+        let candidates = scope.flatMap(\.ownAttributes).filter { !$0.isTransient }
+        for a in e.ownAttributes where !a.isTransient {
+            let table = versions.map { s in
+                hierarchy(of: e, in: s, versions).flatMap(\.ownAttributes).map { (name: $0.name, originalName: $0.originalName) }
+            }
+            let names = SchemaMapping.aliases(name: a.name, originalName: a.originalName, among: table)
+            guard let oa = SchemaMapping.pick(candidates, name: \.name, own: a.name, original: a.originalName, aliases: names) else { continue }
+            if let claimant = attributeClaims[ObjectIdentifier(oa)] {
+                throw StrataError(.migration, "entity '\(e.name)': attributes '\(claimant.name)' and '\(a.name)' both come from attribute '\(oa.name)' "
+                                  + "of '\(oa.entity.name)' in version \(old.version) (check originalName)", entity: e.name, attribute: a.name)
+            }
+            attributeClaims[ObjectIdentifier(oa)] = a
+            guard oa.type == a.type else {
+                let how = oa.name == a.name ? "" : " (from '\(oa.name)')"
+                throw StrataError(.migration, "entity '\(e.name)': attribute '\(a.name)'\(how) changes type from \(oa.type.rawValue) to "
+                                  + "\(a.type.rawValue) between versions \(old.version) and \(new.version); a type change cannot be inferred: add an "
+                                  + "attribute of the new type and fill it in a custom stage's didMigrate", entity: e.name, attribute: a.name)
+            }
+            attributeOrigins[ObjectIdentifier(a)] = oa
+        }
+    }
+
+    /// The entities of `s` (one of the versions) in the hierarchy `e` (of `new`) belongs to in
+    /// that version: those of a hierarchy holding an entity known by a name an entity of
+    /// `e`'s hierarchy had. Property names are followed through these only.
+    private func hierarchy(of e: Entity, in s: Schema, _ versions: [Schema]) -> [Entity] {
+        let table = versions.map { v in v.entities.map { (name: $0.name, originalName: $0.originalName) } }
+        var names: Set<String> = []
+        for d in e.root.descendants { names.formUnion(SchemaMapping.aliases(name: d.name, originalName: d.originalName, among: table)) }
+        return s.rootEntities.filter { r in r.descendants.contains { names.contains($0.name) } }.flatMap(\.descendants)
+    }
+
+    // MARK: Relationships
+
+    private mutating func mapRelationships(of e: Entity, _ versions: [Schema]) throws {
+        let scope = oldScope(of: e)
+        guard !scope.isEmpty else { return }
+        let candidates = scope.flatMap(\.ownRelationships)
+        for r in e.ownRelationships {
+            let table = versions.map { s in
+                hierarchy(of: e, in: s, versions).flatMap(\.ownRelationships).map { (name: $0.name, originalName: $0.originalName) }
+            }
+            let names = SchemaMapping.aliases(name: r.name, originalName: r.originalName, among: table)
+            guard let or = SchemaMapping.pick(candidates, name: \.name, own: r.name, original: r.originalName, aliases: names) else { continue }
+            if relationshipOrigins.values.contains(where: { $0 === or }) {
+                throw StrataError(.migration, "entity '\(e.name)': relationship '\(r.name)' and another relationship both come from '\(or.name)' "
+                                  + "of '\(or.entity.name)' in version \(old.version) (check originalName)", entity: e.name, attribute: r.name)
+            }
+            // The links keep their ends: the destination must be (or descend from, or lead to) the old destination's successor.
+            let target = successor(of: or.destination)
+            let related = target.map { t in r.destination.isKind(of: t) || t.isKind(of: r.destination) } ?? false
+            guard related else {
+                throw StrataError(.migration, "entity '\(e.name)': relationship '\(r.name)' changes destination from '\(or.destinationName)' to "
+                                  + "'\(r.destinationName)' between versions \(old.version) and \(new.version), and '\(r.destinationName)' does not "
+                                  + "come from '\(or.destinationName)'; this cannot be inferred: add a relationship and fill it in a custom stage",
+                                  entity: e.name, attribute: r.name)
+            }
+            relationshipOrigins[ObjectIdentifier(r)] = or
+        }
+    }
+
+    /// A relationship and its inverse share their links: they must come from one old
+    /// relationship and its inverse (or one of them be new).
+    private func checkRelationships() throws {
+        for e in new.entities {
+            for r in e.ownRelationships {
+                guard let inv = r.inverse, let or = origin(of: r), let oinv = origin(of: inv) else { continue }
+                if or.inverse === oinv { continue }
+                throw StrataError(.migration, "entity '\(e.name)': relationships '\(r.name)' and '\(inv.entity.name).\(inv.name)' become inverses of "
+                                  + "each other, but in version \(old.version) '\(or.entity.name).\(or.name)' and '\(oinv.entity.name).\(oinv.name)' "
+                                  + "hold separate links; joining two sets of links cannot be inferred", entity: e.name, attribute: r.name)
+            }
+        }
+    }
+
+    /// The old relationship whose links `r` (of `new`) holds, and whether they are read the
+    /// other way round (when only `r`'s inverse has an origin, `r`'s links are its reversed links).
+    public func linkOrigin(of r: Relationship) -> (relationship: Relationship, reversed: Bool)? {
+        if let o = origin(of: r) { return (o, false) }
+        if let inv = r.inverse, let o = origin(of: inv) {
+            if let oi = o.inverse { return (oi, false) }
+            return (o, true)
+        }
+        return nil
+    }
+}

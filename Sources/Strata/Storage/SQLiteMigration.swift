@@ -1,0 +1,518 @@
+/// Turns a ``SchemaMapping`` into the SQL that carries a store from the old
+/// layout to the new one, and runs it (inside the caller's transaction).
+///
+/// Per table of the new version:
+/// - a table whose rows all come from one old table, changed only by renamed
+///   and added columns, is altered in place (`ALTER TABLE … RENAME TO /
+///   RENAME COLUMN / ADD COLUMN`): no row is rewritten, so a rename-only step
+///   costs milliseconds whatever the store's size;
+/// - otherwise (a column goes, a link changes its place, entities leave or
+///   join a hierarchy) it is rebuilt as SQLite documents it
+///   (sqlite.org/lang_altertable.html#otheralter): created under another
+///   name, filled with `INSERT … SELECT` in key ranges (progress between
+///   ranges, memory flat), the old table dropped, the new one renamed;
+/// - then defaults fill required values, links to objects that are gone are
+///   cleared, indexes are dropped and created to match the layout (a unique
+///   index over duplicates fails naming one duplicated value), and key
+///   sequences continue past every key (identifiers survive).
+struct SQLiteMigration {
+    /// One statement (or statement pattern) of a step.
+    enum Action {
+        /// Runs once with its arguments.
+        case run(String, [SQLValue])
+        /// Copies rows of entities `entities` (old names) of `table` in key ranges:
+        /// `sql` binds the range (?1, ?2], the entities (?3) and the renames (?4).
+        case copy(String, table: String, entities: [String], renames: String, entity: String)
+        /// A query whose first row means the step cannot run.
+        case check(String, [SQLValue], failure: ([SQLValue]) -> StrataError)
+        /// Creates a unique index; duplicates make it fail naming one duplicated value.
+        case uniqueIndex(String, table: String, columns: [String], entity: String, names: [String])
+        /// Moves external-storage files of a column back into the rows (external storage turned off).
+        case inlineFiles(table: String, column: String, attribute: Attribute)
+    }
+
+    struct Step {
+        var description: MigrationStep
+        var actions: [Action] = []
+    }
+
+    let mapping: SchemaMapping
+    var old: Schema { mapping.old }
+    var new: Schema { mapping.new }
+    let oldLayout: StoreLayout
+    let newLayout: StoreLayout
+    /// The indexes an old table has (the store's own, whatever their names).
+    let existingIndexes: (String) throws -> [StoreLayout.Index]
+
+    init(_ mapping: SchemaMapping, existingIndexes: ((String) throws -> [StoreLayout.Index])? = nil) {
+        self.mapping = mapping
+        let oldLayout = StoreLayout(mapping.old)
+        self.oldLayout = oldLayout
+        newLayout = StoreLayout(mapping.new)
+        self.existingIndexes = existingIndexes ?? { oldLayout.table(named: $0)?.indexes ?? [] }
+    }
+
+    // MARK: Planning
+
+    private enum Source: Equatable {
+        case none
+        case column(String)
+        case expression(String)
+    }
+
+    private enum Mode {
+        case create
+        case copy(from: Entity)
+        case inPlace(from: Entity)
+    }
+
+    private static func jsonArray(_ names: [String]) -> SQLValue {
+        var w = JSONWriter()
+        w.beginArray()
+        for n in names { w.string(n) }
+        w.endArray()
+        return .text(w.string)
+    }
+
+    private static func jsonObject(_ pairs: [(String, String)]) -> String {
+        var w = JSONWriter()
+        w.beginObject()
+        for (k, v) in pairs { w.key(k); w.string(v) }
+        w.endObject()
+        return w.string
+    }
+
+    /// Where the links of an old relationship are: a table and its owner and target columns.
+    private func storage(of r: Relationship, reversed: Bool) -> (table: String, owner: String, target: String) {
+        var s: (table: String, owner: String, target: String)
+        switch r.placement {
+        case .inRow: s = (r.entity.root.name, "_pk", r.name)
+        case .inInverseRows: s = (r.destination.root.name, r.inverse?.name ?? "", "_pk")
+        case .inPairs(let set, let first): s = (set, first ? "_source" : "_target", first ? "_target" : "_source")
+        }
+        if reversed { s = (s.table, s.target, s.owner) }
+        return s
+    }
+
+    /// Where a column of a new table takes its values from, in the old table `oldRoot`'s rows.
+    private func source(of column: StoredColumn, oldRoot: Entity) -> Source {
+        switch column {
+        case .attribute(let a):
+            guard let oa = mapping.origin(of: a), !oa.isTransient else { return .none }
+            return .column(oa.name)
+        case .link(let r):
+            guard let (or, reversed) = mapping.linkOrigin(of: r) else { return .none }
+            let s = storage(of: or, reversed: reversed)
+            if s.owner == "_pk" && s.table == oldRoot.name { return .column(s.target) }
+            return .expression(SQLiteDialect.linkTarget(s.table, owner: s.owner, target: s.target))
+        }
+    }
+
+    /// The stored columns of a new hierarchy, by column name.
+    private func columns(of root: Entity) -> [(name: String, column: StoredColumn, entity: Entity)] {
+        var out: [(String, StoredColumn, Entity)] = []
+        for e in root.descendants {
+            for a in e.ownAttributes where !a.isTransient { out.append((a.name, .attribute(a), e)) }
+            for r in e.ownRelationships where r.isHeldInRow { out.append((r.name, .link(r), e)) }
+        }
+        return out.map { (name: $0.0, column: $0.1, entity: $0.2) }
+    }
+
+    private func oldColumns(of root: Entity) -> [String] {
+        (oldLayout.table(named: root.name)?.columns ?? []).map(\.name).filter { $0 != "_pk" && $0 != "_entity" }
+    }
+
+    private func mode(of root: Entity) -> Mode {
+        let origins = root.descendants.compactMap { mapping.origin(of: $0) }
+        guard let first = origins.first else { return .create }
+        let oldRoot = first.root
+        guard let heir = mapping.successor(of: oldRoot), heir.root === root else { return .copy(from: oldRoot) }
+        var used: Set<String> = []
+        for c in columns(of: root) {
+            switch source(of: c.column, oldRoot: oldRoot) {
+            case .none: break
+            case .column(let name): used.insert(name)
+            case .expression: return .copy(from: oldRoot)
+            }
+        }
+        // Every old column must stay (dropping one rewrites the table anyway: rebuild it once).
+        return Set(oldColumns(of: oldRoot)).isSubset(of: used) ? .inPlace(from: oldRoot) : .copy(from: oldRoot)
+    }
+
+    /// Old entity names of the objects a new hierarchy takes, and the renames of their entities.
+    private func entities(of root: Entity) -> (names: [String], renames: [(String, String)]) {
+        var names: [String] = []
+        var renames: [(String, String)] = []
+        for e in root.descendants {
+            guard let o = mapping.origin(of: e) else { continue }
+            names.append(o.name)
+            if o.name != e.name { renames.append((o.name, e.name)) }
+        }
+        return (names, renames)
+    }
+
+    private func step(_ kind: String, entity: String? = nil, property: String? = nil, from: String? = nil, to: String? = nil,
+                      _ actions: [Action] = []) -> Step {
+        Step(description: MigrationStep(kind: kind, entity: entity, property: property, from: from, to: to,
+                                        sql: actions.map(SQLiteMigration.sql)), actions: actions)
+    }
+
+    static func sql(_ a: Action) -> String {
+        switch a {
+        case .run(let s, _), .copy(let s, _, _, _, _), .check(let s, _, _), .uniqueIndex(let s, _, _, _, _): return s
+        case .inlineFiles(let table, let column, _): return SQLiteDialect.externalRows(table, column)
+        }
+    }
+
+    /// The steps, in the order they run.
+    func plan() throws -> [Step] {
+        var steps: [Step] = []
+        var late: [Step] = []              // after every table has its final name
+        var dropTables: [String] = []       // old tables no new table keeps
+        var renames: [(from: String, to: String)] = []  // tables built under another name, or kept join tables
+        let newRoots = new.rootEntities
+        var modes: [String: Mode] = [:]
+        for root in newRoots { modes[root.name] = mode(of: root) }
+        var adopted: Set<String> = []
+        for root in newRoots { if case .inPlace(let o) = modes[root.name] { adopted.insert(o.name) } }
+
+        // Removed entities, and renamed ones (their rows keep their keys).
+        for o in old.entities {
+            if let e = mapping.successor(of: o) {
+                if e.name != o.name { steps.append(step("renameEntity", entity: e.name, from: o.name, to: e.name)) }
+                if e.root.name != o.root.name || (e.superentity?.name != o.superentity.flatMap { mapping.successor(of: $0)?.name }) {
+                    steps.append(step("moveEntity", entity: e.name, from: o.root.name, to: e.root.name))
+                }
+            } else {
+                steps.append(step("removeEntity", entity: o.name))
+            }
+        }
+
+        // 1. Tables built anew: created under a building name and filled from their old table.
+        for root in newRoots {
+            guard let t = newLayout.table(named: root.name) else { continue }
+            let building = SQLiteDialect.buildingName(t.name)
+            let create = SQLiteDialect().createTable(StoreLayout.Table(name: building, columns: t.columns, primaryKey: t.primaryKey,
+                                                                       withoutRowID: t.withoutRowID, indexes: [], externalColumns: []))
+            switch modes[root.name] {
+            case .create?:
+                steps.append(step("addEntity", entity: root.name, [.run(create, [])]))
+                renames.append((building, t.name))
+            case .copy(let oldRoot)?:
+                let cols = columns(of: root)
+                var names: [String] = []
+                var values: [String] = []
+                for c in cols {
+                    switch source(of: c.column, oldRoot: oldRoot) {
+                    case .none: continue
+                    case .column(let n): names.append(c.name); values.append(SQLiteDialect.sourceColumn(n))
+                    case .expression(let x): names.append(c.name); values.append(x)
+                    }
+                }
+                let (entityNames, entityRenames) = entities(of: root)
+                let copy = SQLiteDialect.copyRows(into: building, columns: names, from: oldRoot.name, values: values)
+                steps.append(contentsOf: describeColumns(root, oldRoot: oldRoot))
+                steps.append(step("copyRows", entity: root.name, from: oldRoot.name, to: root.name,
+                                  [.run(create, []), .copy(copy, table: oldRoot.name, entities: entityNames,
+                                                           renames: SQLiteMigration.jsonObject(entityRenames), entity: root.name)]))
+                renames.append((building, t.name))
+                if !adopted.contains(oldRoot.name) && !dropTables.contains(oldRoot.name) { dropTables.append(oldRoot.name) }
+            case .inPlace?, nil:
+                break
+            }
+        }
+        // Old tables whose every entity is removed.
+        for oldRoot in old.rootEntities where !adopted.contains(oldRoot.name) && !dropTables.contains(oldRoot.name) {
+            dropTables.append(oldRoot.name)
+        }
+
+        // 2. Sets of pairs: kept (renamed if their name changed), or built from the old links.
+        var keptPairs: Set<String> = []
+        for (set, r) in new.pairSets {
+            let building = SQLiteDialect.buildingName(set)
+            guard let t = newLayout.table(named: set) else { continue }
+            let create = SQLiteDialect().createTable(StoreLayout.Table(name: building, columns: t.columns, primaryKey: t.primaryKey,
+                                                                       withoutRowID: t.withoutRowID, indexes: [], externalColumns: []))
+            guard let (or, reversed) = mapping.linkOrigin(of: r) else {
+                steps.append(step("addRelationship", entity: r.entity.name, property: r.name, [.run(create, [])]))
+                renames.append((building, set))
+                continue
+            }
+            let s = storage(of: or, reversed: reversed)
+            if case .inPairs = or.placement, s.owner == "_source", !keptPairs.contains(s.table) {
+                keptPairs.insert(s.table)
+                if s.table != set {
+                    steps.append(step("renameRelationship", entity: r.entity.name, property: r.name, from: s.table, to: set))
+                    renames.append((s.table, set))
+                }
+                continue
+            }
+            let copy = SQLiteDialect.copyPairs(into: building, from: s.table, owner: s.owner, target: s.target)
+            steps.append(step("changeRelationship", entity: r.entity.name, property: r.name, from: or.name, to: r.name,
+                              [.run(create, []), .run(copy, [])]))
+            renames.append((building, set))
+        }
+        for (set, _) in old.pairSets where !keptPairs.contains(set) { dropTables.append(set) }
+
+        // 3. Tables altered in place.
+        var renamedOldTables: [(String, String)] = []
+        for root in newRoots {
+            guard case .inPlace(let oldRoot)? = modes[root.name] else { continue }
+            steps.append(contentsOf: try alterInPlace(root, from: oldRoot, renamedTables: &renamedOldTables))
+        }
+
+        // 4. Old tables go, new ones take their names.
+        for table in dropTables { steps.append(step("dropTable", entity: table, [.run(SQLiteDialect.dropTable(table), [])])) }
+        var renameActions: [Action] = []
+        for (from, to) in renamedOldTables + renames where from != to {
+            renameActions.append(.run(SQLiteDialect.renameTable(from, to: to), []))
+        }
+        if !renameActions.isEmpty { steps.append(step("renameTables", renameActions)) }
+
+        // 5. Values: defaults, values left outside their entities, links to objects that are gone.
+        for root in newRoots { late.append(contentsOf: values(root, mode: modes[root.name] ?? .create)) }
+        late.append(contentsOf: danglingLinks(modes))
+        // 6. Indexes, then key sequences.
+        for root in newRoots { late.append(contentsOf: try indexes(root, mode: modes[root.name] ?? .create)) }
+        for (set, _) in new.pairSets { late.append(contentsOf: try pairIndexes(set, kept: keptPairs, renames: renames)) }
+        late.append(sequences(modes))
+        return (steps + late).filter { !$0.actions.isEmpty || $0.description.kind != "sequences" }
+    }
+
+    /// Steps that describe what a rebuilt table's columns become (their SQL is the copy's).
+    private func describeColumns(_ root: Entity, oldRoot: Entity) -> [Step] {
+        var out: [Step] = []
+        var used: Set<String> = []
+        for c in columns(of: root) {
+            switch (c.column, source(of: c.column, oldRoot: oldRoot)) {
+            case (.attribute(let a), .column(let n)):
+                used.insert(n)
+                if n != a.name { out.append(step("renameAttribute", entity: c.entity.name, property: a.name, from: n, to: a.name)) }
+            case (.attribute(let a), _):
+                out.append(step("addAttribute", entity: c.entity.name, property: a.name))
+            case (.link(let r), .column(let n)):
+                used.insert(n)
+                if n != r.name { out.append(step("renameRelationship", entity: c.entity.name, property: r.name, from: n, to: r.name)) }
+            case (.link(let r), .expression):
+                out.append(step("changeRelationship", entity: c.entity.name, property: r.name))
+            case (.link(let r), .none):
+                out.append(step("addRelationship", entity: c.entity.name, property: r.name))
+            }
+        }
+        for n in oldColumns(of: oldRoot) where !used.contains(n) {
+            let owner = oldRoot.descendants.first { $0.ownAttributes.contains { $0.name == n } || $0.ownRelationships.contains { $0.name == n } }
+            let isAttribute = owner?.ownAttributes.contains { $0.name == n } ?? true
+            if let owner, mapping.successor(of: owner) == nil { continue }  // the entity's removal says it
+            out.append(step(isAttribute ? "removeAttribute" : "removeRelationship", entity: owner.flatMap { mapping.successor(of: $0)?.name } ?? oldRoot.name,
+                            property: n))
+        }
+        return out
+    }
+
+    /// The in-place changes of a table: rows of entities that left, renamed entities,
+    /// the table's name, renamed and added columns, external storage turned off.
+    private func alterInPlace(_ root: Entity, from oldRoot: Entity, renamedTables: inout [(String, String)]) throws -> [Step] {
+        var out: [Step] = []
+        let table = oldRoot.name
+        let (entityNames, entityRenames) = entities(of: root)
+        if entityNames.count < oldRoot.descendants.count {
+            out.append(step("deleteRows", entity: root.name, [.run(SQLiteDialect.deleteRowsOutside(table), [SQLiteMigration.jsonArray(entityNames)])]))
+        }
+        if !entityRenames.isEmpty {
+            out.append(step("renameEntityRows", entity: root.name,
+                            [.run(SQLiteDialect.renameEntities(table), [.text(SQLiteMigration.jsonObject(entityRenames))])]))
+        }
+        // Column renames: straight when no name is in the way, else through a temporary name.
+        var renames: [(from: String, to: String, entity: String, isLink: Bool)] = []
+        var adds: [(StoreLayout.Column, String, Bool)] = []
+        let newTable = newLayout.table(named: root.name)
+        for c in columns(of: root) {
+            let isLink: Bool = if case .link = c.column { true } else { false }
+            switch source(of: c.column, oldRoot: oldRoot) {
+            case .column(let n) where n != c.name: renames.append((n, c.name, c.entity.name, isLink))
+            case .none:
+                if let col = newTable?.columns.first(where: { $0.name == c.name }) { adds.append((col, c.entity.name, isLink)) }
+            default: break
+            }
+        }
+        let existing = Set(oldColumns(of: oldRoot).map { $0.lowercased() })
+        let clash = renames.contains { r in existing.contains(r.to.lowercased()) }
+        for (i, r) in renames.enumerated() {
+            var actions: [Action] = []
+            if clash {
+                actions.append(.run(SQLiteDialect.renameColumn(table, from: r.from, to: SQLiteDialect.renamingName(i)), []))
+            } else {
+                actions.append(.run(SQLiteDialect.renameColumn(table, from: r.from, to: r.to), []))
+            }
+            out.append(step(r.isLink ? "renameRelationship" : "renameAttribute", entity: r.entity, property: r.to, from: r.from, to: r.to, actions))
+        }
+        if clash {
+            for (i, r) in renames.enumerated() {
+                out[out.count - renames.count + i].actions.append(.run(SQLiteDialect.renameColumn(table, from: SQLiteDialect.renamingName(i), to: r.to), []))
+            }
+            // Keep the descriptions' SQL in step with the actions.
+            for i in (out.count - renames.count)..<out.count { out[i].description.sql = out[i].actions.map(SQLiteMigration.sql) }
+        }
+        for (col, entity, isLink) in adds {
+            out.append(step(isLink ? "addRelationship" : "addAttribute", entity: entity, property: col.name,
+                            [.run(SQLiteDialect.addColumn(table, col), [])]))
+        }
+        if table != root.name {
+            // Through the building name: the new name may still be an old table's until those are dropped.
+            let building = SQLiteDialect.buildingName(root.name)
+            out.append(step("renameTable", entity: root.name, from: table, to: root.name, [.run(SQLiteDialect.renameTable(table, to: building), [])]))
+            renamedTables.append((building, root.name))
+        }
+        return out
+    }
+
+    /// Defaults into required values that may be missing, values cleared outside the entities
+    /// that have them now, external storage turned off.
+    private func values(_ root: Entity, mode: Mode) -> [Step] {
+        var out: [Step] = []
+        let oldRoot: Entity? = switch mode { case .create: nil; case .copy(let o), .inPlace(let o): o }
+        guard let oldRoot else { return out }
+        for c in columns(of: root) {
+            let having = c.entity.descendants.map(\.name)
+            let src = source(of: c.column, oldRoot: oldRoot)
+            // The old entities whose rows held this column's values, by their new names.
+            var before: Set<String> = []
+            if case .column(let n) = src {
+                for o in oldRoot.descendants {
+                    let has = o.attributes.contains { $0.name == n && !$0.isTransient } || o.relationships.contains { $0.name == n && $0.isHeldInRow }
+                    if has, let e = mapping.successor(of: o) { before.insert(e.name) }
+                }
+                if !before.isSubset(of: Set(having)) {
+                    out.append(step("clearValues", entity: c.entity.name, property: c.name,
+                                    [.run(SQLiteDialect.clearOutside(root.name, c.name), [SQLiteMigration.jsonArray(having)])]))
+                }
+            }
+            guard case .attribute(let a) = c.column else { continue }
+            if let oa = mapping.origin(of: a), oa.externalStorage, !a.externalStorage {
+                out.append(step("inlineExternalStorage", entity: c.entity.name, property: a.name,
+                                [.inlineFiles(table: root.name, column: a.name, attribute: a)]))
+            }
+            let wasRequired = mapping.origin(of: a).map { !$0.isOptional } ?? false
+            let grew = !Set(having).isSubset(of: before)
+            guard !a.isOptional, !wasRequired || grew else { continue }
+            if let d = a.defaultValue, d != .null {
+                out.append(step("fillDefault", entity: c.entity.name, property: a.name,
+                                [.run(SQLiteDialect.fillDefault(root.name, a.name), [d, SQLiteMigration.jsonArray(having)])]))
+            } else {
+                let (entity, version) = (c.entity.name, new.version)
+                out.append(step("checkRequired", entity: entity, property: a.name,
+                                [.check(SQLiteDialect.rowWithoutValue(root.name, a.name), [SQLiteMigration.jsonArray(having)]) { row in
+                                    var id = "an object"
+                                    if row.count == 2, case .int(let pk) = row[0], case .text(let e) = row[1] { id = "\(e)/\(pk)" }
+                                    return StrataError(.migration, "entity '\(entity)': attribute '\(a.name)' is required in version \(version) and "
+                                                       + "has no default, but \(id) has no value; give the attribute a default, make it optional, "
+                                                       + "or set the values in a custom stage", entity: entity, attribute: a.name)
+                                }]))
+            }
+        }
+        return out
+    }
+
+    /// Whether every object of an old hierarchy stays in the new hierarchy that takes its root.
+    private func isWhole(_ root: Entity, _ modes: [String: Mode]) -> Bool {
+        switch modes[root.name] {
+        case .create?, nil: return true
+        case .copy(let o)?, .inPlace(let o)?:
+            return o.descendants.allSatisfy { mapping.successor(of: $0)?.root === root }
+        }
+    }
+
+    /// Clears links whose target object is gone or is no longer of the destination's kind.
+    private func danglingLinks(_ modes: [String: Mode]) -> [Step] {
+        var out: [Step] = []
+        func changed(_ r: Relationship) -> Bool {
+            guard let (or, reversed) = mapping.linkOrigin(of: r) else { return false }
+            let oldTarget = reversed ? or.entity! : or.destination!
+            let before = Set(oldTarget.descendants.compactMap { mapping.successor(of: $0)?.name })
+            return !isWhole(r.destination.root, modes) || before != Set(r.destination.descendants.map(\.name))
+        }
+        for e in new.entities {
+            for r in e.ownRelationships where r.isHeldInRow && changed(r) {
+                out.append(step("clearLinks", entity: e.name, property: r.name,
+                                [.run(SQLiteDialect.clearDanglingLinks(e.root.name, r.name, target: r.destination.root.name),
+                                      [SQLiteMigration.jsonArray(r.destination.descendants.map(\.name))])]))
+            }
+        }
+        for (set, r) in new.pairSets {
+            let ownerChanged = r.inverse.map(changed) ?? !isWhole(r.entity.root, modes)
+            guard changed(r) || ownerChanged else { continue }
+            out.append(step("clearLinks", entity: r.entity.name, property: r.name,
+                            [.run(SQLiteDialect.deleteDanglingPairs(set, first: r.entity.root.name, second: r.destination.root.name),
+                                  [SQLiteMigration.jsonArray(r.entity.descendants.map(\.name)),
+                                   SQLiteMigration.jsonArray(r.destination.descendants.map(\.name))])]))
+        }
+        return out
+    }
+
+    /// Drops the indexes the new layout does not have and creates the ones it adds;
+    /// an index kept in place keeps its name.
+    private func indexes(_ root: Entity, mode: Mode) throws -> [Step] {
+        guard let t = newLayout.table(named: root.name) else { return [] }
+        var have: [StoreLayout.Index] = []
+        if case .inPlace(let oldRoot) = mode {
+            // The columns of the old indexes, renamed as their columns were.
+            var renamed: [String: String] = [:]
+            for c in columns(of: root) {
+                if case .column(let n) = source(of: c.column, oldRoot: oldRoot) { renamed[n.lowercased()] = c.name }
+            }
+            have = try existingIndexes(oldRoot.name).map { i in
+                StoreLayout.Index(name: i.name, columns: i.columns.map { renamed[$0.lowercased()] ?? $0 }, isUnique: i.isUnique)
+            }
+        }
+        var out: [Step] = []
+        var kept: Set<String> = []
+        let wanted = Set(t.indexes.map { $0.columns.joined(separator: ",") + ($0.isUnique ? "!" : "") })
+        for i in have {
+            let key = i.columns.joined(separator: ",") + (i.isUnique ? "!" : "")
+            // A kept index whose name another (wanted) index takes goes too.
+            let nameTaken = t.indexes.contains { $0.name == i.name && $0.columns != i.columns }
+            if wanted.contains(key) && !kept.contains(key) && !nameTaken { kept.insert(key); continue }
+            out.append(step(i.isUnique ? "removeUniqueConstraint" : "removeIndex", entity: root.name, property: i.columns.joined(separator: ","),
+                            [.run(SQLiteDialect.dropIndex(i.name), [])]))
+        }
+        let dialect = SQLiteDialect()
+        for i in t.indexes {
+            let key = i.columns.joined(separator: ",") + (i.isUnique ? "!" : "")
+            guard !kept.contains(key) else { continue }
+            let sql = dialect.createIndex(i, on: t.name)
+            if i.isUnique {
+                // Entities whose constraint it is, for the message: the first that declares these columns.
+                let owner = root.descendants.first { e in
+                    e.ownAttributes.contains { $0.isUnique && [$0.name] == i.columns } || e.uniqueConstraints.contains { $0 == i.columns }
+                }?.name ?? root.name
+                out.append(step("addUniqueConstraint", entity: owner, property: i.columns.joined(separator: ","),
+                                [.uniqueIndex(sql, table: t.name, columns: i.columns, entity: owner, names: i.columns)]))
+            } else {
+                out.append(step("addIndex", entity: root.name, property: i.columns.joined(separator: ","), [.run(sql, [])]))
+            }
+        }
+        return out
+    }
+
+    /// A set of pairs built anew gets its index; a kept one keeps its own (under its old name).
+    private func pairIndexes(_ set: String, kept: Set<String>, renames: [(from: String, to: String)]) throws -> [Step] {
+        guard let t = newLayout.table(named: set) else { return [] }
+        let wasKept = kept.contains(set) || renames.contains { $0.to == set && kept.contains($0.from) }
+        guard !wasKept else { return [] }
+        let dialect = SQLiteDialect()
+        return t.indexes.map { step("addIndex", entity: set, property: $0.columns.joined(separator: ","), [.run(dialect.createIndex($0, on: set), [])]) }
+    }
+
+    /// Key sequences: every new root continues past its rows and its old root's sequence;
+    /// old roots that are gone lose theirs.
+    private func sequences(_ modes: [String: Mode]) -> Step {
+        var actions: [Action] = []
+        for root in new.rootEntities {
+            let from: String = switch modes[root.name] { case .copy(let o)?, .inPlace(let o)?: o.name; default: root.name }
+            actions.append(.run(SQLiteDialect.continueSequence(root.name), [.text(root.name), .text(from)]))
+        }
+        let newNames = Set(new.rootEntities.map(\.name))
+        for o in old.rootEntities where !newNames.contains(o.name) { actions.append(.run(SQLiteDialect.dropSequence, [.text(o.name)])) }
+        return step("sequences", actions)
+    }
+}
