@@ -31,11 +31,11 @@ echo "$schema" | grep -q '"_entity" TEXT NOT NULL' || { echo "no _entity discrim
 # name by #Unique name+startDate+endDate and added the #Index es.
 echo "$schema" | grep -q '"startDate" REAL' || { echo "no startDate column"; fail=1; }
 echo "$schema" | grep -q '"start_date"' && { echo "start_date was not renamed to startDate"; fail=1; }
-echo "$schema" | grep -Eq 'CREATE UNIQUE INDEX [^(]* ON "Trip" \("name", "startDate", "endDate"\)' ||
+echo "$schema" | grep -Eq 'CREATE UNIQUE INDEX .* ON "Trip" \("name", "startDate", "endDate"\)' ||
   { echo "no unique index on name, startDate, endDate"; fail=1; }
-echo "$schema" | grep -Eq 'CREATE UNIQUE INDEX [^(]* ON "Trip" \("name"\)' && { echo "version 2's unique name is still there"; fail=1; }
+echo "$schema" | grep -Eq 'CREATE UNIQUE INDEX .* ON "Trip" \("name"\);' && { echo "version 2's unique name is still there"; fail=1; }
 for column in startDate endDate; do
-  echo "$schema" | grep -Eq "CREATE INDEX [^(]* ON \"Trip\" \(\"$column\"\)" || { echo "no index on $column"; fail=1; }
+  echo "$schema" | grep -Eq "CREATE INDEX .* ON \"Trip\" \(\"$column\"\)" || { echo "no index on $column"; fail=1; }
 done
 echo "$schema" | grep -q '"perdiem" REAL' || { echo "no perdiem column (BusinessTrip)"; fail=1; }
 rows=$(sqlite3 "$store" "SELECT _entity || ':' || name FROM Trip ORDER BY name")
