@@ -323,6 +323,7 @@ struct dedupe {
     const char *stage;
     const char *descriptor;
     const char *keys[3];      /* the properties two duplicates share */
+    const char *none_because; /* printed when there are none */
     int removed;
     char removed_names[512];  /* "Paris Getaway (Trip/4), …" */
 };
@@ -396,7 +397,7 @@ static strata_status dedupe_trips(strata_context *ctx, void *userdata) {
         json_object_put(duplicate);
         duplicate = NULL;
     }
-    if (d->removed == 0) printf("    no duplicates\n");
+    if (d->removed == 0) printf("    no duplicates%s\n", d->none_because);
     HOOK_CHECK(strata_save(ctx));
 done:
     json_object_put(duplicate);
@@ -409,7 +410,7 @@ static struct dedupe v1_to_v2 = {
     "migrateV1toV2",
     "{\"entity\": \"Trip\", \"propertiesToFetch\": [\"name\"],"
     " \"relationshipKeyPathsForPrefetching\": [\"livingAccommodation\"]}",
-    {"name", NULL, NULL}, 0, ""};
+    {"name", NULL, NULL}, "", 0, ""};
 
 /* Version 3 makes name+startDate+endDate unique instead (#Unique). After
    migrateV1toV2 names are unique already, so this finds nothing: it is the
@@ -418,7 +419,7 @@ static struct dedupe v2_to_v3 = {
     "migrateV2toV3",
     "{\"entity\": \"Trip\", \"propertiesToFetch\": [\"name\", \"start_date\", \"end_date\"],"
     " \"relationshipKeyPathsForPrefetching\": [\"livingAccommodation\"]}",
-    {"name", "start_date", "end_date"}, 0, ""};
+    {"name", "start_date", "end_date"}, ": names are unique since version 2, so name and dates are too", 0, ""};
 
 /* The same de-duplication as data (--json-ops): the plan with a "deduplicate"
    operation in the willMigrate of each custom stage, built with json-c.
@@ -457,31 +458,58 @@ static char *plan_with_operations(void) {
 /* Progress                                                                  */
 /* ------------------------------------------------------------------------ */
 
-struct progress { char stages_run[256]; char last[64]; };
+/* The progress callback's state: the stages seen, and the current stage's
+   storage steps, printed on one line when the stage commits. */
+struct progress {
+    char stages_run[256];
+    char stage[64];
+    struct { char name[40]; int times; long long rows; } steps[24];
+    int nsteps;
+};
 
-/* One line per step; of the copy's progress events, only the last. */
+/* Prints a stage's first event, the storage steps in one line per stage
+   ("renameAttribute ×2, addIndex ×3, …"), and its commit. Of the copy's
+   progress events only the last (done == total) counts. */
 static void on_progress(const char *event_json, void *userdata) {
     struct progress *p = userdata;
     json_object *e = json_tokener_parse(event_json);
     if (e == NULL) return;
-    const char *stage = text(e, "stage"), *step = text(e, "step"), *entity = text(e, "entity");
+    const char *stage = text(e, "stage"), *step = text(e, "step");
     json_object *done = NULL, *total = NULL;
     bool counted = json_object_object_get_ex(e, "done", &done) && json_object_object_get_ex(e, "total", &total);
-    if (counted && json_object_get_int64(done) < json_object_get_int64(total)) { json_object_put(e); return; }
-    if (strcmp(step, "willMigrate") == 0 || strcmp(step, "didMigrate") == 0) {
-        /* the hooks print their own lines */
-    } else if (strcmp(step, "begin") == 0) {
-        printf("  %s\n", stage);
-    } else {
-        printf("    %s", step);
-        if (*entity) printf(" %s", entity);
-        if (counted) printf(": %lld rows", (long long)json_object_get_int64(done));
-        putchar('\n');
-    }
-    if (strcmp(stage, p->last) != 0) {   /* a stage's first event */
+    if (strcmp(stage, p->stage) != 0) {   /* a stage's first event */
         size_t used = strlen(p->stages_run);
         snprintf(p->stages_run + used, sizeof p->stages_run - used, "%s%s", used ? ", " : "", stage);
-        snprintf(p->last, sizeof p->last, "%s", stage);
+        snprintf(p->stage, sizeof p->stage, "%s", stage);
+        p->nsteps = 0;
+        printf("  %s\n", stage);
+    }
+    if (strcmp(step, "commit") == 0) {
+        if (p->nsteps > 0) {
+            fputs("    storage: ", stdout);
+            for (int i = 0; i < p->nsteps; i++) {
+                printf("%s%s", i ? ", " : "", p->steps[i].name);
+                if (p->steps[i].times > 1) printf(" ×%d", p->steps[i].times);
+                if (p->steps[i].rows > 0) printf(" (%lld rows)", p->steps[i].rows);
+            }
+            putchar('\n');
+        }
+        printf("    committed\n");
+    } else if (strcmp(step, "begin") != 0 && strcmp(step, "storage") != 0 && strcmp(step, "willMigrate") != 0
+               && strcmp(step, "didMigrate") != 0   /* the hooks print their own lines */
+               && !(counted && json_object_get_int64(done) < json_object_get_int64(total))) {
+        int i = 0;
+        while (i < p->nsteps && strcmp(p->steps[i].name, step) != 0) i++;
+        if (i == p->nsteps && p->nsteps < (int)(sizeof p->steps / sizeof p->steps[0])) {
+            snprintf(p->steps[i].name, sizeof p->steps[i].name, "%s", step);
+            p->steps[i].times = 0;
+            p->steps[i].rows = 0;
+            p->nsteps++;
+        }
+        if (i < p->nsteps) {
+            p->steps[i].times++;
+            if (counted) p->steps[i].rows += json_object_get_int64(done);
+        }
     }
     json_object_put(e);
 }
@@ -573,7 +601,8 @@ int main(int argc, char **argv) {
         CHECK(strata_config_set_stage_hooks(config, "migrateV1toV2", dedupe_trips, NULL, &v1_to_v2, NULL));
         CHECK(strata_config_set_stage_hooks(config, "migrateV2toV3", dedupe_trips, NULL, &v2_to_v3, NULL));
     }
-    struct progress progress = {"", ""};
+    struct progress progress;
+    memset(&progress, 0, sizeof progress);
     CHECK(strata_config_set_progress(config, on_progress, &progress, NULL));
     strata_container *db = NULL;
     CHECK(strata_open(path, config, &db));
