@@ -316,11 +316,10 @@ static struct counts create_store(const char *path, int version) {
 /* The custom stages' hooks                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* One de-duplication: which stage, the fetch (only the properties that say
+/* One stage's de-duplication: the fetch (only the properties that say
    whether two trips are the same, and the accommodation prefetched), and
    what it removed. */
 struct dedupe {
-    const char *stage;
     const char *descriptor;
     const char *keys[3];      /* the properties two duplicates share */
     const char *none_because; /* printed when there are none */
@@ -407,16 +406,14 @@ done:
 
 /* Version 2 makes the name unique: two trips are the same when their names are. */
 static struct dedupe v1_to_v2 = {
-    "migrateV1toV2",
     "{\"entity\": \"Trip\", \"propertiesToFetch\": [\"name\"],"
     " \"relationshipKeyPathsForPrefetching\": [\"livingAccommodation\"]}",
     {"name", NULL, NULL}, "", 0, ""};
 
-/* Version 3 makes name+startDate+endDate unique instead (#Unique). After
-   migrateV1toV2 names are unique already, so this finds nothing: it is the
-   safety net the session's app keeps for stores that skipped version 2. */
+/* Version 3 makes name+startDate+endDate unique instead (#Unique): the
+   session's migrateV2toV3 de-duplicates by those. Version 2's names are
+   unique already, so here it finds nothing; it runs to show the stage. */
 static struct dedupe v2_to_v3 = {
-    "migrateV2toV3",
     "{\"entity\": \"Trip\", \"propertiesToFetch\": [\"name\", \"start_date\", \"end_date\"],"
     " \"relationshipKeyPathsForPrefetching\": [\"livingAccommodation\"]}",
     {"name", "start_date", "end_date"}, ": names are unique since version 2, so name and dates are too", 0, ""};
