@@ -38,7 +38,15 @@
  *   out_id, out_ids) is a new NUL-terminated UTF-8 string that the caller
  *   frees with strata_free() — never with libc free(). On failure the
  *   out-parameter is set to NULL. Strata keeps no pointer the caller passes
- *   in after the call returns. The one borrowed return is
+ *   in after the call returns, except the callbacks and their userdata (the
+ *   trace hook, stage hooks, the progress callback). A userdata passed with a
+ *   free_userdata function belongs to Strata from the call on, whether the
+ *   call succeeds or fails: free_userdata is called on it exactly once — at
+ *   once when the call fails or installs nothing, otherwise when the last
+ *   holder of the callback lets it go (on the thread of the call that lets
+ *   go: a strata_config_free(), strata_close(), strata_context_free() or the
+ *   call replacing the callback). free_userdata must not call Strata.
+ *   The one borrowed return is
  *   strata_last_error(), valid until the next Strata call on the same thread;
  *   strata_version() and strata_errstr() return static text.
  *
@@ -74,7 +82,9 @@
  *     {"code":"constraint","status":5,"message":"...","entity":"Trip",
  *      "attribute":"name","path":"/bucketList/2/title"}
  *   where "code" is a stable string, "entity", "attribute", "path" (a JSON
- *   pointer into the input) and "sqliteCode" appear when they apply. Errors
+ *   pointer into the input) and "sqliteCode" appear when they apply, and for
+ *   a failed migration "stage" (the stage's name) and "hookStatus" (the
+ *   status a stage hook returned, exactly as returned). Errors
  *   never contain the values the caller bound. A failed call leaves the
  *   store and the context's pending changes exactly as they were.
  *
@@ -105,7 +115,9 @@
  *     discard. Pending changes that collide on a unique constraint show as
  *     they are; strata_save() refuses them.
  *   - Killed processes. A process killed at any moment leaves the store at
- *     its last completed save: each save is one SQLite transaction, and
+ *     its last completed save, or during a migration at its last completed
+ *     stage (the next open resumes): each save, and each migration stage, is
+ *     one SQLite transaction, and
  *     external-storage files are written and synced before it commits.
  *     A killed save can leave an orphaned file in "<store>.strata/" (never a
  *     missing one); the next open for writing removes such files.
@@ -207,11 +219,24 @@ typedef struct strata_config strata_config;
  *   {"migrationPlan": {"schemas": [...], "stages": [...]}}   versions oldest
  *                                     first; the last one is current; each
  *                                     stage goes from one version to the next
- *                                     (docs/JSON.md §1). This version runs no
- *                                     stages yet: a store of an older version
- *                                     fails to open with
- *                                     STRATA_ERR_INCOMPATIBLE_STORE ("not
- *                                     implemented") and is left untouched
+ *                                     (docs/JSON.md §1). strata_open() runs
+ *                                     the stages a store of an older version
+ *                                     needs (see there). A stage is
+ *                                     {"name": "migrateV1toV2", "kind":
+ *                                     "lightweight" | "custom", "from": "1.0.0",
+ *                                     "to": "2.0.0"}; a custom stage may add
+ *                                     "willMigrate": [{"op": "deduplicate",
+ *                                     "entity": "Trip", "by": ["name"],
+ *                                     "keep": "first" | "last",
+ *                                     "mergeRelationships": false}] (run on the
+ *                                     old schema before the storage change),
+ *                                     and any stage "onDuplicates": "error" |
+ *                                     "keepFirst" | "keepLast" (default "error":
+ *                                     what adopting a unique constraint does
+ *                                     with objects already sharing its values;
+ *                                     first and last by identifier order). C
+ *                                     hooks of custom stages:
+ *                                     strata_config_set_stage_hooks()
  *   options: "inMemory": false        a private in-memory store (path ignored)
  *            "readOnly": false        open an existing store read-only
  *            "history": false         reserved for persistent history, which
@@ -223,6 +248,12 @@ typedef struct strata_config strata_config;
  *                                     STRATA_ERR_INVALID at "/author"
  *            "externalStorageThreshold": 131072   bytes from which
  *                                     externalStorage data goes to files
+ *            "automaticMigration": true   a store whose schema differs from
+ *                                     the current one and is not a version of
+ *                                     the plan (or there is no plan) migrates
+ *                                     when the change is inferable
+ *                                     (lightweight migration); false refuses it
+ *                                     with STRATA_ERR_INCOMPATIBLE_STORE
  *
  * The schema is validated here: every error names its JSON path.
  *
@@ -232,7 +263,10 @@ typedef struct strata_config strata_config;
  * Fails with: STRATA_ERR_MISUSE (NULL argument), STRATA_ERR_INVALID
  * (malformed JSON, unknown option, an option of the wrong type, neither or
  * both of schema and migrationPlan, a plan with duplicate versions or stage
- * names or a stage that does not go from one version to the next,
+ * names or a stage that does not go from one version to the next, an
+ * unknown stage kind, operation, "keep" or "onDuplicates", operations in a
+ * lightweight stage, a deduplicate naming an entity or property the stage's
+ * old schema does not have, "didMigrate" in JSON (a didMigrate is a C hook),
  * "history": true, any "author", a negative externalStorageThreshold,
  * inMemory with readOnly), STRATA_ERR_SCHEMA (invalid schema: unknown key
  * or type, duplicate name, bad identifier, unknown destination, inverse
@@ -247,7 +281,9 @@ strata_status strata_config_new(const char *config_json, strata_config **out_con
 
 /**
  * Frees a configuration. NULL is ignored. Containers opened with it are not
- * affected.
+ * affected: they keep the stage hooks and progress callback they were opened
+ * with, whose userdata is freed when the last of them is closed (and its
+ * contexts freed).
  *
  * Cannot fail. Thread-safe, but not concurrently with other uses of the same config.
  */
@@ -270,6 +306,29 @@ typedef struct strata_container strata_container;
  * A store opened for writing removes orphaned external-storage files (see
  * Caveats).
  *
+ * Otherwise the store is migrated before the call returns (SwiftData's
+ * SchemaMigrationPlan, Core Data's lightweight migration):
+ *   - The stored schema is looked up in the migration plan by its version
+ *     hash (not only its version string, so a store made before the program
+ *     adopted a plan is found); the stages from there to the current version
+ *     run in order. A custom stage runs its "willMigrate" operations and
+ *     willMigrate hook on the old schema, the storage change, then its
+ *     didMigrate hook on the new schema (strata_config_set_stage_hooks()).
+ *     Each stage is one SQLite transaction, committed with the store's new
+ *     version: a failing stage, or a killed process, leaves the store at the
+ *     last completed stage, and the next open resumes from there.
+ *   - Without a plan, or for a store older than the plan's first schema, an
+ *     inferable change migrates as one lightweight stage, unless the
+ *     configuration says "automaticMigration": false (then
+ *     STRATA_ERR_INCOMPATIBLE_STORE, the file untouched).
+ *   - A stored version the plan does not know, or one newer than the current
+ *     schema, fails with STRATA_ERR_INCOMPATIBLE_STORE naming the stored
+ *     version, the plan's versions and what differs; the file is untouched.
+ * strata_infer_migration() and strata_check_store() tell in advance what an
+ * open would do. The progress callback (strata_config_set_progress()) hears
+ * each step; STRATA_MIGRATION_DEBUG=1 in the environment prints each step and
+ * its SQL to stderr.
+ *
  * `path` is a plain file name, relative or absolute, used byte for byte: never
  * a SQLite URI, whatever the SQLite build's URI setting. ":memory:", names
  * starting with "file:" (write "./file:..." for a file really named so), a
@@ -284,16 +343,26 @@ typedef struct strata_container strata_container;
  * store), STRATA_ERR_INVALID (an empty path, ":memory:", a "file:" URI, a
  * directory, invalid UTF-8), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite
  * database; a SQLite database that is not a Strata store; a store written
- * by a newer Strata; a store of another schema — the message names what
- * changed; a store of an older version of the migration plan — migrating is
- * not implemented in this version; the file is left untouched),
+ * by a newer Strata; a store of another schema that is neither a version of
+ * the plan nor inferable, or with "automaticMigration": false — the message
+ * names the stored version, the known versions and what changed; the file is
+ * left untouched), STRATA_ERR_MIGRATION (a change that cannot be inferred —
+ * the message names the entity, the attribute and the change, and for a
+ * unique constraint over existing duplicates one duplicated value and how to
+ * resolve it: a custom stage, or "onDuplicates"; "stage" in the error JSON
+ * names the stage; the store stays at its last completed stage),
+ * STRATA_ERR_CALLBACK (a stage hook returned a status other than STRATA_OK:
+ * "stage" names the stage, "hookStatus" holds the status as returned; the
+ * store stays at the stage's previous version),
  * STRATA_ERR_IO (cannot open or create; a read-only open of a missing
  * file), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT (a
  * damaged file; a Strata store whose stored schema is missing or cannot be
  * read), STRATA_ERR_READONLY (a file the process may not write, opened
  * without "readOnly", when the open must write: a new store in an empty file,
- * or a declaration differing from the stored one only where the version hash
- * does not look, such as defaults, which the open records), STRATA_ERR_NOMEM.
+ * a store that needs migrating, or a declaration differing from the stored
+ * one only where the version hash does not look, such as defaults, which the
+ * open records; a store that needs migrating opened with "readOnly"),
+ * STRATA_ERR_NOMEM.
  * Thread-safe.
  */
 strata_status strata_open(const char *path, const strata_config *config, strata_container **out_container);
@@ -597,12 +666,158 @@ typedef void (*strata_free_fn)(void *userdata);
  * several threads at once; it must not call back into Strata. The previous
  * hook's free_userdata is called when it is replaced or removed, and the
  * current one's when the container and all its contexts are gone. When fn
- * is NULL, free_userdata (if any) is called on userdata at once.
+ * is NULL, or the call fails, free_userdata (if any) is called on userdata
+ * at once: userdata belongs to Strata from the call on (see Ownership).
  *
  * Fails with: STRATA_ERR_MISUSE (NULL or stale container).
  */
 strata_status strata_set_trace(strata_container *container, strata_trace_fn fn, void *userdata,
                                strata_free_fn free_userdata);
+
+/* ------------------------------------------------------------------------ */
+/* Migration                                                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A store of an older schema is migrated by strata_open() (see there). The
+ * calls below attach C code to a configuration's custom stages, report
+ * progress, and tell in advance — without writing — what an open would do.
+ */
+
+/**
+ * A custom stage's hook (SwiftData's willMigrate / didMigrate closures).
+ *
+ * `ctx` is a context bound to the stage's old schema (willMigrate, before the
+ * storage change) or new schema (didMigrate, after it), inside the stage's
+ * transaction: use the ordinary calls on it (strata_fetch() with
+ * propertiesToFetch and prefetching, strata_insert(), strata_update(),
+ * strata_delete(), strata_save()); changes left unsaved are saved when the
+ * hook returns. `ctx` is lent for the call only: do not keep it (afterwards
+ * every call with it fails with STRATA_ERR_MISUSE) and do not free it
+ * (strata_context_free() ignores it). The hook runs on the thread that called
+ * strata_open().
+ *
+ * Return STRATA_OK to go on. Any other value aborts the stage: strata_open()
+ * fails with STRATA_ERR_CALLBACK, the error JSON's "stage" names the stage,
+ * "hookStatus" holds the returned value exactly as returned (also a value
+ * that is not a strata_status), and the store stays at the stage's previous
+ * version.
+ */
+typedef strata_status (*strata_stage_fn)(strata_context *ctx, void *userdata);
+
+/**
+ * Sets (or, with both hooks NULL, removes) the C hooks of the custom stage
+ * named `stage_name` of the configuration's migration plan. Either hook may be
+ * NULL. Setting hooks again replaces the stage's previous ones.
+ *
+ * The hooks and userdata are copied into every container strata_open() opens
+ * with the configuration afterwards: a container keeps the hooks it was
+ * opened with, whatever later happens to the configuration.
+ *
+ * Ownership: `userdata` belongs to Strata from this call on, whether it
+ * succeeds or fails. free_userdata (may be NULL) is called on it exactly once:
+ * at once when the call fails or both hooks are NULL; otherwise when the
+ * hooks are replaced or removed, or the configuration is freed, and every
+ * container opened with the configuration while they were set is closed (and
+ * its contexts freed) — whichever comes last. Both hooks share the one
+ * userdata.
+ *
+ * @param[in] config        the configuration (made with a "migrationPlan").
+ * @param[in] stage_name    the name of a stage of "kind": "custom".
+ * @param[in] will_migrate  called before the stage's storage change; may be NULL.
+ * @param[in] did_migrate   called after the stage's storage change; may be NULL.
+ * @param[in] userdata      passed to both hooks.
+ * @param[in] free_userdata frees userdata; may be NULL.
+ * Returns STRATA_OK.
+ * Fails with: STRATA_ERR_MISUSE (NULL or stale config, NULL stage_name),
+ * STRATA_ERR_INVALID (a configuration without a migration plan; no stage of
+ * that name — the message lists the plan's stages; a lightweight stage).
+ * On failure the configuration is unchanged.
+ * Not concurrently with other uses of the same config.
+ */
+strata_status strata_config_set_stage_hooks(strata_config *config, const char *stage_name,
+                                            strata_stage_fn will_migrate, strata_stage_fn did_migrate,
+                                            void *userdata, strata_free_fn free_userdata);
+
+/**
+ * Called with each migration progress event, a JSON object (docs/JSON.md §7)
+ * such as {"stage": "migrateV1toV2", "step": "copy", "entity": "Trip",
+ * "done": 120000, "total": 1000000}. `event_json` is valid during the call
+ * only. Called on the thread that called strata_open(), inside the stage's
+ * transaction: it must not call Strata.
+ */
+typedef void (*strata_progress_fn)(const char *event_json, void *userdata);
+
+/**
+ * Sets (or, with fn NULL, removes) the callback that hears the progress of
+ * migrations run by strata_open() with this configuration. Setting it again
+ * replaces the previous one. Containers keep the callback they were opened
+ * with, as for strata_config_set_stage_hooks().
+ *
+ * Ownership: as strata_config_set_stage_hooks(): userdata belongs to Strata
+ * from this call on; free_userdata (may be NULL) is called exactly once — at
+ * once when the call fails or fn is NULL, otherwise when the callback is
+ * replaced, removed or the configuration freed, and the containers opened
+ * with it are closed.
+ *
+ * Returns STRATA_OK.
+ * Fails with: STRATA_ERR_MISUSE (NULL or stale config).
+ * Not concurrently with other uses of the same config.
+ */
+strata_status strata_config_set_progress(strata_config *config, strata_progress_fn fn, void *userdata,
+                                         strata_free_fn free_userdata);
+
+/**
+ * The lightweight migration from one schema to another, as strata_open()
+ * would infer it, without touching any store (Core Data's inferred mapping
+ * model): {"steps": [{"kind": "renameAttribute", "entity": "Trip",
+ * "from": "start_date", "to": "startDate", "sql": ["ALTER TABLE …"]}, …]}
+ * (docs/JSON.md §7). Version strings are labels, not part of the comparison;
+ * an entity renamed through "originalName" keeps its objects' keys
+ * ("Voyage/4" becomes "Trip/4").
+ *
+ * @param[in]  from_schema_json  the old schema (docs/JSON.md §2).
+ * @param[in]  to_schema_json    the new schema; its "originalName"s may name
+ *                               properties and entities of the old one.
+ * @param[out] out_json          new string, free with strata_free(); NULL on failure.
+ * Returns STRATA_OK.
+ * Fails with: STRATA_ERR_MISUSE (NULL argument), STRATA_ERR_INVALID
+ * (malformed JSON or invalid UTF-8 — the path starts with "/from" or "/to"
+ * to say which schema), STRATA_ERR_SCHEMA (an invalid schema, the path
+ * likewise), STRATA_ERR_MIGRATION (a change that cannot be inferred: the
+ * message names the entity, the attribute and the change), STRATA_ERR_NOMEM.
+ * Thread-safe.
+ */
+strata_status strata_infer_migration(const char *from_schema_json, const char *to_schema_json, char **out_json);
+
+/**
+ * What strata_open() would do with the store at `path` and this
+ * configuration, without doing it: the file is opened read-only and never
+ * written (a missing file is not created). Returns
+ *   {"status": "compatible" | "migratable" | "incompatible",
+ *    "storedVersion": "1.0.0", "currentVersion": "4.0.0",
+ *    "stages": ["migrateV1toV2", …], "reason": "…"}
+ * (docs/JSON.md §7): "compatible" opens as it is, "migratable" would run the
+ * listed stages, "incompatible" would be refused and "reason" says why
+ * (a Strata store of a version the plan does not know, a change that cannot
+ * be inferred, "automaticMigration": false: described, not an error).
+ *
+ * `path` is handled as by strata_open(): a plain file name, invalid UTF-8
+ * refused.
+ *
+ * @param[in]  path      the store file.
+ * @param[in]  config    the configuration to check against (not retained).
+ * @param[out] out_json  new string, free with strata_free(); NULL on failure.
+ * Returns STRATA_OK.
+ * Fails with: STRATA_ERR_MISUSE (NULL path, NULL or stale config, NULL
+ * out_json), STRATA_ERR_INVALID (an empty path, ":memory:", a "file:" URI, a
+ * directory, invalid UTF-8, an in-memory configuration), STRATA_ERR_IO (no
+ * file at `path`, or it cannot be read), STRATA_ERR_INCOMPATIBLE_STORE (not
+ * a SQLite database, or a SQLite database that is not a Strata store),
+ * STRATA_ERR_BUSY, STRATA_ERR_CORRUPT, STRATA_ERR_NOMEM.
+ * Thread-safe.
+ */
+strata_status strata_check_store(const char *path, const strata_config *config, char **out_json);
 
 #ifdef __cplusplus
 }

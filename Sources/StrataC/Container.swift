@@ -47,26 +47,17 @@ public func strata_container_schema(_ container: OpaquePointer?, _ outJSON: Unsa
 public typealias StrataTraceFn = @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
 public typealias StrataFreeFn = @convention(c) (UnsafeMutableRawPointer?) -> Void
 
-/// The C trace callback and its userdata; the userdata is freed when the hook is replaced or the store goes away.
-final class TraceBox: @unchecked Sendable {
-    let fn: StrataTraceFn
-    let userdata: UnsafeMutableRawPointer?
-    let free: StrataFreeFn?
-    init(fn: StrataTraceFn, userdata: UnsafeMutableRawPointer?, free: StrataFreeFn?) { self.fn = fn; self.userdata = userdata; self.free = free }
-    deinit { free?(userdata) }
-}
-
 @_cdecl("strata_set_trace")
 public func strata_set_trace(_ container: OpaquePointer?, _ fn: StrataTraceFn?, _ userdata: UnsafeMutableRawPointer?,
                              _ freeUserdata: StrataFreeFn?) -> Int32 {
-    shim {
+    // The userdata is Strata's from here on, whatever the outcome (UserdataBox frees it once).
+    let data = UserdataBox(userdata, freeUserdata)
+    return shim {
         let box = try Handles.resolve(container, as: ContainerBox.self, "container")
         guard let fn else {
             box.container.store.trace.set(nil)
-            freeUserdata?(userdata)
             return
         }
-        let traceBox = TraceBox(fn: fn, userdata: userdata, free: freeUserdata)
-        box.container.store.trace.set { sql in sql.withCString { traceBox.fn($0, traceBox.userdata) } }
+        box.container.store.trace.set { sql in sql.withCString { fn($0, data.userdata) } }
     }
 }

@@ -2,7 +2,12 @@ import Strata
 
 // Header sections: Contexts, Objects, Fetching, Saving.
 
-final class ContextBox { let context: ModelContext; init(_ c: ModelContext) { context = c } }
+final class ContextBox {
+    let context: ModelContext
+    /// A context Strata lends to a stage hook for the duration of the call: strata_context_free ignores it.
+    let borrowed: Bool
+    init(_ c: ModelContext, borrowed: Bool = false) { context = c; self.borrowed = borrowed }
+}
 
 @inline(__always)
 func context(_ handle: OpaquePointer?) throws -> ModelContext {
@@ -19,7 +24,10 @@ public func strata_context_new(_ container: OpaquePointer?, _ outContext: Unsafe
 }
 
 @_cdecl("strata_context_free")
-public func strata_context_free(_ ctx: OpaquePointer?) { Handles.release(ctx) }
+public func strata_context_free(_ ctx: OpaquePointer?) {
+    if let box = try? Handles.resolve(ctx, as: ContextBox.self, "context"), box.borrowed { return }
+    Handles.release(ctx)
+}
 
 @_cdecl("strata_insert")
 public func strata_insert(_ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?,

@@ -608,7 +608,7 @@ static const bad_case cases[] = {
     {"fetch: descriptor not an object", NULL, c_fetch_not_object, STRATA_ERR_INVALID, NULL, NULL, NULL, NULL},
     /* stores and schemas */
     {"open: not a store (text file)", NULL, c_open_text_file, STRATA_ERR_INCOMPATIBLE_STORE, NULL, NULL, NULL, NULL},
-    {"open: store of another schema", NULL, c_open_other_schema, STRATA_ERR_INCOMPATIBLE_STORE, NULL, NULL, NULL, NULL},
+    {"open: store of another schema (a type change)", NULL, c_open_other_schema, STRATA_ERR_MIGRATION, NULL, NULL, NULL, NULL},
     {"open: store of an unrelated schema", NULL, c_open_rules_as_trips, STRATA_ERR_INCOMPATIBLE_STORE, NULL, NULL, NULL, NULL},
     {"schema: unknown attribute key", NULL, c_schema_unknown_attribute_key, STRATA_ERR_SCHEMA, "A", NULL, "/schema/entities/0/attributes/0/nullable", NULL},
     {"schema: unknown type", NULL, c_schema_unknown_type, STRATA_ERR_SCHEMA, "A", "x", "/schema/entities/0/attributes/0/type", NULL},

@@ -22,19 +22,66 @@ public final class ModelContainer: @unchecked Sendable {
 extension ModelContainer {
     /// The steps a lightweight migration from `from` to `to` (schema JSON texts) would
     /// run, as JSON `{"steps": [{"kind": …, "entity": …, "sql": [...]}, …]}`, without
-    /// touching any store (Core Data's inferredMappingModel).
+    /// touching any store (Core Data's inferredMappingModel). Versions are labels: an
+    /// entity or property renamed through `originalName` keeps its objects and keys.
     ///
-    /// - Throws: `.invalid` / `.schema` for a malformed schema (the path says which
-    ///   argument: `/from/…` or `/to/…`); `.migration` naming the change that cannot
-    ///   be inferred.
+    /// - Throws: `.invalid` / `.schema` for a malformed schema (the path starts with
+    ///   `/from` or `/to`); `.migration` naming the change that cannot be inferred.
     public static func inferMigration(from: String, to: String) throws -> String {
-        throw StrataError(.invalid, "strata_infer_migration is not implemented yet")
+        func schema(_ text: String, _ name: String) throws -> Schema {
+            let json: JSONValue
+            do { json = try JSONValue.parse(text) } catch var e as StrataError {
+                e.message = "\(name) schema: " + e.message
+                if e.path == nil { e.path = "/" + name }
+                throw e
+            }
+            return try SchemaDecoder.decode(json, path: JSONPath() / name)
+        }
+        let old = try schema(from, "from")
+        let new = try schema(to, "to")
+        let mapping = try SchemaMapping.infer(from: old, to: new)
+        return MigrationStep.json(try SQLiteStore.migrationSteps(mapping))
     }
 
     /// What opening the store at `path` with `configuration` would do, as JSON
     /// `{"status": "compatible" | "migratable" | "incompatible", "storedVersion": …,
-    /// "stages": [...], "reason": …}`. Opens the file read-only; never writes.
+    /// "currentVersion": …, "stages": [{"name", "kind", "from", "to"}], "reason": …}`.
+    /// Opens the file read-only and never writes; data-dependent failures (duplicates
+    /// under a new unique constraint, missing required values) show only when migrating.
+    ///
+    /// - Throws: `.io` when the file cannot be read; `.invalid` for a bad path.
     public static func checkStore(path: String, configuration: StoreConfiguration) throws -> String {
-        throw StrataError(.invalid, "strata_check_store is not implemented yet")
+        let stored = try SQLiteStore.storedState(path: path)
+        let opener = StoreOpener(configuration)
+        var w = JSONWriter()
+        w.beginObject()
+        func finish(_ status: String, stages: [PlannedStage] = [], reason: String? = nil) -> String {
+            w.key("status"); w.string(status)
+            w.key("storedVersion"); if let v = stored?.version { w.string(v) } else { w.null() }
+            w.key("currentVersion"); w.string(configuration.schema.version)
+            w.key("stages"); w.beginArray()
+            for s in stages {
+                w.beginObject()
+                w.key("name"); w.string(s.name)
+                w.key("kind"); w.string(s.stage?.kind.rawValue ?? MigrationStage.Kind.lightweight.rawValue)
+                w.key("from"); w.string(s.from.version)
+                w.key("to"); w.string(s.to.version)
+                w.endObject()
+            }
+            w.endArray()
+            if let reason { w.key("reason"); w.string(reason) }
+            w.endObject()
+            return w.string
+        }
+        switch opener.decide(stored, location: path, readOnly: configuration.readOnly, formatVersion: SQLiteStore.formatVersion) {
+        case .create:
+            return finish("compatible", reason: "the database is empty: opening creates the store")
+        case .open:
+            return finish("compatible")
+        case .migrate(let stages):
+            return finish("migratable", stages: stages)
+        case .refuse(let e):
+            return finish("incompatible", reason: e.message)
+        }
     }
 }

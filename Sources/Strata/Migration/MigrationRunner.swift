@@ -78,7 +78,10 @@ struct MigrationRunner {
             try hook(context)
             if context.hasChanges { _ = try context.save() }
         } catch let e as StrataError {
-            var out = StrataError(.callback, "stage '\(stage)': the \(which) hook failed: \(e.message)", entity: e.entity, attribute: e.attribute)
+            // The C shim says "stage hook returned N (NAME)": name the stage and the hook.
+            let message = e.message.hasPrefix("stage hook ") ? "\(which) hook " + e.message.dropFirst("stage hook ".count)
+                : "the \(which) hook failed: \(e.message)"
+            var out = StrataError(.callback, "stage '\(stage)': " + message, entity: e.entity, attribute: e.attribute)
             out.stage = stage
             out.hookStatus = e.hookStatus ?? (e.code == .callback ? nil : e.code.rawValue)
             throw out

@@ -97,7 +97,7 @@ public struct StoreOpener: StoreOpenPolicy {
             return .refuse(StrataError(.internal, "\(error)"))
         }
         if readOnly {
-            return .refuse(StrataError(.incompatibleStore, "the store '\(location)' holds version \(stored.version ?? "?") and needs migrating to "
+            return .refuse(StrataError(.readOnly, "the store '\(location)' holds version \(stored.version ?? "?") and needs migrating to "
                                        + "\(schema.version) (\(stages.map(\.name).joined(separator: ", "))); a read-only open cannot migrate it "
                                        + "(the file was left untouched)"))
         }
@@ -145,6 +145,12 @@ public struct StoreOpener: StoreOpenPolicy {
                     + "migrating it to \(target.version) cannot be inferred: \(e.message) (the file was left untouched)"
             }
             throw e
+        }
+        if !old.entities.isEmpty && old.entities.allSatisfy({ mapping.successor(of: $0) == nil }) {
+            // Not one entity in common: another app's store, not an older version of this one.
+            throw StrataError(.incompatibleStore, "the store '\(location)' holds schema version \(old.version), which has no entity of the "
+                              + "configured version \(target.version) (\(old.entities.map(\.name).joined(separator: ", "))): it is not a version "
+                              + "of this model, and migrating would remove every object (the file was left untouched)")
         }
         let first = PlannedStage(name: "lightweight \(old.version) -> \(target.version)", stage: nil, mapping: mapping)
         guard let plan else { return [first] }

@@ -212,6 +212,30 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         }
     }
 
+    /// The steps a migration by `mapping` runs on a store laid out as its old schema
+    /// (a dry run: no store is touched).
+    public static func migrationSteps(_ mapping: SchemaMapping) throws -> [MigrationStep] {
+        try SQLiteMigration(mapping).plan().map(\.description)
+    }
+
+    /// What the store at `path` holds about itself, read without writing (nil for an
+    /// empty database).
+    ///
+    /// - Throws: `.io` for a missing file; `.incompatibleStore` for a file that is not a
+    ///   SQLite database or not a Strata store; `.invalid` for a bad path.
+    public static func storedState(path: String) throws -> StoredState? {
+        let name = try checkPath(path)
+        guard let size = fileSize(path) else { throw StrataError(.io, "cannot check '\(path)': no such file") }
+        if size == 0 { return nil }
+        guard hasSQLiteHeader(path) else {
+            throw StrataError(.incompatibleStore, "'\(path)' is not a Strata store: it is not a SQLite database")
+        }
+        let c = try Connection(path: name, readOnly: true, create: false)
+        try c.beginRead()
+        defer { c.endRead() }
+        return try readState(c, path: path)
+    }
+
     /// The indexes a table has (made by CREATE INDEX), with their columns.
     static func indexes(_ c: Connection, _ table: String) throws -> [StoreLayout.Index] {
         var list: [(String, Bool)] = []

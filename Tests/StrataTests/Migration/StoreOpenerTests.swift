@@ -84,13 +84,24 @@ final class StoreOpenerTests: StoreTestCase {
         XCTAssertEqual(e?.message, "'x' was written by a newer Strata (store format 2, this library reads 1)")
     }
 
-    func testAnotherSchemaIsRefusedNamingTheChanges() throws {
+    func testAnotherSchemaMigratesWhenInferableElseIsRefusedNamingTheChanges() throws {
         let old = try makeSchema(Self.v1)
         let stored = StoredState(schemaJSON: old.json.text, version: "1.0.0", versionHash: old.versionHash, formatVersion: 1)
-        let e = refusal(StoreOpener(schema: try makeSchema(Self.v2)).decide(stored, location: "x", readOnly: false, formatVersion: 1))
+        guard case .migrate(let stages) = StoreOpener(schema: try makeSchema(Self.v2)).decide(stored, location: "x", readOnly: false, formatVersion: 1) else {
+            return XCTFail("an inferable change is migrated")
+        }
+        XCTAssertEqual(stages.map(\.name), ["lightweight 1.0.0 -> 2.0.0"])
+        let off = StoreOpener(schema: try makeSchema(Self.v2), automaticMigration: false)
+        let e = refusal(off.decide(stored, location: "x", readOnly: false, formatVersion: 1))
         XCTAssertEqual(e?.code, .incompatibleStore)
         XCTAssertEqual(e?.message, "the store 'x' holds schema version 1.0.0, which differs from the configured version 2.0.0: "
-                       + "entity 'Thing': attribute 'b' added")
+                       + "entity 'Thing': attribute 'b' added; automatic migration is off (the file was left untouched)")
+        let typeChange = try makeSchema(Self.schema("2.0.0", #"{"name": "a", "type": "int"}"#))
+        let m = refusal(StoreOpener(schema: typeChange).decide(stored, location: "x", readOnly: false, formatVersion: 1))
+        XCTAssertEqual(m?.code, .migration)
+        XCTAssertEqual(m?.entity, "Thing")
+        XCTAssertEqual(m?.attribute, "a")
+        XCTAssertTrue(m?.message.contains("attribute 'a' changes type from string to int") == true, m?.message ?? "")
     }
 
     // MARK: Opening stores
@@ -122,7 +133,7 @@ final class StoreOpenerTests: StoreTestCase {
         try assertUntouched(path, since: before)
     }
 
-    func testAStoreOfAnOlderPlanVersionIsRefusedAsNotImplementedAndLeftUntouched() throws {
+    func testAStoreOfAnOlderPlanVersionMigratesUnlessReadOnly() throws {
         let path = storePath()
         do {
             let context = try openFile(Self.v1, path: path).makeContext()
@@ -130,25 +141,30 @@ final class StoreOpenerTests: StoreTestCase {
             try context.save()
         }
         let before = try snapshot(path)
-        for readOnly in [false, true] {
-            let e = assertError(.incompatibleStore) { try openPlan(path: path, readOnly: readOnly) }
-            XCTAssertEqual(e?.message, "the store '\(path)' holds version 1.0.0 of the migration plan; migrating from version 1.0.0 to 2.0.0 "
-                           + "is not implemented in this version of Strata (the file was left untouched)")
-            try assertUntouched(path, since: before)
-        }
-        // Still the version-1 store it was.
-        XCTAssertEqual(try count(openFile(Self.v1, path: path).makeContext(), "Thing"), 1)
+        let e = assertError(.readOnly) { try openPlan(path: path, readOnly: true) }
+        XCTAssertEqual(e?.message, "the store '\(path)' holds version 1.0.0 and needs migrating to 2.0.0 (v1toV2); a read-only open cannot "
+                       + "migrate it (the file was left untouched)")
+        try assertUntouched(path, since: before)
+        let container = try openPlan(path: path)
+        let things = try fetch(container.makeContext(), "Thing")
+        XCTAssertEqual(things.count, 1)
+        XCTAssertEqual(things.first?["a"], .string("kept"))
+        XCTAssertEqual(things.first?["b"], .number("0"))
+        XCTAssertEqual(try state(path)?.version, "2.0.0")
     }
 
     func testTheOlderVersionIsFoundByItsStorageNotItsLabel() throws {
         // A store made before the plan existed, labelled 0.1: its storage is version 1.0.0's.
         let path = storePath()
         _ = try openFile(Self.schema("0.1"), path: path)
-        let before = try snapshot(path)
-        let e = assertError(.incompatibleStore) { try openPlan(path: path) }
-        XCTAssertTrue(e?.message.contains("holds version 1.0.0 of the migration plan; migrating from version 1.0.0 to 2.0.0 is not implemented") == true,
-                      e?.message ?? "")
-        try assertUntouched(path, since: before)
+        let stored = try XCTUnwrap(try state(path))
+        let opener = StoreOpener(schema: try makeSchema(Self.v2), plan: try MigrationPlan.decode(JSONValue.parse(Self.plan), path: JSONPath()))
+        guard case .migrate(let stages) = opener.decide(stored, location: path, readOnly: false, formatVersion: 1) else {
+            return XCTFail("not a migration")
+        }
+        XCTAssertEqual(stages.map(\.name), ["v1toV2"])
+        _ = try openPlan(path: path)
+        XCTAssertEqual(try state(path)?.version, "2.0.0")
     }
 
     func testAStoreOfThePlansCurrentVersionOpens() throws {
@@ -167,15 +183,26 @@ final class StoreOpenerTests: StoreTestCase {
         XCTAssertEqual(try state(fresh)?.version, "2.0.0")
     }
 
-    func testAStoreOfAnotherSchemaIsRefusedAndLeftUntouched() throws {
+    func testAStoreClaimingAPlanVersionWithOtherStorageIsRefusedAndLeftUntouched() throws {
         let path = storePath()
         _ = try openFile(Self.schema("1.0.0", #"{"name": "z", "type": "double"}"#), path: path)
         let before = try snapshot(path)
         let e = assertError(.incompatibleStore) { try openPlan(path: path) }
-        XCTAssertTrue(e?.message.contains("holds schema version 1.0.0, which differs from the configured version 2.0.0: "
-                                          + "entity 'Thing': attribute 'z' removed; entity 'Thing': attribute 'a' added; entity 'Thing': attribute 'b' added "
-                                          + "(its storage is none of the migration plan's versions: 1.0.0, 2.0.0)") == true, e?.message ?? "")
+        XCTAssertTrue(e?.message.contains("holds a version 1.0.0 whose storage differs from the migration plan's version 1.0.0: "
+                                          + "entity 'Thing': attribute 'z' removed; entity 'Thing': attribute 'a' added "
+                                          + "(the migration plan's versions: 1.0.0, 2.0.0)") == true, e?.message ?? "")
         try assertUntouched(path, since: before)
+    }
+
+    func testANewerStoreIsRefusedAndLeftUntouched() throws {
+        let path = storePath()
+        _ = try openFile(Self.schema("3.0.0", #"{"name": "a", "type": "string"}, {"name": "c", "type": "int", "optional": true}"#), path: path)
+        let before = try snapshot(path)
+        for config in [#"{"migrationPlan": \#(Self.plan)}"#, #"{"schema": \#(Self.v2)}"#] {
+            let e = assertError(.incompatibleStore) { try ModelContainer(path: path, configuration: StoreConfiguration.decode(config)) }
+            XCTAssertTrue(e?.message.contains("holds version 3.0.0, newer than this app's 2.0.0") == true, e?.message ?? "")
+            try assertUntouched(path, since: before)
+        }
     }
 
     func testAStoredStateWithoutASchemaIsCorrupt() throws {
