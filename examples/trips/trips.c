@@ -38,7 +38,6 @@
 #include "trips_schema_v2.h"   /* TRIPS_SCHEMA_V2_JSON */
 #include "trips_schema_v3.h"   /* TRIPS_SCHEMA_V3_JSON */
 #include "trips_plan.h"        /* TRIPS_PLAN_JSON: the four schemas and the three stages */
-#include "migration_compat.h"   /* until strata.h declares the migration calls */
 
 /* ------------------------------------------------------------------------ */
 /* Errors: every call is checked; a failure prints Strata's JSON error.      */
@@ -589,12 +588,6 @@ int main(int argc, char **argv) {
         free(with_operations);
     } else {
         CHECK(strata_config_new("{\"migrationPlan\": " TRIPS_PLAN_JSON "}", &config));
-    }
-    if (!TRIPS_MIGRATION_API_PRESENT()) {
-        fprintf(stderr, "trips: this libstrata cannot migrate yet (no strata_config_set_stage_hooks)\n");
-        return 1;
-    }
-    if (!json_ops) {
         CHECK(strata_config_set_stage_hooks(config, "migrateV1toV2", dedupe_trips, NULL, &v1_to_v2, NULL));
         CHECK(strata_config_set_stage_hooks(config, "migrateV2toV3", dedupe_trips, NULL, &v2_to_v3, NULL));
     }
