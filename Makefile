@@ -9,7 +9,8 @@
 #                  UndefinedBehaviorSanitizer (C side: Swift has no UBSan on Linux) (ctest -L asan)
 #   make fuzz      the libFuzzer harnesses of fuzz/, each run for FUZZ_SECONDS (default 60);
 #                  FUZZ_HARNESSES="insert fetch" picks some; findings go to build/fuzz/artifacts/
-#   make demo      build, then run the SampleTrips demo on a fresh store under build/demo/
+#   make demo      build, then run the SampleTrips demo on a fresh store under build/demo/: a store
+#                  of schema version 1 migrated to version 4 (DEMO_FROM=2 or 3 starts at that version)
 #   make install   cmake --install build (PREFIX=/usr/local)
 #   make clean     remove build/ and SwiftPM's .build*/ folders
 #
@@ -30,6 +31,7 @@ CTEST     ?= ctest
 CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
 FUZZ_HARNESSES ?=
+DEMO_FROM ?= 1
 
 DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3
 
@@ -80,7 +82,7 @@ demo: build
 	@mkdir -p $(BUILD_DIR)/demo
 	rm -rf $(BUILD_DIR)/demo/trips.store $(BUILD_DIR)/demo/trips.store-wal \
 	       $(BUILD_DIR)/demo/trips.store-shm $(BUILD_DIR)/demo/trips.store.strata
-	$(BUILD_DIR)/trips $(BUILD_DIR)/demo/trips.store
+	$(BUILD_DIR)/trips --from $(DEMO_FROM) $(BUILD_DIR)/demo/trips.store
 
 install: build
 	$(CMAKE) --install $(BUILD_DIR) --prefix $(PREFIX)

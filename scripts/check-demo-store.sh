@@ -1,20 +1,20 @@
 #!/bin/sh
 # check-demo-store.sh TRIPS_BINARY WORK_DIR
 #
-# Runs the trips demo into a fresh store, then checks that the store is an
-# ordinary SQLite file that the sqlite3 shell reads: `.schema` shows readable
-# tables named after the root entities (subentities share their root's table
-# through the _entity column), and the rows are there.
+# Runs the trips demo into a fresh store (created at schema version 1, then
+# migrated to version 4), then checks that the store is an ordinary SQLite
+# file that the sqlite3 shell reads: `.schema` shows readable tables named
+# after the root entities (subentities share their root's table through the
+# _entity column), with version 4's columns and indexes, and the rows are there.
 set -eu
 trips=${1:?usage: check-demo-store.sh TRIPS_BINARY WORK_DIR}
 work=${2:?usage: check-demo-store.sh TRIPS_BINARY WORK_DIR}
 mkdir -p "$work"
 store="$work/demo.store"
 rm -rf "$store" "$store-wal" "$store-shm" "$store.strata"
-"$trips" "$store" > "$work/demo.out"
-grep -q "the store holds 3 trips" "$work/demo.out" || { echo "demo output unexpected:"; cat "$work/demo.out"; exit 1; }
-# What would puzzle a newcomer is explained: the transient attribute and the fixed "now".
-grep -q "tripViews is a transient attribute" "$work/demo.out" || { echo "demo output does not explain tripViews"; exit 1; }
+"$trips" "$store" > "$work/demo.out" || { echo "the demo failed:"; cat "$work/demo.out"; exit 1; }
+grep -q "the store holds 8 trips" "$work/demo.out" || { echo "demo output unexpected:"; cat "$work/demo.out"; exit 1; }
+# What would puzzle a newcomer is explained: the fixed "now" of the widget's query.
 grep -q "now is fixed at 2026-11-22" "$work/demo.out" || { echo "demo output does not say its now is fixed"; exit 1; }
 command -v sqlite3 >/dev/null 2>&1 || { echo "sqlite3 shell not installed"; exit 1; }
 schema=$(sqlite3 "$store" .schema)
@@ -27,9 +27,22 @@ for table in PersonalTrip BusinessTrip; do
   echo "$schema" | grep -Eq "CREATE TABLE (IF NOT EXISTS )?\"?$table\"? \(" && { echo "subentity $table must share the Trip table"; fail=1; }
 done
 echo "$schema" | grep -q '"_entity" TEXT NOT NULL' || { echo "no _entity discriminator"; fail=1; }
+# Version 3 renamed start_date/end_date (originalName), replaced the unique
+# name by #Unique name+startDate+endDate and added the #Index es.
 echo "$schema" | grep -q '"startDate" REAL' || { echo "no startDate column"; fail=1; }
-rows=$(sqlite3 "$store" "SELECT _entity || ':' || name FROM Trip ORDER BY _pk")
+echo "$schema" | grep -q '"start_date"' && { echo "start_date was not renamed to startDate"; fail=1; }
+echo "$schema" | grep -Eq 'CREATE UNIQUE INDEX .* ON "Trip" \("name", "startDate", "endDate"\)' ||
+  { echo "no unique index on name, startDate, endDate"; fail=1; }
+echo "$schema" | grep -Eq 'CREATE UNIQUE INDEX .* ON "Trip" \("name"\);' && { echo "version 2's unique name is still there"; fail=1; }
+for column in startDate endDate; do
+  echo "$schema" | grep -Eq "CREATE INDEX .* ON \"Trip\" \(\"$column\"\)" || { echo "no index on $column"; fail=1; }
+done
+echo "$schema" | grep -q '"perdiem" REAL' || { echo "no perdiem column (BusinessTrip)"; fail=1; }
+rows=$(sqlite3 "$store" "SELECT _entity || ':' || name FROM Trip ORDER BY name")
 echo "$rows"
-echo "$rows" | grep -q "BusinessTrip:WWDC" || { echo "BusinessTrip row missing"; fail=1; }
+echo "$rows" | grep -qx "BusinessTrip:WWDC26" || { echo "BusinessTrip row missing"; fail=1; }
+echo "$rows" | grep -qx "PersonalTrip:Family Visit" || { echo "PersonalTrip row missing"; fail=1; }
+[ "$(echo "$rows" | grep -cx "Trip:Paris Getaway")" = 1 ] || { echo "Paris Getaway should be there once (de-duplicated)"; fail=1; }
+[ "$(sqlite3 "$store" 'SELECT count(*) FROM BucketListItem')" = 9 ] || { echo "expected 9 bucket-list items"; fail=1; }
 [ "$(sqlite3 "$store" 'PRAGMA journal_mode')" = wal ] || { echo "store is not in WAL mode"; fail=1; }
 exit $fail
