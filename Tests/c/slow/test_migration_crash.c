@@ -666,7 +666,9 @@ int main(int argc, char **argv) {
     stage_states = at;
     int landed[WHERE_COUNT] = {0}, second_kills = 0;
     double t_runs = now_seconds();
-    for (long run = 0; run < runs; run++) {
+    /* Runs go on (at most 20 more) until at least one kill landed mid-migration. */
+    long run = 0;
+    for (; run < runs || (landed[IN_STAGE1] + landed[IN_STAGE2] == 0 && run < runs + 20); run++) {
         restore(pristine, path);
         double delay = rng_unit() * 1.2 * t_migrate;
         int where = migrate_and_kill(path, log, delay);
@@ -694,7 +696,7 @@ int main(int argc, char **argv) {
     printf("test_migration_crash: %ld runs (+%d second kills) in %.0f s (%.0f s in all): killed %d x before"
            " stage 1's storage change (opening or willMigrate), %d x mid-migration (%d in V1->V2, %d in V2->V3),"
            " %d x after its commit, %d x after exit; seed %llu\n",
-           runs, second_kills, now_seconds() - t_runs, now_seconds() - t_start, landed[BEFORE], mid,
+           run, second_kills, now_seconds() - t_runs, now_seconds() - t_start, landed[BEFORE], mid,
            landed[IN_STAGE1], landed[IN_STAGE2], landed[COMMITTED], landed[EXITED], (unsigned long long)seed);
     CHECK(mid > 0);
     for (int k = 1; k <= 3; k++) free(at[k].schema);
