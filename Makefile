@@ -11,6 +11,8 @@
 #   make fuzz      the libFuzzer harnesses of fuzz/, each run for FUZZ_SECONDS (default 60);
 #                  FUZZ_HARNESSES="insert fetch" picks some; findings go to build/fuzz/artifacts/
 #   make demo      build, then run the SampleTrips demo on a fresh store under build/demo/
+#   make bench-migration  build, then time migrations of 1,000,000 trips against the same changes
+#                  in hand-written SQL (benchmarks/migration/README.md; not part of make test)
 #   make install   cmake --install build (PREFIX=/usr/local)
 #   make clean     remove build/ and SwiftPM's .build*/ folders
 #
@@ -32,9 +34,9 @@ CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
 FUZZ_HARNESSES ?=
 
-DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3
+DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3 time
 
-.PHONY: deps configure build test memcheck asan fuzz demo install clean
+.PHONY: deps configure build test memcheck asan fuzz demo bench-migration install clean
 
 deps:
 	@missing=""; \
@@ -82,6 +84,9 @@ demo: build
 	rm -rf $(BUILD_DIR)/demo/trips.store $(BUILD_DIR)/demo/trips.store-wal \
 	       $(BUILD_DIR)/demo/trips.store-shm $(BUILD_DIR)/demo/trips.store.strata
 	$(BUILD_DIR)/trips $(BUILD_DIR)/demo/trips.store
+
+bench-migration: build
+	benchmarks/migration/run.sh $(BUILD_DIR)
 
 install: build
 	$(CMAKE) --install $(BUILD_DIR) --prefix $(PREFIX)
