@@ -3,7 +3,7 @@
 #   make deps      install the Debian packages the build needs (as root; else prints the sudo command)
 #   make build     configure (once) and build build/libstrata.so, the example and the C tests
 #   make test      build, then run every test: Swift tests, C tests, C tests under valgrind,
-#                  the migration crash test (label slow, about a minute: CTEST_ARGS=-LE slow skips it),
+#                  the migration crash test (label slow, 1-2 minutes: CTEST_ARGS=-LE slow skips it),
 #                  a short run of each fuzz harness
 #   make memcheck  build, then run only the C tests under valgrind (ctest -L memcheck)
 #   make asan      the C tests against libstrata built with AddressSanitizer (Swift and C) and
