@@ -3,6 +3,7 @@
 #   make deps      install the Debian packages the build needs (as root; else prints the sudo command)
 #   make build     configure (once) and build build/libstrata.so, the example and the C tests
 #   make test      build, then run every test: Swift tests, C tests, C tests under valgrind,
+#                  the migration crash test (label slow, 1-2 minutes: CTEST_ARGS=-LE slow skips it),
 #                  a short run of each fuzz harness
 #   make memcheck  build, then run only the C tests under valgrind (ctest -L memcheck)
 #   make asan      the C tests against libstrata built with AddressSanitizer (Swift and C) and
@@ -11,6 +12,8 @@
 #                  FUZZ_HARNESSES="insert fetch" picks some; findings go to build/fuzz/artifacts/
 #   make demo      build, then run the SampleTrips demo on a fresh store under build/demo/: a store
 #                  of schema version 1 migrated to version 4 (DEMO_FROM=2 or 3 starts at that version)
+#   make bench-migration  build, then time migrations of 1,000,000 trips against the same changes
+#                  in hand-written SQL (benchmarks/migration/README.md; not part of make test)
 #   make install   cmake --install build (PREFIX=/usr/local)
 #   make clean     remove build/ and SwiftPM's .build*/ folders
 #
@@ -33,9 +36,9 @@ FUZZ_SECONDS ?= 60
 FUZZ_HARNESSES ?=
 DEMO_FROM ?= 1
 
-DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3
+DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3 time
 
-.PHONY: deps configure build test memcheck asan fuzz demo install clean
+.PHONY: deps configure build test memcheck asan fuzz demo bench-migration install clean
 
 deps:
 	@missing=""; \
@@ -83,6 +86,9 @@ demo: build
 	rm -rf $(BUILD_DIR)/demo/trips.store $(BUILD_DIR)/demo/trips.store-wal \
 	       $(BUILD_DIR)/demo/trips.store-shm $(BUILD_DIR)/demo/trips.store.strata
 	$(BUILD_DIR)/trips --from $(DEMO_FROM) $(BUILD_DIR)/demo/trips.store
+
+bench-migration: build
+	benchmarks/migration/run.sh $(BUILD_DIR)
 
 install: build
 	$(CMAKE) --install $(BUILD_DIR) --prefix $(PREFIX)
