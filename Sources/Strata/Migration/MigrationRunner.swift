@@ -1,3 +1,16 @@
+import Glibc
+
+/// Whether `STRATA_MIGRATION_DEBUG=1` asks for each migration step (and its SQL) on stderr.
+let migrationDebug: Bool = {
+    guard let v = getenv("STRATA_MIGRATION_DEBUG") else { return false }
+    return String(cString: v) == "1"
+}()
+
+/// Prints a line of STRATA_MIGRATION_DEBUG output.
+func migrationLog(_ line: @autoclosure () -> String) {
+    if migrationDebug { fputs("[strata migration] \(line())\n", stderr) }
+}
+
 /// Runs an open's stages (DESIGN §6), each in one transaction of the store:
 ///
 /// 1. the stored state is read again inside the transaction (another process may
@@ -34,7 +47,12 @@ struct MigrationRunner {
                     try runStage(planned, store)
                     return true
                 }
-                if ran { emit(planned.name, "commit") }
+                if ran {
+                    migrationLog("\(planned.name): committed")
+                    emit(planned.name, "commit")
+                } else {
+                    migrationLog("\(planned.name): already done by another connection")
+                }
             } catch var e as StrataError {
                 if e.stage == nil {
                     e.stage = planned.name
@@ -47,6 +65,7 @@ struct MigrationRunner {
 
     private func runStage(_ planned: PlannedStage, _ store: StoreOpening) throws {
         let name = planned.name
+        migrationLog("\(name): begin (\(planned.from.version) -> \(planned.to.version))")
         emit(name, "begin")
         let hooks = self.hooks[name]
         let operations = planned.stage?.willMigrate ?? []
@@ -55,10 +74,19 @@ struct MigrationRunner {
             emit(name, "willMigrate")
             let session = try store.session(schema: planned.from)
             let context = ModelContext(session: session, schema: planned.from)
-            for op in operations { try perform(op, context, session) }
+            for op in operations {
+                migrationLog("\(name): willMigrate \(op)")
+                try perform(op, context, session)
+            }
             if context.hasChanges { _ = try context.save() }
-            if let hook = hooks?.willMigrate { try call(hook, context, stage: name, which: "willMigrate") }
-            if policy != .error { try keep(policy, planned.mapping, context, session) }
+            if let hook = hooks?.willMigrate {
+                migrationLog("\(name): willMigrate hook")
+                try call(hook, context, stage: name, which: "willMigrate")
+            }
+            if policy != .error {
+                migrationLog("\(name): onDuplicates \(policy.rawValue)")
+                try keep(policy, planned.mapping, context, session)
+            }
         }
         emit(name, "storage")
         try store.changeStorage(planned.mapping, stage: name) { step, entity, done, total in
@@ -70,6 +98,7 @@ struct MigrationRunner {
             let context = ModelContext(session: session, schema: planned.to)
             // Beyond SwiftData: the old version stays readable ("fromVersion"), as committed before the stage.
             if let old = try store.committedSession(schema: planned.from) { context.previousVersion = (planned.from, old) }
+            migrationLog("\(name): didMigrate hook")
             try call(hook, context, stage: name, which: "didMigrate")
         }
         try store.writeDeclaration(of: planned.to)

@@ -41,6 +41,17 @@ extension SQLiteDialect {
         "SELECT \(q(column)) FROM \(q(table)) WHERE typeof(\(q(column))) = 'text'"
     }
 
+    /// Rows of the objects of entities `?1` (a JSON array) sharing the values of `columns`
+    /// (none null) with another: key, entity, then the values, grouped by value and in key order.
+    static func duplicateObjects(_ table: String, _ columns: [String]) -> String {
+        let cols = columns.map(q).joined(separator: ", ")
+        let kinds = "\(q("_entity")) IN (SELECT value FROM json_each(?1))"
+        let notNull = columns.map { "\(q($0)) IS NOT NULL" }.joined(separator: " AND ")
+        let tuple = columns.count == 1 ? cols : "(\(cols))"
+        return "SELECT \(q("_pk")), \(q("_entity")), \(cols) FROM \(q(table)) WHERE \(kinds) AND \(notNull) AND \(tuple) IN "
+            + "(SELECT \(cols) FROM \(q(table)) WHERE \(kinds) AND \(notNull) GROUP BY \(cols) HAVING count(*) > 1) ORDER BY \(cols), \(q("_pk"))"
+    }
+
     // MARK: Reads (shapes from the fetch compiler)
 
     /// `SELECT list FROM source [WHERE condition] [ORDER BY order]` and a paging clause (with its leading space).

@@ -1,11 +1,5 @@
 import Glibc
 
-/// Whether `STRATA_MIGRATION_DEBUG=1` asks for each migration step and its SQL on stderr.
-let migrationDebug: Bool = {
-    guard let v = getenv("STRATA_MIGRATION_DEBUG") else { return false }
-    return String(cString: v) == "1"
-}()
-
 extension SQLiteMigration {
     /// Keys per batch of a row copy: progress is reported between batches.
     static let copyBatch: Int64 = 50_000

@@ -110,17 +110,17 @@ public final class SQLiteSession: StoreSession {
     public func duplicateGroups(_ entity: Entity, slots: [Int]) throws -> [[ObjectID]] {
         try locked {
             let root = entity.root
-            let sql = SQLiteDialect.duplicateRows(dialect.table(root), slots.map { dialect.column(entity.storedColumns[$0]) })
+            let sql = SQLiteDialect.duplicateObjects(dialect.table(root), slots.map { dialect.column(entity.storedColumns[$0]) })
             var groups: [[ObjectID]] = []
-            var last: Int64 = -1
+            var last: [SQLValue] = []
             var kinds = JSONWriter()
             kinds.beginArray()
             for d in entity.descendants { kinds.string(d.name) }
             kinds.endArray()
             try connection.statement(sql).query([.text(kinds.string)]) { s in
                 guard let e = root.descendant(named: s.text(1)) else { return }
-                let g = s.int64(2)
-                if g != last { groups.append([]); last = g }
+                let values = (0..<Int32(slots.count)).map { s.value(at: 2 + $0) }
+                if values != last || groups.isEmpty { groups.append([]); last = values }
                 groups[groups.count - 1].append(ObjectID(entity: e, pk: s.int64(0)))
             }
             return groups
