@@ -330,6 +330,13 @@ static strata_status will_dedupe(strata_context *ctx, void *userdata) {
         strata_context_free(ctx);   /* ignored: the context is lent */
         CHECK(count_of(ctx, "Trip") == SEED_COUNT);
     }
+    /* The old schema: a second "Oslo" is allowed (then rolled back). */
+    char *oslo = NULL;
+    CHECK_STATUS(strata_insert(ctx, "Trip", "{\"name\": \"Oslo\", \"destination\": \"x\", \"start_date\": \"2026-01-01T00:00:00Z\","
+                                            " \"end_date\": \"2026-01-01T00:00:00Z\", \"_onConflict\": \"error\"}", &oslo));
+    strata_free(oslo);
+    CHECK_STATUS(strata_rollback(ctx));
+    CHECK(count_of(ctx, "Trip") == SEED_COUNT);
     char *text = NULL;
     CHECK_STATUS(strata_fetch(ctx, "{\"entity\": \"Trip\", \"propertiesToFetch\": [\"name\"],"
                                    " \"relationshipKeyPathsForPrefetching\": [\"livingAccommodation\"]}", &text));
@@ -572,6 +579,7 @@ static void test_failing_hooks(void) {
     run_failing_hook("hooks_fail_minus5.store", -5, STRATA_OK, "willMigrate", -5);
     run_failing_hook("hooks_fail_did.store", STRATA_OK, STRATA_ERR_VALIDATION, "didMigrate", STRATA_ERR_VALIDATION);
     run_failing_hook("hooks_fail_did_9999.store", STRATA_OK, 9999, "didMigrate", 9999);
+    run_failing_hook("hooks_fail_did_callback.store", STRATA_OK, STRATA_ERR_CALLBACK, "didMigrate", STRATA_ERR_CALLBACK);
 }
 
 /* ---- 3. a kept ctx is stale; freeing it inside the hook is ignored ---------- */
