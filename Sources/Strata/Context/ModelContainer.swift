@@ -40,6 +40,8 @@ extension ModelContainer {
         let old = try schema(from, "from")
         let new = try schema(to, "to")
         let mapping = try SchemaMapping.infer(from: old, to: new)
+        // The same storage: opening runs no step.
+        if mapping.isIdentity { return MigrationStep.json([]) }
         return MigrationStep.json(try SQLiteStore.migrationSteps(mapping))
     }
 

@@ -153,22 +153,25 @@ struct MigrationRunner {
         for other in others {
             guard case .object(let members) = try JSONValue.parse(String(decoding: context.get(id: other.description), as: UTF8.self)) else { continue }
             var patch: [(String, JSONValue)] = []
+            var release: [(String, JSONValue)] = []
             for (key, value) in members {
-                guard let r = kept.entity.relationshipByName[key] ?? other.entity.relationshipByName[key],
-                      kept.entity.relationshipByName[key] != nil else { continue }
+                guard let r = kept.entity.relationshipByName[key], other.entity.relationshipByName[key] != nil else { continue }
                 if r.isToMany {
                     guard case .array(let theirs) = value, !theirs.isEmpty else { continue }
                     let mine: [JSONValue] = if case .array(let m)? = current[key] { m } else { [] }
                     let merged = mine + theirs.filter { !mine.contains($0) }
                     patch.append((key, .array(merged)))
+                    release.append((key, .array([])))
                     current[key] = .array(merged)
                 } else if case .string = value, current[key] == nil || current[key] == .null {
                     patch.append((key, value))
+                    release.append((key, .null))
                     current[key] = value
                 }
             }
             guard !patch.isEmpty else { continue }
-            // The other object lets go first (a one-to-one target keeps one owner).
+            // The duplicate lets go first: its delete rules (cascade) must not reach what moves.
+            try context.update(id: other.description, patch: JSONValue.object(release).text)
             try context.update(id: kept.description, patch: JSONValue.object(patch).text)
         }
     }

@@ -275,8 +275,8 @@ struct SQLiteMigration {
         // 6. Indexes, then key sequences.
         for root in newRoots { late.append(contentsOf: try indexes(root, mode: modes[root.name] ?? .create)) }
         for (set, _) in new.pairSets { late.append(contentsOf: try pairIndexes(set, kept: keptPairs, renames: renames)) }
-        late.append(sequences(modes))
-        return (steps + late).filter { !$0.actions.isEmpty || $0.description.kind != "sequences" }
+        late.append(contentsOf: sequences(modes))
+        return steps + late
     }
 
     /// Steps that describe what a rebuilt table's columns become (their SQL is the copy's).
@@ -503,16 +503,24 @@ struct SQLiteMigration {
         return t.indexes.map { step("addIndex", entity: set, property: $0.columns.joined(separator: ","), [.run(dialect.createIndex($0, on: set), [])]) }
     }
 
-    /// Key sequences: every new root continues past its rows and its old root's sequence;
-    /// old roots that are gone lose theirs.
-    private func sequences(_ modes: [String: Mode]) -> Step {
-        var actions: [Action] = []
+    /// Key sequences: a new table, one built anew or renamed continues past its rows and its
+    /// old table's sequence; old tables that are gone lose theirs. A table altered in place
+    /// under its own name keeps its sequence as it is.
+    private func sequences(_ modes: [String: Mode]) -> [Step] {
+        var out: [Step] = []
         for root in new.rootEntities {
-            let from: String = switch modes[root.name] { case .copy(let o)?, .inPlace(let o)?: o.name; default: root.name }
-            actions.append(.run(SQLiteDialect.continueSequence(root.name), [.text(root.name), .text(from)]))
+            let from: String
+            switch modes[root.name] {
+            case .inPlace(let o)? where o.name == root.name: continue
+            case .copy(let o)?, .inPlace(let o)?: from = o.name
+            default: from = root.name
+            }
+            out.append(step("continueSequence", entity: root.name, [.run(SQLiteDialect.continueSequence(root.name), [.text(root.name), .text(from)])]))
         }
         let newNames = Set(new.rootEntities.map(\.name))
-        for o in old.rootEntities where !newNames.contains(o.name) { actions.append(.run(SQLiteDialect.dropSequence, [.text(o.name)])) }
-        return step("sequences", actions)
+        for o in old.rootEntities where !newNames.contains(o.name) {
+            out.append(step("dropSequence", entity: o.name, [.run(SQLiteDialect.dropSequence, [.text(o.name)])]))
+        }
+        return out
     }
 }
