@@ -796,14 +796,18 @@ strata_status strata_infer_migration(const char *from_schema_json, const char *t
 /**
  * What strata_open() would do with the store at `path` and this
  * configuration, without doing it: the file is opened read-only and never
- * written (a missing file is not created). Returns
+ * written (a missing file is not created; SQLite may leave the empty -wal
+ * and -shm side files any WAL reader makes). Returns
  *   {"status": "compatible" | "migratable" | "incompatible",
  *    "storedVersion": "1.0.0", "currentVersion": "4.0.0",
- *    "stages": ["migrateV1toV2", …], "reason": "…"}
+ *    "stages": [{"name": "migrateV1toV2", "kind": "custom",
+ *                "from": "1.0.0", "to": "2.0.0"}, …], "reason": "…"}
  * (docs/JSON.md §7): "compatible" opens as it is, "migratable" would run the
  * listed stages, "incompatible" would be refused and "reason" says why
  * (a Strata store of a version the plan does not know, a change that cannot
  * be inferred, "automaticMigration": false: described, not an error).
+ * What depends on the data (duplicates under a new unique constraint, a
+ * required value missing) shows only when migrating.
  *
  * `path` is handled as by strata_open(): a plain file name, invalid UTF-8
  * refused.
