@@ -23,7 +23,9 @@ public struct SchemaMapping: @unchecked Sendable {
     private var attributeOrigins: [ObjectIdentifier: Attribute] = [:]
     private var relationshipOrigins: [ObjectIdentifier: Relationship] = [:]
     private var entitySuccessors: [ObjectIdentifier: Entity] = [:]
-    private var attributeClaims: [ObjectIdentifier: Attribute] = [:]
+    /// The new attributes and relationships that take an old one's values, by the old one.
+    private var attributeClaims: [ObjectIdentifier: [Attribute]] = [:]
+    private var relationshipClaims: [ObjectIdentifier: [Relationship]] = [:]
 
     /// The old entity `e` (of `new`) comes from; nil for an added entity.
     public func origin(of e: Entity) -> Entity? { entityOrigins[ObjectIdentifier(e)] }
@@ -145,11 +147,13 @@ public struct SchemaMapping: @unchecked Sendable {
             }
             let names = SchemaMapping.aliases(name: a.name, originalName: a.originalName, among: table)
             guard let oa = SchemaMapping.pick(candidates, name: \.name, own: a.name, original: a.originalName, aliases: names) else { continue }
-            if let claimant = attributeClaims[ObjectIdentifier(oa)] {
+            // Two attributes of one new hierarchy cannot share an origin; the same attribute
+            // in two hierarchies can (an entity that leaves a hierarchy keeps its inherited values).
+            if let claimant = attributeClaims[ObjectIdentifier(oa)]?.first(where: { $0.entity.root === e.root }) {
                 throw StrataError(.migration, "entity '\(e.name)': attributes '\(claimant.name)' and '\(a.name)' both come from attribute '\(oa.name)' "
                                   + "of '\(oa.entity.name)' in version \(old.version) (check originalName)", entity: e.name, attribute: a.name)
             }
-            attributeClaims[ObjectIdentifier(oa)] = a
+            attributeClaims[ObjectIdentifier(oa), default: []].append(a)
             guard oa.type == a.type else {
                 let how = oa.name == a.name ? "" : " (from '\(oa.name)')"
                 throw StrataError(.migration, "entity '\(e.name)': attribute '\(a.name)'\(how) changes type from \(oa.type.rawValue) to "
@@ -182,8 +186,8 @@ public struct SchemaMapping: @unchecked Sendable {
             }
             let names = SchemaMapping.aliases(name: r.name, originalName: r.originalName, among: table)
             guard let or = SchemaMapping.pick(candidates, name: \.name, own: r.name, original: r.originalName, aliases: names) else { continue }
-            if relationshipOrigins.values.contains(where: { $0 === or }) {
-                throw StrataError(.migration, "entity '\(e.name)': relationship '\(r.name)' and another relationship both come from '\(or.name)' "
+            if let claimant = relationshipClaims[ObjectIdentifier(or)]?.first(where: { $0.entity.root === e.root }) {
+                throw StrataError(.migration, "entity '\(e.name)': relationships '\(claimant.name)' and '\(r.name)' both come from '\(or.name)' "
                                   + "of '\(or.entity.name)' in version \(old.version) (check originalName)", entity: e.name, attribute: r.name)
             }
             // The links keep their ends: the destination must be (or descend from, or lead to) the old destination's successor.
@@ -196,6 +200,7 @@ public struct SchemaMapping: @unchecked Sendable {
                                   entity: e.name, attribute: r.name)
             }
             relationshipOrigins[ObjectIdentifier(r)] = or
+            relationshipClaims[ObjectIdentifier(or), default: []].append(r)
         }
     }
 
