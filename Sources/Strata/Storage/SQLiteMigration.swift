@@ -347,11 +347,15 @@ struct SQLiteMigration {
             out.append(step(r.isLink ? "renameRelationship" : "renameAttribute", entity: r.entity, property: r.to, from: r.from, to: r.to, actions))
         }
         if clash {
+            // Every column takes its temporary name before any takes its final one (a swap): the
+            // second renames run after the last step's first one. Each step describes its two.
+            let first = out.count - renames.count
             for (i, r) in renames.enumerated() {
-                out[out.count - renames.count + i].actions.append(.run(SQLiteDialect.renameColumn(table, from: SQLiteDialect.renamingName(i), to: r.to), []))
+                let final = Action.run(SQLiteDialect.renameColumn(table, from: SQLiteDialect.renamingName(i), to: r.to), [])
+                out[out.count - 1].actions.append(final)
+                out[first + i].description.sql = [SQLiteDialect.renameColumn(table, from: r.from, to: SQLiteDialect.renamingName(i)),
+                                                  SQLiteMigration.sql(final)]
             }
-            // Keep the descriptions' SQL in step with the actions.
-            for i in (out.count - renames.count)..<out.count { out[i].description.sql = out[i].actions.map(SQLiteMigration.sql) }
         }
         for (col, entity, isLink) in adds {
             out.append(step(isLink ? "addRelationship" : "addAttribute", entity: entity, property: col.name,

@@ -285,4 +285,80 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
                        + "keys may collide): write a custom stage that copies one hierarchy's objects into the other")
         XCTAssertEqual(try objects(openFile(v1), "Voyage").count, 1)
     }
+
+    func testToManyWithoutInverseGainsAnInverse() throws {
+        let v1 = schema("1.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "items", "destination": "Item", "toMany": true}]},
+            {"name": "Item", "attributes": [{"name": "title", "type": "string"}]}
+            """#)
+        try makeStore(v1, [("Item", #"{"title": "a"}"#), ("Item", #"{"title": "b"}"#), ("Item", #"{"title": "c"}"#),
+                           ("Trip", #"{"name": "Paris", "items": ["Item/1", "Item/3"]}"#), ("Trip", #"{"name": "Rome", "items": ["Item/2"]}"#)])
+        XCTAssertTrue(try tableNames(storePath()).contains("Trip_items"))
+        let v2 = schema("2.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "items", "destination": "Item", "toMany": true, "inverse": "trip"}]},
+            {"name": "Item", "attributes": [{"name": "title", "type": "string"}], "relationships": [{"name": "trip", "destination": "Trip", "inverse": "items"}]}
+            """#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        XCTAssertFalse(try tableNames(storePath()).contains("Trip_items"))
+        XCTAssertEqual(try objects(c, "Trip").mapValues { ids($0["items"]) }, ["Trip/1": ["Item/1", "Item/3"], "Trip/2": ["Item/2"]])
+        XCTAssertEqual(try objects(c, "Item").mapValues { $0["trip"]?.stringValue }, ["Item/1": "Trip/1", "Item/2": "Trip/2", "Item/3": "Trip/1"])
+    }
+
+    func testOneToOneWhoseLinkChangesSidesWithAnEntityRename() throws {
+        // Passport.owner holds the link ("Passport" sorts before "Person"); renamed Visa, Person.passport holds it.
+        let v1 = schema("1.0.0", #"""
+            {"name": "Person", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "passport", "destination": "Passport", "inverse": "owner"}]},
+            {"name": "Passport", "attributes": [{"name": "number", "type": "string"}], "relationships": [{"name": "owner", "destination": "Person", "inverse": "passport"}]}
+            """#)
+        try makeStore(v1, [("Person", #"{"name": "Ann"}"#), ("Person", #"{"name": "Bob"}"#), ("Person", #"{"name": "Cy"}"#),
+                           ("Passport", #"{"number": "P1", "owner": "Person/2"}"#), ("Passport", #"{"number": "P2", "owner": "Person/3"}"#),
+                           ("Passport", #"{"number": "P3"}"#)])
+        XCTAssertTrue(try columnNames(storePath(), table: "Passport").contains("owner"))
+        let v2 = schema("2.0.0", #"""
+            {"name": "Person", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "passport", "destination": "Visa", "inverse": "owner"}]},
+            {"name": "Visa", "originalName": "Passport", "attributes": [{"name": "number", "type": "string"}], "relationships": [{"name": "owner", "destination": "Person", "inverse": "passport"}]}
+            """#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        XCTAssertTrue(try columnNames(storePath(), table: "Person").contains("passport"))
+        XCTAssertFalse(try columnNames(storePath(), table: "Visa").contains("owner"))
+        XCTAssertEqual(try objects(c, "Person").mapValues { $0["passport"]?.stringValue }, ["Person/1": nil, "Person/2": "Visa/1", "Person/3": "Visa/2"])
+        XCTAssertEqual(try objects(c, "Visa").mapValues { $0["owner"]?.stringValue }, ["Visa/1": "Person/2", "Visa/2": "Person/3", "Visa/3": nil])
+        XCTAssertEqual(try objects(c, "Visa").mapValues { $0["number"]?.stringValue }, ["Visa/1": "P1", "Visa/2": "P2", "Visa/3": "P3"])
+    }
+
+    func testRemoveASubentityDeletesItsObjectsAndTheLinksToThem() throws {
+        let v1 = schema("1.0.0", #"""
+            \#(Self.tripHierarchyV1),
+            {"name": "Note", "attributes": [{"name": "text", "type": "string"}], "relationships": [{"name": "trip", "destination": "Trip"}, {"name": "trips", "destination": "Trip", "toMany": true}]}
+            """#)
+        try makeStore(v1, [("Trip", #"{"name": "Plain"}"#), ("BusinessTrip", #"{"name": "Expo", "perdiem": 5.5}"#), ("PersonalTrip", #"{"name": "Home"}"#),
+                           ("Note", #"{"text": "n1", "trip": "BusinessTrip/2", "trips": ["Trip/1", "BusinessTrip/2", "PersonalTrip/3"]}"#),
+                           ("Note", #"{"text": "n2", "trip": "PersonalTrip/3", "trips": ["BusinessTrip/2"]}"#)])
+        let v2 = schema("2.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "budget", "type": "double", "optional": true}]},
+            {"name": "PersonalTrip", "superentity": "Trip", "attributes": [{"name": "reason", "type": "string", "optional": true}]},
+            {"name": "Note", "attributes": [{"name": "text", "type": "string"}], "relationships": [{"name": "trip", "destination": "Trip"}, {"name": "trips", "destination": "Trip", "toMany": true}]}
+            """#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        XCTAssertEqual(Set(try objects(c, "Trip").keys), ["Trip/1", "PersonalTrip/3"])
+        XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM Trip WHERE _entity = 'BusinessTrip'"), .int(0))
+        let notes = try objects(c, "Note")
+        XCTAssertEqual(notes.mapValues { $0["trip"]?.stringValue }, ["Note/1": nil, "Note/2": "PersonalTrip/3"])
+        XCTAssertEqual(notes.mapValues { ids($0["trips"]) }, ["Note/1": ["Trip/1", "PersonalTrip/3"], "Note/2": []])
+        XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM Note_trips"), .int(2))
+        try assertFreshKey(c, "PersonalTrip", #"{"name": "Lake"}"#, past: ["Trip/1", "BusinessTrip/2", "PersonalTrip/3"])
+    }
+
+    func testRenameASubentity() throws {
+        let made = try makeHierarchyStore()
+        let v2 = schema("2.0.0", Self.tripHierarchyV1.replacingOccurrences(of: #"{"name": "BusinessTrip", "#, with: #"{"name": "WorkTrip", "originalName": "BusinessTrip", "#))
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        let all = try objects(c, "Trip")
+        XCTAssertEqual(Set(all.keys), Set(made.map { $0.replacingOccurrences(of: "BusinessTrip", with: "WorkTrip") }))
+        XCTAssertEqual(all["WorkTrip/2"]?["perdiem"]?.numberText, "50.5")
+        XCTAssertEqual(all["WorkTrip/4"]?["_entity"], .string("WorkTrip"))
+        XCTAssertEqual(all["PersonalTrip/3"]?["reason"], .string("family"))
+        XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM Trip WHERE _entity = 'BusinessTrip'"), .int(0))
+        try assertFreshKey(c, "WorkTrip", #"{"name": "New"}"#, past: made)
+    }
 }

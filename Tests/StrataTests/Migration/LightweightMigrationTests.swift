@@ -164,6 +164,22 @@ final class LightweightMigrationTests: MigrationTestCase {
         }
     }
 
+    func testANameReusedAfterARenameAcrossAPlan() throws {
+        // Version 2 renames title to name and adds a new title; version 3 keeps the declarations.
+        let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "title", "type": "string"}]}"#)
+        let v2 = schema("2.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string", "originalName": "title"}, {"name": "title", "type": "string", "optional": true}]}"#)
+        let v3 = schema("3.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string", "originalName": "title"}, {"name": "title", "type": "string", "optional": true}, {"name": "rating", "type": "int", "optional": true}]}"#)
+        let plan = #"{"migrationPlan": {"schemas": [\#(v1), \#(v2), \#(v3)], "stages": [{"name": "v1toV2", "kind": "lightweight", "from": "1.0.0", "to": "2.0.0"}, {"name": "v2toV3", "kind": "lightweight", "from": "2.0.0", "to": "3.0.0"}]}}"#
+        let fromV1 = try makeStore(v1, [("Trip", #"{"title": "Paris"}"#), ("Trip", #"{"title": "Rome"}"#)], path: storePath("v1"))
+        let fromV2 = try makeStore(v2, [("Trip", #"{"name": "Paris", "title": "t1"}"#), ("Trip", #"{"name": "Rome"}"#)], path: storePath("v2"))
+        for (path, ids, titles) in [(storePath("v1"), fromV1, [String?.none, nil]), (storePath("v2"), fromV2, ["t1", nil])] {
+            let c = try open(config: plan, path: path)
+            let all = try objects(c, "Trip")
+            XCTAssertEqual(all.mapValues { $0["name"]?.stringValue }, [ids[0]: "Paris", ids[1]: "Rome"], path)
+            XCTAssertEqual(all.mapValues { $0["title"]?.stringValue }, [ids[0]: titles[0], ids[1]: titles[1]], path)
+        }
+    }
+
     func testHashModifierForcesAStageWithoutChangingStorage() throws {
         let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "budget", "type": "double", "optional": true}]}"#)
         let ids = try makeStore(v1, [("Trip", #"{"name": "Paris", "budget": 1.5}"#), ("Trip", #"{"name": "Rome"}"#)])
@@ -301,7 +317,51 @@ final class LightweightMigrationTests: MigrationTestCase {
         XCTAssertEqual(value(all, ids[0], "photo"), .string(big))
         XCTAssertEqual(value(all, ids[1], "photo"), .string(small))
         XCTAssertEqual(value(all, ids[2], "photo") ?? .null, .null)
+        // No row names the file any more: it goes.
+        XCTAssertEqual(filesIn(storePath() + ".strata"), [])
         try assertFreshKey(c, "Trip", #"{"name": "New"}"#, past: ids)
+    }
+
+    func testRemovedExternalStorageAttributeLosesItsFiles() throws {
+        let (ids, _, _) = try makePhotoStore()
+        let v2 = schema("2.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}]}"#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        XCTAssertEqual(try columnNames(storePath(), table: "Trip").sorted(), ["_entity", "_pk", "name"])
+        XCTAssertEqual(try objects(c, "Trip").mapValues { $0["name"]?.stringValue }, [ids[0]: "Big", ids[1]: "Small", ids[2]: "None"])
+        XCTAssertEqual(filesIn(storePath() + ".strata"), [])
+    }
+
+    func testSwappedAttributeNamesKeepTheirValues() throws {
+        let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "first", "type": "string"}, {"name": "second", "type": "string"}], "indexes": [["first"]]}"#)
+        let ids = try makeStore(v1, [("Trip", #"{"first": "a1", "second": "b1"}"#), ("Trip", #"{"first": "a2", "second": "b2"}"#)])
+        let v2 = schema("2.0.0", #"{"name": "Trip", "attributes": [{"name": "second", "type": "string", "originalName": "first"}, {"name": "first", "type": "string", "originalName": "second"}], "indexes": [["second"]]}"#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        let all = try objects(c, "Trip")
+        XCTAssertEqual(all.mapValues { $0["second"]?.stringValue }, [ids[0]: "a1", ids[1]: "a2"])
+        XCTAssertEqual(all.mapValues { $0["first"]?.stringValue }, [ids[0]: "b1", ids[1]: "b2"])
+        // The index follows its values.
+        let indexed = try rows(storePath(), "SELECT name FROM pragma_index_info((SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Trip' AND sql IS NOT NULL))")
+        XCTAssertEqual(indexed, [[.text("second")]])
+        try assertFreshKey(c, "Trip", #"{"first": "x", "second": "y"}"#, past: ids)
+    }
+
+    func testEntityRenamedTwiceAcrossAPlan() throws {
+        let v1 = schema("1.0.0", #"{"name": "Voyage", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "tags", "destination": "Tag", "toMany": true, "inverse": "voyages"}]}, {"name": "Tag", "attributes": [{"name": "label", "type": "string"}], "relationships": [{"name": "voyages", "destination": "Voyage", "toMany": true, "inverse": "tags"}]}"#)
+        let v2 = schema("2.0.0", #"{"name": "Trip", "originalName": "Voyage", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "tags", "destination": "Tag", "toMany": true, "inverse": "trips"}]}, {"name": "Tag", "attributes": [{"name": "label", "type": "string"}], "relationships": [{"name": "trips", "originalName": "voyages", "destination": "Trip", "toMany": true, "inverse": "tags"}]}"#)
+        let v3 = schema("3.0.0", #"{"name": "Journey", "originalName": "Voyage", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "tags", "destination": "Tag", "toMany": true, "inverse": "journeys"}]}, {"name": "Tag", "attributes": [{"name": "label", "type": "string"}], "relationships": [{"name": "journeys", "originalName": "voyages", "destination": "Journey", "toMany": true, "inverse": "tags"}]}"#)
+        let made = try makeStore(v1, [("Tag", #"{"label": "sea"}"#), ("Tag", #"{"label": "sun"}"#),
+                                      ("Voyage", #"{"name": "A", "tags": ["Tag/1"]}"#), ("Voyage", #"{"name": "B", "tags": ["Tag/1", "Tag/2"]}"#),
+                                      ("Voyage", #"{"name": "C"}"#)])
+        XCTAssertEqual(Array(made[2...]), ["Voyage/1", "Voyage/2", "Voyage/3"])
+        let plan = #"{"migrationPlan": {"schemas": [\#(v1), \#(v2), \#(v3)], "stages": [{"name": "v1toV2", "kind": "lightweight", "from": "1.0.0", "to": "2.0.0"}, {"name": "v2toV3", "kind": "lightweight", "from": "2.0.0", "to": "3.0.0"}]}}"#
+        let c = try open(config: plan)
+        let journeys = try objects(c, "Journey")
+        XCTAssertEqual(journeys.mapValues { $0["name"]?.stringValue }, ["Journey/1": "A", "Journey/2": "B", "Journey/3": "C"])
+        XCTAssertEqual(journeys.mapValues { self.ids($0["tags"]) }, ["Journey/1": ["Tag/1"], "Journey/2": ["Tag/1", "Tag/2"], "Journey/3": []])
+        XCTAssertEqual(try objects(c, "Tag").mapValues { self.ids($0["journeys"]) }, ["Tag/1": ["Journey/1", "Journey/2"], "Tag/2": ["Journey/2"]])
+        let tables = try tableNames(storePath())
+        XCTAssertTrue(tables.contains("Journey") && !tables.contains("Voyage") && !tables.contains("Trip"), "\(tables)")
+        try assertFreshKey(c, "Journey", #"{"name": "D", "tags": ["Tag/2"]}"#, past: Array(journeys.keys))
     }
 }
 
