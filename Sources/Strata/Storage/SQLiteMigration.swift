@@ -275,6 +275,7 @@ struct SQLiteMigration {
         // 6. Indexes, then key sequences.
         for root in newRoots { late.append(contentsOf: try indexes(root, mode: modes[root.name] ?? .create)) }
         for (set, _) in new.pairSets { late.append(contentsOf: try pairIndexes(set, kept: keptPairs, renames: renames)) }
+        late.append(contentsOf: oneToOneLinks())
         late.append(sequences(modes))
         return (steps + late).filter { !$0.actions.isEmpty || $0.description.kind != "sequences" }
     }
@@ -449,6 +450,22 @@ struct SQLiteMigration {
                             [.run(SQLiteDialect.deleteDanglingPairs(set, first: r.entity.root.name, second: r.destination.root.name),
                                   [SQLiteMigration.jsonArray(r.entity.descendants.map(\.name)),
                                    SQLiteMigration.jsonArray(r.destination.descendants.map(\.name))])]))
+        }
+        return out
+    }
+
+    /// A relationship that becomes one-to-one keeps one link per object at its other end:
+    /// among the rows linking to one object, the one with the smallest key (run after the
+    /// indexes, so the link column's index serves the lookup).
+    private func oneToOneLinks() -> [Step] {
+        var out: [Step] = []
+        for e in new.entities {
+            for r in e.ownRelationships where r.isHeldInRow {
+                guard let inv = r.inverse, !inv.isToMany, !r.isToMany, let (or, _) = mapping.linkOrigin(of: r) else { continue }
+                let wasOneToOne = !or.isToMany && or.inverse.map { !$0.isToMany } == true
+                guard !wasOneToOne else { continue }
+                out.append(step("keepOneLink", entity: e.name, property: r.name, [.run(SQLiteDialect.keepFirstLinks(e.root.name, r.name), [])]))
+            }
         }
         return out
     }

@@ -361,4 +361,43 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
         XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM Trip WHERE _entity = 'BusinessTrip'"), .int(0))
         try assertFreshKey(c, "WorkTrip", #"{"name": "New"}"#, past: made)
     }
+
+    func testOneToManyBecomesOneToOneKeepingOneLinkPerObject() throws {
+        let v1 = schema("1.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "items", "destination": "Item", "toMany": true, "inverse": "trip"}]},
+            {"name": "Item", "attributes": [{"name": "title", "type": "string"}], "relationships": [{"name": "trip", "destination": "Trip", "inverse": "items"}]}
+            """#)
+        try makeStore(v1, [("Trip", #"{"name": "Paris"}"#), ("Trip", #"{"name": "Rome"}"#), ("Trip", #"{"name": "Oslo"}"#),
+                           ("Item", #"{"title": "a", "trip": "Trip/1"}"#), ("Item", #"{"title": "b", "trip": "Trip/2"}"#),
+                           ("Item", #"{"title": "c", "trip": "Trip/1"}"#), ("Item", #"{"title": "d"}"#)])
+        let v2 = schema("2.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "item", "originalName": "items", "destination": "Item", "inverse": "trip"}]},
+            {"name": "Item", "attributes": [{"name": "title", "type": "string"}], "relationships": [{"name": "trip", "destination": "Trip", "inverse": "item"}]}
+            """#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        // Each trip keeps one item (the smallest key); the other item lets go.
+        XCTAssertEqual(try objects(c, "Trip").mapValues { $0["item"]?.stringValue }, ["Trip/1": "Item/1", "Trip/2": "Item/2", "Trip/3": nil])
+        XCTAssertEqual(try objects(c, "Item").mapValues { $0["trip"]?.stringValue }, ["Item/1": "Trip/1", "Item/2": "Trip/2", "Item/3": nil, "Item/4": nil])
+        XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM (SELECT trip FROM Item WHERE trip IS NOT NULL GROUP BY trip HAVING count(*) > 1)"), .int(0))
+    }
+
+    func testRenamedEntityWhoseTableIsRebuilt() throws {
+        let v1 = schema("1.0.0", #"""
+            {"name": "Voyage", "attributes": [{"name": "name", "type": "string"}, {"name": "old", "type": "string", "optional": true}], "relationships": [{"name": "items", "destination": "Item", "toMany": true, "inverse": "voyage"}]},
+            {"name": "Item", "attributes": [{"name": "title", "type": "string"}], "relationships": [{"name": "voyage", "destination": "Voyage", "inverse": "items"}]}
+            """#)
+        try makeStore(v1, [("Voyage", #"{"name": "A", "old": "x"}"#), ("Voyage", #"{"name": "B"}"#), ("Voyage", #"{"name": "C"}"#),
+                           ("Item", #"{"title": "a", "voyage": "Voyage/3"}"#), ("Item", #"{"title": "b", "voyage": "Voyage/1"}"#)])
+        let v2 = schema("2.0.0", #"""
+            {"name": "Trip", "originalName": "Voyage", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "items", "destination": "Item", "toMany": true, "inverse": "trip"}]},
+            {"name": "Item", "attributes": [{"name": "title", "type": "string"}], "relationships": [{"name": "trip", "originalName": "voyage", "destination": "Trip", "inverse": "items"}]}
+            """#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        XCTAssertEqual(try columnNames(storePath(), table: "Trip").sorted(), ["_entity", "_pk", "name"])
+        XCTAssertFalse(try tableNames(storePath()).contains("Voyage"))
+        let trips = try objects(c, "Trip")
+        XCTAssertEqual(trips.mapValues { $0["name"]?.stringValue }, ["Trip/1": "A", "Trip/2": "B", "Trip/3": "C"])
+        XCTAssertEqual(trips.mapValues { ids($0["items"]) }, ["Trip/1": ["Item/2"], "Trip/2": [], "Trip/3": ["Item/1"]])
+        try assertFreshKey(c, "Trip", #"{"name": "D"}"#, past: Array(trips.keys))
+    }
 }

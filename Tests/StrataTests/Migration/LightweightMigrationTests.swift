@@ -322,6 +322,20 @@ final class LightweightMigrationTests: MigrationTestCase {
         try assertFreshKey(c, "Trip", #"{"name": "New"}"#, past: ids)
     }
 
+    func testExternalStorageTurnedOnKeepsTheBytesInTheRowsAndStoresNewOnesInFiles() throws {
+        let big = Data((0..<140_000).map { UInt8($0 % 249) }).base64EncodedString()
+        let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "photo", "type": "data", "optional": true}]}"#)
+        let ids = try makeStore(v1, [("Trip", #"{"name": "Big", "photo": "\#(big)"}"#), ("Trip", #"{"name": "None"}"#)])
+        let c = try open(config: #"{"schema": \#(schema("2.0.0", Self.externalV1))}"#)
+        XCTAssertEqual(value(try objects(c, "Trip"), ids[0], "photo"), .string(big))
+        XCTAssertEqual(filesIn(storePath() + ".strata"), [])
+        let context = try c.makeContext()
+        try context.update(id: ids[1], patch: #"{"photo": "\#(big)"}"#)
+        _ = try context.save()
+        XCTAssertEqual(filesIn(storePath() + ".strata").count, 1)
+        XCTAssertEqual(value(try objects(c, "Trip"), ids[1], "photo"), .string(big))
+    }
+
     func testRemovedExternalStorageAttributeLosesItsFiles() throws {
         let (ids, _, _) = try makePhotoStore()
         let v2 = schema("2.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}]}"#)
