@@ -400,4 +400,61 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
         XCTAssertEqual(trips.mapValues { ids($0["items"]) }, ["Trip/1": ["Item/2"], "Trip/2": [], "Trip/3": ["Item/1"]])
         try assertFreshKey(c, "Trip", #"{"name": "D"}"#, past: Array(trips.keys))
     }
+
+    func testIntermediateEntityAndARenamedChildInOneStep() throws {
+        let made = try makeHierarchyStore()
+        // Work is inserted between Trip and BusinessTrip, renamed Assignment; PersonalTrip gets a required attribute with a default.
+        let v2 = schema("2.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "budget", "type": "double", "optional": true}]},
+            {"name": "Work", "superentity": "Trip", "attributes": [{"name": "client", "type": "string", "optional": true}]},
+            {"name": "Assignment", "originalName": "BusinessTrip", "superentity": "Work", "attributes": [{"name": "perdiem", "type": "double", "optional": true}]},
+            {"name": "PersonalTrip", "superentity": "Trip", "attributes": [{"name": "reason", "type": "string", "optional": true}, {"name": "nights", "type": "int", "default": 1}]}
+            """#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        let all = try objects(c, "Trip")
+        XCTAssertEqual(Set(all.keys), ["Trip/1", "Assignment/2", "PersonalTrip/3", "Assignment/4", "PersonalTrip/5"])
+        XCTAssertEqual(all["Assignment/2"]?["perdiem"]?.numberText, "50.5")
+        XCTAssertEqual(all["Assignment/2"]?["budget"]?.numberText, "2.5")
+        XCTAssertEqual(all["PersonalTrip/3"]?["nights"]?.numberText, "1")
+        XCTAssertEqual(all["PersonalTrip/5"]?["reason"], .string("rest"))
+        XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM Trip WHERE nights IS NOT NULL"), .int(2))
+        XCTAssertEqual(Set(try objects(c, "Work").keys), ["Assignment/2", "Assignment/4"])
+        let work = try assertFreshKey(c, "Work", #"{"name": "Audit", "client": "ACME"}"#, past: made)
+        XCTAssertEqual(try get(c.makeContext(), work)["client"], .string("ACME"))
+    }
+
+    func testEntityLeavingAHierarchyKeepsItsManyToManyLinks() throws {
+        let v1 = schema("1.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string"}]},
+            {"name": "BusinessTrip", "superentity": "Trip", "relationships": [{"name": "tags", "destination": "Tag", "toMany": true, "inverse": "trips"}]},
+            {"name": "Tag", "attributes": [{"name": "label", "type": "string"}], "relationships": [{"name": "trips", "destination": "BusinessTrip", "toMany": true, "inverse": "tags"}]}
+            """#)
+        try makeStore(v1, [("Tag", #"{"label": "x"}"#), ("Tag", #"{"label": "y"}"#), ("Trip", #"{"name": "Plain"}"#),
+                           ("BusinessTrip", #"{"name": "Expo", "tags": ["Tag/1", "Tag/2"]}"#), ("BusinessTrip", #"{"name": "Fair", "tags": ["Tag/2"]}"#)])
+        let v2 = schema("2.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string"}]},
+            {"name": "BusinessTrip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "tags", "destination": "Tag", "toMany": true, "inverse": "trips"}]},
+            {"name": "Tag", "attributes": [{"name": "label", "type": "string"}], "relationships": [{"name": "trips", "destination": "BusinessTrip", "toMany": true, "inverse": "tags"}]}
+            """#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        XCTAssertEqual(try objects(c, "BusinessTrip").mapValues { ids($0["tags"]) }, ["BusinessTrip/2": ["Tag/1", "Tag/2"], "BusinessTrip/3": ["Tag/2"]])
+        XCTAssertEqual(try objects(c, "Tag").mapValues { ids($0["trips"]) }, ["Tag/1": ["BusinessTrip/2"], "Tag/2": ["BusinessTrip/2", "BusinessTrip/3"]])
+        XCTAssertEqual(try objects(c, "BusinessTrip").mapValues { $0["name"]?.stringValue }, ["BusinessTrip/2": "Expo", "BusinessTrip/3": "Fair"])
+        try assertFreshKey(c, "BusinessTrip", #"{"name": "New", "tags": ["Tag/1"]}"#, past: ["Trip/1", "BusinessTrip/2", "BusinessTrip/3"])
+    }
+
+    func testUniqueConstraintAdoptedInARebuiltHierarchyTable() throws {
+        let made = try makeHierarchyStore()
+        // budget goes, name becomes unique: the table is rebuilt and the constraint created over the copied rows.
+        let v2 = schema("2.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string", "unique": true}]},
+            {"name": "BusinessTrip", "superentity": "Trip", "attributes": [{"name": "perdiem", "type": "double", "optional": true}]},
+            {"name": "PersonalTrip", "superentity": "Trip", "attributes": [{"name": "reason", "type": "string", "optional": true}]}
+            """#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        XCTAssertFalse(try columnNames(storePath(), table: "Trip").contains("budget"))
+        XCTAssertEqual(Set(try objects(c, "Trip").keys), Set(made))
+        let context = try c.makeContext()
+        assertError(.constraint) { try context.insert(entity: "PersonalTrip", json: #"{"name": "Expo", "_onConflict": "error"}"#) }
+    }
 }
