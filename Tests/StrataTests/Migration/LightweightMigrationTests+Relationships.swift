@@ -457,4 +457,33 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
         let context = try c.makeContext()
         assertError(.constraint) { try context.insert(entity: "PersonalTrip", json: #"{"name": "Expo", "_onConflict": "error"}"#) }
     }
+
+    func testRelationshipNarrowedToASubentityKeepsTheLinksThatStillFit() throws {
+        let v1 = schema("1.0.0", #"""
+            \#(Self.tripHierarchyV1),
+            {"name": "Expense", "attributes": [{"name": "amount", "type": "double"}], "relationships": [{"name": "trip", "destination": "Trip"}]}
+            """#)
+        try makeStore(v1, [("Trip", #"{"name": "Plain"}"#), ("BusinessTrip", #"{"name": "Expo"}"#), ("PersonalTrip", #"{"name": "Home"}"#),
+                           ("Expense", #"{"amount": 1.5, "trip": "Trip/1"}"#), ("Expense", #"{"amount": 2.5, "trip": "BusinessTrip/2"}"#),
+                           ("Expense", #"{"amount": 3.5, "trip": "PersonalTrip/3"}"#)])
+        let v2 = schema("2.0.0", #"""
+            \#(Self.tripHierarchyV1),
+            {"name": "Expense", "attributes": [{"name": "amount", "type": "double"}], "relationships": [{"name": "trip", "destination": "BusinessTrip"}]}
+            """#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        XCTAssertEqual(try objects(c, "Expense").mapValues { $0["trip"]?.stringValue }, ["Expense/1": nil, "Expense/2": "BusinessTrip/2", "Expense/3": nil])
+        XCTAssertEqual(try objects(c, "Expense").mapValues { $0["amount"]?.numberText }, ["Expense/1": "1.5", "Expense/2": "2.5", "Expense/3": "3.5"])
+    }
+
+    func testRelationshipToAnUnrelatedEntityCannotBeInferred() throws {
+        let v1 = schema("1.0.0", #"\#(Self.person), {"name": "Trip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "guide", "destination": "Person"}]}, {"name": "Place", "attributes": [{"name": "name", "type": "string"}]}"#)
+        try makeStore(v1, [("Person", #"{"name": "Ann"}"#), ("Trip", #"{"name": "Paris", "guide": "Person/1"}"#)])
+        let v2 = schema("2.0.0", #"\#(Self.person), {"name": "Trip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "guide", "destination": "Place"}]}, {"name": "Place", "attributes": [{"name": "name", "type": "string"}]}"#)
+        let e = openError(config: #"{"schema": \#(v2)}"#)
+        XCTAssertEqual(e?.code, .migration)
+        XCTAssertEqual(e?.entity, "Trip")
+        XCTAssertEqual(e?.attribute, "guide")
+        XCTAssertEqual(e?.message, "entity 'Trip': relationship 'guide' changes destination from 'Person' to 'Place' between versions 1.0.0 and 2.0.0, "
+                       + "and 'Place' does not come from 'Person'; this cannot be inferred: add a relationship and fill it in a custom stage")
+    }
 }

@@ -108,6 +108,25 @@ final class LightweightMigrationTests: MigrationTestCase {
         XCTAssertEqual(try objects(migrated, "Trip").mapValues { $0["notes"]?.stringValue }, [ids[0]: "kept", ids[1]: "set"])
     }
 
+    func testAddedRequiredAttributeWithoutADefaultNeedsEmptyEntities() throws {
+        let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}]}, {"name": "Tag", "attributes": [{"name": "label", "type": "string"}]}"#)
+        let ids = try makeStore(v1, [("Trip", #"{"name": "Paris"}"#), ("Trip", #"{"name": "Rome"}"#)])
+        let v2 = schema("2.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "city", "type": "string"}]}, {"name": "Tag", "attributes": [{"name": "label", "type": "string"}, {"name": "color", "type": "string"}]}"#)
+        let e = openError(config: #"{"schema": \#(v2)}"#)
+        XCTAssertEqual(e?.code, .migration)
+        XCTAssertEqual(e?.entity, "Trip")
+        XCTAssertEqual(e?.attribute, "city")
+        XCTAssertTrue(e?.message.contains("entity 'Trip': attribute 'city' is required in version 2.0.0 and has no default, but \(ids[0]) has no value") == true,
+                      e?.message ?? "")
+        // Without trips, the same change (and Tag's, over no tags) is inferred.
+        let context = try openFile(v1).makeContext()
+        for id in ids { try context.delete(id: id) }
+        _ = try context.save()
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        XCTAssertEqual(try count(c.makeContext(), "Trip"), 0)
+        try assertFreshKey(c, "Trip", #"{"name": "Oslo", "city": "Oslo"}"#, past: ids)
+    }
+
     func testRenameEntityKeepsKeysAndLinks() throws {
         let v1 = schema("1.0.0", #"""
             {"name": "Voyage", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "leader", "destination": "Person", "inverse": "voyages"}]},
