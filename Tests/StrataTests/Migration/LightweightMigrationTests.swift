@@ -219,6 +219,32 @@ final class LightweightMigrationTests: MigrationTestCase {
         try assertFreshKey(c, "Trip", #"{"name": "Oslo"}"#, past: ids)
     }
 
+    func testARebuiltTableIsCopiedInKeyBatchesWithGapsInTheKeys() throws {
+        let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "old", "type": "string", "optional": true}]}"#)
+        try makeStore(v1, [("Trip", #"{"name": "n1", "old": "x"}"#)])
+        do {
+            // More rows than two batches, keys with a gap wider than a batch.
+            let c = try Connection(path: storePath(), readOnly: false, create: false)
+            try c.execute("WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i < 120000) "
+                          + "INSERT INTO Trip (_pk, _entity, name, old) SELECT i, 'Trip', 'n' || i, 'x' FROM n")
+            try c.execute("INSERT INTO Trip (_pk, _entity, name) VALUES (500000, 'Trip', 'far')")
+            try c.execute("UPDATE strata_sequence SET next = 500001 WHERE entity = 'Trip'")
+        }
+        let sum = try scalar(storePath(), "SELECT sum(_pk) FROM Trip")
+        let v2 = schema("2.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}]}"#)
+        final class Events: @unchecked Sendable { var lines: [String] = [] }
+        let events = Events()
+        let c = try open(config: #"{"schema": \#(v2)}"#) { $0.progress = { events.lines.append($0) } }
+        XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM Trip"), .int(120_001))
+        XCTAssertEqual(try scalar(storePath(), "SELECT sum(_pk) FROM Trip"), sum)
+        XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM Trip WHERE name <> 'n' || _pk AND _pk <> 500000"), .int(0))
+        let copies = events.lines.filter { $0.contains(#""step":"copy""#) && $0.contains(#""done""#) }
+        XCTAssertGreaterThanOrEqual(copies.count, 4, "\(copies)")
+        XCTAssertTrue(copies.last?.contains(#""done":120001,"total":120001"#) == true, "\(copies)")
+        XCTAssertEqual(try get(c.makeContext(), "Trip/500000")["name"], .string("far"))
+        try assertFreshKey(c, "Trip", #"{"name": "next"}"#, past: ["Trip/500000"])
+    }
+
     // MARK: Indexes and constraints
 
     func indexNames(_ table: String) throws -> Set<String> {
