@@ -486,4 +486,47 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
         XCTAssertEqual(e?.message, "entity 'Trip': relationship 'guide' changes destination from 'Person' to 'Place' between versions 1.0.0 and 2.0.0, "
                        + "and 'Place' does not come from 'Person'; this cannot be inferred: add a relationship and fill it in a custom stage")
     }
+
+    static let oneToMany = #"""
+        {"name": "Trip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "items", "destination": "Item", "toMany": true, "inverse": "trip"}]},
+        {"name": "Item", "attributes": [{"name": "title", "type": "string"}], "relationships": [{"name": "trip", "destination": "Trip", "inverse": "items"}]}
+        """#
+    static let oneToManyObjects = [("Trip", #"{"name": "Paris"}"#), ("Trip", #"{"name": "Rome"}"#),
+                                   ("Item", #"{"title": "a", "trip": "Trip/1"}"#), ("Item", #"{"title": "b", "trip": "Trip/2"}"#),
+                                   ("Item", #"{"title": "c", "trip": "Trip/1"}"#), ("Item", #"{"title": "d"}"#)]
+
+    func testRemovingOneSideOfARelationshipKeepsTheOthersLinks() throws {
+        // Item.trip goes: Trip.items, now without an inverse, keeps its links (in a set of pairs).
+        try makeStore(schema("1.0.0", Self.oneToMany), Self.oneToManyObjects, path: storePath("a"))
+        let withoutTrip = schema("2.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "items", "destination": "Item", "toMany": true}]},
+            {"name": "Item", "attributes": [{"name": "title", "type": "string"}]}
+            """#)
+        var c = try open(config: #"{"schema": \#(withoutTrip)}"#, path: storePath("a"))
+        XCTAssertEqual(try objects(c, "Trip").mapValues { ids($0["items"]) }, ["Trip/1": ["Item/1", "Item/3"], "Trip/2": ["Item/2"]])
+        XCTAssertFalse(try columnNames(storePath("a"), table: "Item").contains("trip"))
+        // Trip.items goes: Item.trip, now without an inverse, keeps its links (in its row).
+        try makeStore(schema("1.0.0", Self.oneToMany), Self.oneToManyObjects, path: storePath("b"))
+        let withoutItems = schema("2.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string"}]},
+            {"name": "Item", "attributes": [{"name": "title", "type": "string"}], "relationships": [{"name": "trip", "destination": "Trip"}]}
+            """#)
+        c = try open(config: #"{"schema": \#(withoutItems)}"#, path: storePath("b"))
+        XCTAssertEqual(try objects(c, "Item").mapValues { $0["trip"]?.stringValue }, ["Item/1": "Trip/1", "Item/2": "Trip/2", "Item/3": "Trip/1", "Item/4": nil])
+    }
+
+    func testRemovingAnEntityDropsItsManyToManyLinks() throws {
+        let v1 = schema("1.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "tags", "destination": "Tag", "toMany": true, "inverse": "trips"}]},
+            {"name": "Tag", "attributes": [{"name": "label", "type": "string"}], "relationships": [{"name": "trips", "destination": "Trip", "toMany": true, "inverse": "tags"}]}
+            """#)
+        try makeStore(v1, [("Tag", #"{"label": "x"}"#), ("Trip", #"{"name": "Paris", "tags": ["Tag/1"]}"#), ("Trip", #"{"name": "Rome"}"#)])
+        let pairs = try XCTUnwrap(try tableNames(storePath()).first { $0.hasSuffix("_tags") || $0.hasSuffix("_trips") })
+        let v2 = schema("2.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}]}"#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        let tables = try tableNames(storePath())
+        XCTAssertFalse(tables.contains("Tag"))
+        XCTAssertFalse(tables.contains(pairs))
+        XCTAssertEqual(try objects(c, "Trip").mapValues { $0["name"]?.stringValue }, ["Trip/1": "Paris", "Trip/2": "Rome"])
+    }
 }
