@@ -89,15 +89,17 @@ public struct SchemaMapping: @unchecked Sendable {
     /// renaming identifier wins over the name, so two elements may swap names), unless it still
     /// has its own name there and a sibling keeps the original name (`kept`: names of other new
     /// elements declared without a rename; the original name is then a stale one, reused);
-    /// then the one with its own name; then one known by another of its names.
+    /// then the one with its own name; then one known by another of its names (`others`: names
+    /// other new elements have, whose old namesakes are theirs).
     static func pick<T>(_ candidates: [T], name: (T) -> String, own: String, original: String?, aliases: Set<String>,
-                        kept: Set<String> = []) -> T? {
+                        kept: Set<String> = [], others: Set<String> = []) -> T? {
         let mine = candidates.first(where: { name($0) == own })
         if let original, original != own, let c = candidates.first(where: { name($0) == original }), mine == nil || !kept.contains(original) {
             return c
         }
         if let mine { return mine }
-        return candidates.first(where: { aliases.contains(name($0)) && !kept.contains(name($0)) })
+        // Not one another new element has by its own name.
+        return candidates.first(where: { aliases.contains(name($0)) && !others.contains(name($0)) })
     }
 
     /// Whether an element named `name` with `originalName` is renamed from `from`.
@@ -116,12 +118,22 @@ public struct SchemaMapping: @unchecked Sendable {
         for e in new.entities {
             let names = SchemaMapping.aliases(name: e.name, originalName: e.originalName, among: table)
             let kept = SchemaMapping.kept(new.entities.map { ($0.name, $0.originalName) }, except: e.name)
-            guard let o = SchemaMapping.pick(old.entities, name: \.name, own: e.name, original: e.originalName, aliases: names, kept: kept) else {
+            let others = Set(new.entities.map(\.name)).subtracting([e.name])
+            guard let o = SchemaMapping.pick(old.entities, name: \.name, own: e.name, original: e.originalName, aliases: names, kept: kept,
+                                             others: others) else {
                 continue
             }
             if let other = claimedBy[ObjectIdentifier(o)] {
-                throw StrataError(.migration, "entities '\(other.name)' and '\(e.name)' of version \(new.version) both come from entity '\(o.name)' of "
-                                  + "version \(old.version); an entity's objects can go to one entity only (check originalName)", entity: e.name)
+                // A rename through originalName wins over an entity that only has the old name (a new entity).
+                switch (SchemaMapping.isRename(e.name, e.originalName, from: o.name), SchemaMapping.isRename(other.name, other.originalName, from: o.name)) {
+                case (false, true):
+                    continue
+                case (true, false):
+                    entityOrigins[ObjectIdentifier(other)] = nil
+                default:
+                    throw StrataError(.migration, "entities '\(other.name)' and '\(e.name)' of version \(new.version) both come from entity '\(o.name)' of "
+                                      + "version \(old.version); an entity's objects can go to one entity only (check originalName)", entity: e.name)
+                }
             }
             claimedBy[ObjectIdentifier(o)] = e
             entityOrigins[ObjectIdentifier(e)] = o
@@ -164,8 +176,11 @@ public struct SchemaMapping: @unchecked Sendable {
                 hierarchy(of: e, in: s, versions).flatMap(\.ownAttributes).map { (name: $0.name, originalName: $0.originalName) }
             }
             let names = SchemaMapping.aliases(name: a.name, originalName: a.originalName, among: table)
-            let kept = SchemaMapping.kept(e.root.descendants.flatMap(\.ownAttributes).map { ($0.name, $0.originalName) }, except: a.name)
-            guard let oa = SchemaMapping.pick(candidates, name: \.name, own: a.name, original: a.originalName, aliases: names, kept: kept) else {
+            let siblings = e.root.descendants.flatMap(\.ownAttributes)
+            let kept = SchemaMapping.kept(siblings.map { ($0.name, $0.originalName) }, except: a.name)
+            let others = Set(siblings.map(\.name)).subtracting([a.name])
+            guard let oa = SchemaMapping.pick(candidates, name: \.name, own: a.name, original: a.originalName, aliases: names, kept: kept,
+                                              others: others) else {
                 continue
             }
             // Two attributes of one new hierarchy cannot share an origin; the same attribute
@@ -216,8 +231,11 @@ public struct SchemaMapping: @unchecked Sendable {
                 hierarchy(of: e, in: s, versions).flatMap(\.ownRelationships).map { (name: $0.name, originalName: $0.originalName) }
             }
             let names = SchemaMapping.aliases(name: r.name, originalName: r.originalName, among: table)
-            let kept = SchemaMapping.kept(e.root.descendants.flatMap(\.ownRelationships).map { ($0.name, $0.originalName) }, except: r.name)
-            guard let or = SchemaMapping.pick(candidates, name: \.name, own: r.name, original: r.originalName, aliases: names, kept: kept) else {
+            let siblings = e.root.descendants.flatMap(\.ownRelationships)
+            let kept = SchemaMapping.kept(siblings.map { ($0.name, $0.originalName) }, except: r.name)
+            let others = Set(siblings.map(\.name)).subtracting([r.name])
+            guard let or = SchemaMapping.pick(candidates, name: \.name, own: r.name, original: r.originalName, aliases: names, kept: kept,
+                                              others: others) else {
                 continue
             }
             if let claimant = relationshipClaims[ObjectIdentifier(or)]?.first(where: { $0.entity.root === e.root }) {

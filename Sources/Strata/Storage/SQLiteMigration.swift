@@ -273,8 +273,13 @@ struct SQLiteMigration {
         for root in newRoots { late.append(contentsOf: values(root, mode: modes[root.name] ?? .create)) }
         late.append(contentsOf: danglingLinks(modes))
         // 6. Indexes, then key sequences.
-        for root in newRoots { late.append(contentsOf: try indexes(root, mode: modes[root.name] ?? .create)) }
-        for (set, _) in new.pairSets { late.append(contentsOf: try pairIndexes(set, kept: keptPairs, renames: renames)) }
+        // Every index that goes is dropped before any is created: a table renamed in place keeps
+        // its indexes' names, which an index of another table may now need.
+        var indexSteps: [Step] = []
+        for root in newRoots { indexSteps.append(contentsOf: try indexes(root, mode: modes[root.name] ?? .create)) }
+        for (set, _) in new.pairSets { indexSteps.append(contentsOf: try pairIndexes(set, kept: keptPairs, renames: renames)) }
+        let isDrop: (Step) -> Bool = { $0.description.kind.hasPrefix("remove") }
+        late.append(contentsOf: indexSteps.filter(isDrop) + indexSteps.filter { !isDrop($0) })
         late.append(contentsOf: oneToOneLinks())
         late.append(sequences(modes))
         return (steps + late).filter { !$0.actions.isEmpty || $0.description.kind != "sequences" }
@@ -492,6 +497,7 @@ struct SQLiteMigration {
             let key = i.columns.joined(separator: ",") + (i.isUnique ? "!" : "")
             // A kept index whose name another (wanted) index takes goes too.
             let nameTaken = t.indexes.contains { $0.name == i.name && $0.columns != i.columns }
+                || (newIndexNames.contains(i.name) && !t.indexes.contains { $0.name == i.name })
             if wanted.contains(key) && !kept.contains(key) && !nameTaken { kept.insert(key); continue }
             out.append(step(i.isUnique ? "removeUniqueConstraint" : "removeIndex", entity: root.name, property: i.columns.joined(separator: ","),
                             [.run(SQLiteDialect.dropIndex(i.name), [])]))
@@ -515,13 +521,23 @@ struct SQLiteMigration {
         return out
     }
 
-    /// A set of pairs built anew gets its index; a kept one keeps its own (under its old name).
+    /// The names of every index of the new layout.
+    private var newIndexNames: Set<String> { Set(newLayout.tables.flatMap { $0.indexes.map(\.name) }) }
+
+    /// A set of pairs built anew gets its index; a kept one keeps its own (under its old name,
+    /// unless an index of the new layout needs that name: then it is made again under its own).
     private func pairIndexes(_ set: String, kept: Set<String>, renames: [(from: String, to: String)]) throws -> [Step] {
         guard let t = newLayout.table(named: set) else { return [] }
-        let wasKept = kept.contains(set) || renames.contains { $0.to == set && kept.contains($0.from) }
-        guard !wasKept else { return [] }
         let dialect = SQLiteDialect()
-        return t.indexes.map { step("addIndex", entity: set, property: $0.columns.joined(separator: ","), [.run(dialect.createIndex($0, on: set), [])]) }
+        var out: [Step] = []
+        if kept.contains(set) { return [] }
+        if let from = renames.first(where: { $0.to == set && kept.contains($0.from) })?.from {
+            let names = Set(t.indexes.map(\.name))
+            let stale = try existingIndexes(from).filter { newIndexNames.contains($0.name) && !names.contains($0.name) }
+            guard !stale.isEmpty else { return [] }
+            out = stale.map { step("removeIndex", entity: set, property: $0.columns.joined(separator: ","), [.run(SQLiteDialect.dropIndex($0.name), [])]) }
+        }
+        return out + t.indexes.map { step("addIndex", entity: set, property: $0.columns.joined(separator: ","), [.run(dialect.createIndex($0, on: set), [])]) }
     }
 
     /// Key sequences: every new root continues past its rows and its old root's sequence;

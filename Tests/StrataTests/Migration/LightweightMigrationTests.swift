@@ -158,6 +158,27 @@ final class LightweightMigrationTests: MigrationTestCase {
         XCTAssertEqual(self.ids(try get(c.makeContext(), "Person/1")["trips"]), ["Trip/2", "Trip/4", fresh])
     }
 
+    func testAnEntityNameReusedAfterARename() throws {
+        let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string", "index": true}]}"#)
+        let ids = try makeStore(v1, [("Trip", #"{"name": "Paris"}"#), ("Trip", #"{"name": "Rome"}"#)])
+        let voyage = #"{"name": "Voyage", "originalName": "Trip", "attributes": [{"name": "name", "type": "string", "index": true}]}"#
+        let newTrip = #"{"name": "Trip", "attributes": [{"name": "name", "type": "string", "index": true}, {"name": "days", "type": "int", "optional": true}]}"#
+        // In one version: Trip's objects become Voyages, and a new Trip starts empty.
+        let both = schema("2.0.0", voyage + ", " + newTrip)
+        var c = try open(config: #"{"schema": \#(both)}"#)
+        XCTAssertEqual(try objects(c, "Voyage").mapValues { $0["name"]?.stringValue }, ["Voyage/1": "Paris", "Voyage/2": "Rome"])
+        XCTAssertEqual(try count(c.makeContext(), "Trip"), 0)
+        try assertFreshKey(c, "Trip", #"{"name": "Oslo", "days": 3}"#, past: [])
+        try assertFreshKey(c, "Voyage", #"{"name": "Lima"}"#, past: ids.map { $0.replacingOccurrences(of: "Trip", with: "Voyage") })
+        // In two versions: renamed first, the name taken again next.
+        let path = storePath("two")
+        try makeStore(v1, [("Trip", #"{"name": "Paris"}"#)], path: path)
+        _ = try open(config: #"{"schema": \#(schema("2.0.0", voyage))}"#, path: path)
+        c = try open(config: #"{"schema": \#(schema("3.0.0", voyage + ", " + newTrip))}"#, path: path)
+        XCTAssertEqual(try objects(c, "Voyage").mapValues { $0["name"]?.stringValue }, ["Voyage/1": "Paris"])
+        try assertFreshKey(c, "Trip", #"{"name": "Oslo", "days": 3}"#, past: [])
+    }
+
     func testOriginalNameNamesThePropertyInAnEarlierVersionOfThePlan() throws {
         let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "start_date", "type": "date", "optional": true}]}"#)
         let v2 = schema("2.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "startDate", "type": "date", "optional": true, "originalName": "start_date"}]}"#)
