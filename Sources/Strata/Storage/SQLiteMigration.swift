@@ -530,7 +530,8 @@ struct SQLiteMigration {
         guard let t = newLayout.table(named: set) else { return [] }
         let dialect = SQLiteDialect()
         var out: [Step] = []
-        if kept.contains(set) { return [] }
+        // `kept` holds old names: the set of that name is this one unless it was renamed away.
+        if kept.contains(set) && !renames.contains(where: { $0.from == set }) { return [] }
         if let from = renames.first(where: { $0.to == set && kept.contains($0.from) })?.from {
             let names = Set(t.indexes.map(\.name))
             let stale = try existingIndexes(from).filter { newIndexNames.contains($0.name) && !names.contains($0.name) }

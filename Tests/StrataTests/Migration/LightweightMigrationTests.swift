@@ -179,6 +179,24 @@ final class LightweightMigrationTests: MigrationTestCase {
         try assertFreshKey(c, "Trip", #"{"name": "Oslo", "days": 3}"#, past: [])
     }
 
+    func testAnEntityNameReusedAfterARenameWithSetsOfPairs() throws {
+        let tag = #"{"name": "Tag", "attributes": [{"name": "label", "type": "string"}]}"#
+        let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "tags", "destination": "Tag", "toMany": true}]}, \#(tag)"#)
+        try makeStore(v1, [("Tag", #"{"label": "x"}"#), ("Tag", #"{"label": "y"}"#), ("Trip", #"{"name": "Paris", "tags": ["Tag/1", "Tag/2"]}"#)])
+        let v2 = schema("2.0.0", #"""
+            {"name": "Voyage", "originalName": "Trip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "tags", "destination": "Tag", "toMany": true}]},
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "tags", "destination": "Tag", "toMany": true}]},
+            \#(tag)
+            """#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        XCTAssertEqual(try objects(c, "Voyage").mapValues { self.ids($0["tags"]) }, ["Voyage/1": ["Tag/1", "Tag/2"]])
+        XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM Trip_tags"), .int(0))
+        let trip = try assertFreshKey(c, "Trip", #"{"name": "Oslo", "tags": ["Tag/2"]}"#, past: [])
+        XCTAssertEqual(self.ids(try get(c.makeContext(), trip)["tags"]), ["Tag/2"])
+        XCTAssertEqual(try indexNames("Voyage_tags"), [SQLiteDialect.indexName("Voyage_tags", "index", ["_target", "_source"])])
+        XCTAssertEqual(try indexNames("Trip_tags"), [SQLiteDialect.indexName("Trip_tags", "index", ["_target", "_source"])])
+    }
+
     func testOriginalNameNamesThePropertyInAnEarlierVersionOfThePlan() throws {
         let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "start_date", "type": "date", "optional": true}]}"#)
         let v2 = schema("2.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "startDate", "type": "date", "optional": true, "originalName": "start_date"}]}"#)
