@@ -529,4 +529,27 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
         XCTAssertFalse(tables.contains(pairs))
         XCTAssertEqual(try objects(c, "Trip").mapValues { $0["name"]?.stringValue }, ["Trip/1": "Paris", "Trip/2": "Rome"])
     }
+
+    func testEntityWithoutOwnColumnsLeavesAHierarchyWhoseTableStaysInPlace() throws {
+        let v1 = schema("1.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string", "index": true}]},
+            {"name": "BusinessTrip", "superentity": "Trip"},
+            {"name": "Expense", "attributes": [{"name": "amount", "type": "double"}], "relationships": [{"name": "trip", "destination": "Trip"}]}
+            """#)
+        try makeStore(v1, [("Trip", #"{"name": "Plain"}"#), ("BusinessTrip", #"{"name": "Expo"}"#), ("BusinessTrip", #"{"name": "Fair"}"#),
+                           ("Expense", #"{"amount": 1.5, "trip": "BusinessTrip/2"}"#), ("Expense", #"{"amount": 2.5, "trip": "Trip/1"}"#)])
+        let v2 = schema("2.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string", "index": true}]},
+            {"name": "BusinessTrip", "attributes": [{"name": "name", "type": "string"}]},
+            {"name": "Expense", "attributes": [{"name": "amount", "type": "double"}], "relationships": [{"name": "trip", "destination": "Trip"}, {"name": "business", "destination": "BusinessTrip"}]}
+            """#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        XCTAssertEqual(try rows(storePath(), "SELECT _pk, _entity, name FROM Trip"), [[.int(1), .text("Trip"), .text("Plain")]])
+        XCTAssertEqual(try objects(c, "BusinessTrip").mapValues { $0["name"]?.stringValue }, ["BusinessTrip/2": "Expo", "BusinessTrip/3": "Fair"])
+        // A link to an object that left the destination's hierarchy is cleared.
+        XCTAssertEqual(try objects(c, "Expense").mapValues { $0["trip"]?.stringValue }, ["Expense/1": nil, "Expense/2": "Trip/1"])
+        XCTAssertEqual(try indexNames("Trip"), [SQLiteDialect.indexName("Trip", "index", ["name"])])
+        try assertFreshKey(c, "BusinessTrip", #"{"name": "New"}"#, past: ["Trip/1", "BusinessTrip/2", "BusinessTrip/3"])
+        try assertFreshKey(c, "Trip", #"{"name": "Walk"}"#, past: ["Trip/1", "BusinessTrip/2", "BusinessTrip/3"])
+    }
 }

@@ -286,11 +286,6 @@ final class LightweightMigrationTests: MigrationTestCase {
 
     // MARK: Indexes and constraints
 
-    func indexNames(_ table: String) throws -> Set<String> {
-        Set(try rows(storePath(), "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", [.text(table)])
-            .compactMap { $0.first?.text })
-    }
-
     func testAddAndRemoveIndexes() throws {
         let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string", "index": true}, {"name": "city", "type": "string"}]}"#)
         let ids = try makeStore(v1, [("Trip", #"{"name": "Paris", "city": "Paris"}"#), ("Trip", #"{"name": "Alps", "city": "Chamonix"}"#)])
@@ -464,6 +459,12 @@ final class LightweightMigrationTests: MigrationTestCase {
 }
 
 extension MigrationTestCase {
+    /// The indexes of `table` made by CREATE INDEX.
+    func indexNames(_ table: String) throws -> Set<String> {
+        Set(try rows(storePath(), "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", [.text(table)])
+            .compactMap { $0.first?.text })
+    }
+
     /// The identifiers of a to-many value.
     func ids(_ value: JSONValue?) -> [String] { value?.array?.compactMap(\.stringValue) ?? [] }
 
