@@ -86,6 +86,32 @@ final class LightweightMigrationTests: MigrationTestCase {
         try assertFreshKey(c, "Trip", #"{"name": "Lima"}"#, past: ids)
     }
 
+    func testDefaultsOfEveryKindFillTheRowsWithoutAValue() throws {
+        let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "start", "type": "date", "optional": true}, {"name": "days", "type": "int", "optional": true}]}"#)
+        let ids = try makeStore(v1, [("Trip", #"{"name": "Paris", "start": 0, "days": 2}"#), ("Trip", #"{"name": "Rome"}"#)])
+        let v2 = schema("2.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "start", "type": "date", "default": "2026-01-01T00:00:00Z"},
+             {"name": "days", "type": "int", "default": 7}, {"name": "rate", "type": "double", "default": 1.5},
+             {"name": "code", "type": "uuid", "default": "9A3E0F10-0000-4000-8000-000000000001"}, {"name": "cost", "type": "decimal", "default": "12.50"},
+             {"name": "site", "type": "url", "default": "https://example.com"}, {"name": "blob", "type": "data", "default": "AQID"}]}
+            """#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        let all = try objects(c, "Trip")
+        XCTAssertEqual(value(all, ids[0], "start"), .string("1970-01-01T00:00:00Z"))
+        XCTAssertEqual(value(all, ids[0], "days")?.numberText, "2")
+        XCTAssertEqual(value(all, ids[1], "start"), .string("2026-01-01T00:00:00Z"))
+        XCTAssertEqual(value(all, ids[1], "days")?.numberText, "7")
+        // Every value reads back as an object saved with the new version would.
+        let fresh = try assertFreshKey(c, "Trip", #"{"name": "Oslo"}"#, past: ids)
+        let saved = try get(c.makeContext(), fresh)
+        for key in ["start", "days", "rate", "code", "cost", "site", "blob"] {
+            XCTAssertEqual(value(all, ids[1], key), saved[key], key)
+            XCTAssertEqual(value(all, ids[0], key == "start" || key == "days" ? "name" : key), key == "start" || key == "days" ? .string("Paris") : saved[key], key)
+        }
+        let stored = try rows(storePath(), "SELECT typeof(start), typeof(days), typeof(rate), typeof(code), typeof(cost), typeof(site), typeof(blob) FROM Trip ORDER BY _pk")
+        XCTAssertEqual(stored[1], stored[2])
+    }
+
     func testOptionalBecomesRequiredWithoutADefaultOverNullsFails() throws {
         let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "notes", "type": "string", "optional": true}]}"#)
         let ids = try makeStore(v1, [("Trip", #"{"name": "Paris", "notes": "kept"}"#), ("Trip", #"{"name": "Rome"}"#)])
