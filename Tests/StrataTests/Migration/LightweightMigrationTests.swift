@@ -223,6 +223,29 @@ final class LightweightMigrationTests: MigrationTestCase {
         XCTAssertEqual(try indexNames("Trip_tags"), [SQLiteDialect.indexName("Trip_tags", "index", ["_target", "_source"])])
     }
 
+    func testTwoEntitiesSwapNames() throws {
+        let v1 = schema("1.0.0", #"""
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string", "index": true}], "relationships": [{"name": "stops", "destination": "Stop", "toMany": true, "inverse": "trip"}]},
+            {"name": "Stop", "attributes": [{"name": "place", "type": "string", "index": true}], "relationships": [{"name": "trip", "destination": "Trip", "inverse": "stops"}]}
+            """#)
+        try makeStore(v1, [("Trip", #"{"name": "Paris"}"#), ("Trip", #"{"name": "Rome"}"#),
+                           ("Stop", #"{"place": "a", "trip": "Trip/2"}"#), ("Stop", #"{"place": "b", "trip": "Trip/2"}"#), ("Stop", #"{"place": "c"}"#)])
+        let v2 = schema("2.0.0", #"""
+            {"name": "Stop", "originalName": "Trip", "attributes": [{"name": "name", "type": "string", "index": true}], "relationships": [{"name": "stops", "destination": "Trip", "toMany": true, "inverse": "trip"}]},
+            {"name": "Trip", "originalName": "Stop", "attributes": [{"name": "place", "type": "string", "index": true}], "relationships": [{"name": "trip", "destination": "Stop", "inverse": "stops"}]}
+            """#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        XCTAssertEqual(try objects(c, "Stop").mapValues { $0["name"]?.stringValue }, ["Stop/1": "Paris", "Stop/2": "Rome"])
+        XCTAssertEqual(try objects(c, "Stop").mapValues { self.ids($0["stops"]) }, ["Stop/1": [], "Stop/2": ["Trip/1", "Trip/2"]])
+        XCTAssertEqual(try objects(c, "Trip").mapValues { $0["trip"]?.stringValue }, ["Trip/1": "Stop/2", "Trip/2": "Stop/2", "Trip/3": nil])
+        XCTAssertEqual(try objects(c, "Trip").mapValues { $0["place"]?.stringValue }, ["Trip/1": "a", "Trip/2": "b", "Trip/3": "c"])
+        // The indexes stay with their columns (kept in place, under their old names).
+        XCTAssertEqual(try indexColumns("Stop"), [["name"]])
+        XCTAssertEqual(try indexColumns("Trip"), [["place"], ["trip"]])
+        try assertFreshKey(c, "Trip", #"{"place": "d", "trip": "Stop/1"}"#, past: ["Trip/1", "Trip/2", "Trip/3"])
+        try assertFreshKey(c, "Stop", #"{"name": "Oslo"}"#, past: ["Stop/1", "Stop/2"])
+    }
+
     func testOriginalNameNamesThePropertyInAnEarlierVersionOfThePlan() throws {
         let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "start_date", "type": "date", "optional": true}]}"#)
         let v2 = schema("2.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "startDate", "type": "date", "optional": true, "originalName": "start_date"}]}"#)
@@ -485,6 +508,11 @@ final class LightweightMigrationTests: MigrationTestCase {
 }
 
 extension MigrationTestCase {
+    /// The columns of each index of `table` made by CREATE INDEX.
+    func indexColumns(_ table: String) throws -> Set<[String]> {
+        Set(try SQLiteStore.indexes(Connection(path: storePath(), readOnly: true, create: false), table).map(\.columns))
+    }
+
     /// The indexes of `table` made by CREATE INDEX.
     func indexNames(_ table: String) throws -> Set<String> {
         Set(try rows(storePath(), "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", [.text(table)])
