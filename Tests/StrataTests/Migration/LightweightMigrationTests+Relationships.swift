@@ -552,4 +552,31 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
         try assertFreshKey(c, "BusinessTrip", #"{"name": "New"}"#, past: ["Trip/1", "BusinessTrip/2", "BusinessTrip/3"])
         try assertFreshKey(c, "Trip", #"{"name": "Walk"}"#, past: ["Trip/1", "BusinessTrip/2", "BusinessTrip/3"])
     }
+
+    func testTwoPropertiesFromOneOriginCannotBeInferred() throws {
+        let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}]}"#)
+        try makeStore(v1, [("Trip", #"{"name": "Paris"}"#)])
+        let v2 = schema("2.0.0", #"{"name": "Trip", "attributes": [{"name": "title", "type": "string", "originalName": "name"}, {"name": "label", "type": "string", "originalName": "name"}]}"#)
+        let e = openError(config: #"{"schema": \#(v2)}"#)
+        XCTAssertEqual(e?.code, .migration)
+        XCTAssertEqual(e?.attribute, "label")
+        XCTAssertEqual(e?.message, "entity 'Trip': attributes 'title' and 'label' both come from attribute 'name' of 'Trip' in version 1.0.0 (check originalName)")
+    }
+
+    func testTwoSetsOfLinksMadeInversesCannotBeInferred() throws {
+        let v1 = schema("1.0.0", #"""
+            {"name": "Person", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "favorites", "destination": "Trip", "toMany": true}, {"name": "visited", "destination": "Trip", "toMany": true}]},
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "guide", "destination": "Person"}]}
+            """#)
+        try makeStore(v1, [("Person", #"{"name": "Ann"}"#), ("Trip", #"{"name": "Paris", "guide": "Person/1"}"#)])
+        let v2 = schema("2.0.0", #"""
+            {"name": "Person", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "favorites", "destination": "Trip", "toMany": true, "inverse": "guide"}, {"name": "visited", "destination": "Trip", "toMany": true}]},
+            {"name": "Trip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "guide", "destination": "Person", "inverse": "favorites"}]}
+            """#)
+        let e = openError(config: #"{"schema": \#(v2)}"#)
+        XCTAssertEqual(e?.code, .migration)
+        XCTAssertEqual(e?.entity, "Person")
+        XCTAssertEqual(e?.message, "entity 'Person': relationships 'favorites' and 'Trip.guide' become inverses of each other, but in version 1.0.0 "
+                       + "'Person.favorites' and 'Trip.guide' hold separate links; joining two sets of links cannot be inferred")
+    }
 }
