@@ -4,10 +4,10 @@
 /// steps (`Storage/SQLiteMigration.swift`).
 ///
 /// An element of the new version comes from the element of the old version
-/// that has its name, else the one its `originalName` names, else one renamed
-/// from the same original name; with a plan, `originalName` may name the
-/// element in any earlier version of the plan (the names an element had are
-/// followed through every version given as `history`).
+/// its `originalName` names (so two elements may swap names), else the one that
+/// has its name, else one renamed from the same original name; with a plan,
+/// `originalName` may name the element in any earlier version of the plan (the
+/// names an element had are followed through every version given as `history`).
 ///
 /// What cannot be inferred throws `.migration`, naming the entity, the
 /// property and the change: a type change, two elements claiming one origin,
@@ -23,7 +23,9 @@ public struct SchemaMapping: @unchecked Sendable {
     private var attributeOrigins: [ObjectIdentifier: Attribute] = [:]
     private var relationshipOrigins: [ObjectIdentifier: Relationship] = [:]
     private var entitySuccessors: [ObjectIdentifier: Entity] = [:]
-    private var attributeClaims: [ObjectIdentifier: Attribute] = [:]
+    /// The new attributes and relationships that take an old one's values, by the old one.
+    private var attributeClaims: [ObjectIdentifier: [Attribute]] = [:]
+    private var relationshipClaims: [ObjectIdentifier: [Relationship]] = [:]
 
     /// The old entity `e` (of `new`) comes from; nil for an added entity.
     public func origin(of e: Entity) -> Entity? { entityOrigins[ObjectIdentifier(e)] }
@@ -83,12 +85,29 @@ public struct SchemaMapping: @unchecked Sendable {
         return names
     }
 
-    /// The one candidate an element comes from: its own name first, then its original name,
-    /// then any other name it had.
-    static func pick<T>(_ candidates: [T], name: (T) -> String, own: String, original: String?, aliases: Set<String>) -> T? {
-        if let c = candidates.first(where: { name($0) == own }) { return c }
-        if let original, let c = candidates.first(where: { name($0) == original }) { return c }
-        return candidates.first(where: { aliases.contains(name($0)) })
+    /// The one candidate an element comes from: the one its original name names (Core Data's
+    /// renaming identifier wins over the name, so two elements may swap names), unless it still
+    /// has its own name there and a sibling keeps the original name (`kept`: names of other new
+    /// elements declared without a rename; the original name is then a stale one, reused);
+    /// then the one with its own name; then one known by another of its names (`others`: names
+    /// other new elements have, whose old namesakes are theirs).
+    static func pick<T>(_ candidates: [T], name: (T) -> String, own: String, original: String?, aliases: Set<String>,
+                        kept: Set<String> = [], others: Set<String> = []) -> T? {
+        let mine = candidates.first(where: { name($0) == own })
+        if let original, original != own, let c = candidates.first(where: { name($0) == original }), mine == nil || !kept.contains(original) {
+            return c
+        }
+        if let mine { return mine }
+        // Not one another new element has by its own name.
+        return candidates.first(where: { aliases.contains(name($0)) && !others.contains(name($0)) })
+    }
+
+    /// Whether an element named `name` with `originalName` is renamed from `from`.
+    static func isRename(_ name: String, _ originalName: String?, from: String) -> Bool { name != from && originalName == from }
+
+    /// The names of `elements` declared without a rename (no original name, or their own), but `except`.
+    static func kept(_ elements: [(name: String, originalName: String?)], except: String) -> Set<String> {
+        Set(elements.filter { $0.name != except && ($0.originalName == nil || $0.originalName == $0.name) }.map(\.name))
     }
 
     // MARK: Entities
@@ -98,10 +117,23 @@ public struct SchemaMapping: @unchecked Sendable {
         var claimedBy: [ObjectIdentifier: Entity] = [:]
         for e in new.entities {
             let names = SchemaMapping.aliases(name: e.name, originalName: e.originalName, among: table)
-            guard let o = SchemaMapping.pick(old.entities, name: \.name, own: e.name, original: e.originalName, aliases: names) else { continue }
+            let kept = SchemaMapping.kept(new.entities.map { ($0.name, $0.originalName) }, except: e.name)
+            let others = Set(new.entities.map(\.name)).subtracting([e.name])
+            guard let o = SchemaMapping.pick(old.entities, name: \.name, own: e.name, original: e.originalName, aliases: names, kept: kept,
+                                             others: others) else {
+                continue
+            }
             if let other = claimedBy[ObjectIdentifier(o)] {
-                throw StrataError(.migration, "entities '\(other.name)' and '\(e.name)' of version \(new.version) both come from entity '\(o.name)' of "
-                                  + "version \(old.version); an entity's objects can go to one entity only (check originalName)", entity: e.name)
+                // A rename through originalName wins over an entity that only has the old name (a new entity).
+                switch (SchemaMapping.isRename(e.name, e.originalName, from: o.name), SchemaMapping.isRename(other.name, other.originalName, from: o.name)) {
+                case (false, true):
+                    continue
+                case (true, false):
+                    entityOrigins[ObjectIdentifier(other)] = nil
+                default:
+                    throw StrataError(.migration, "entities '\(other.name)' and '\(e.name)' of version \(new.version) both come from entity '\(o.name)' of "
+                                      + "version \(old.version); an entity's objects can go to one entity only (check originalName)", entity: e.name)
+                }
             }
             claimedBy[ObjectIdentifier(o)] = e
             entityOrigins[ObjectIdentifier(e)] = o
@@ -144,12 +176,30 @@ public struct SchemaMapping: @unchecked Sendable {
                 hierarchy(of: e, in: s, versions).flatMap(\.ownAttributes).map { (name: $0.name, originalName: $0.originalName) }
             }
             let names = SchemaMapping.aliases(name: a.name, originalName: a.originalName, among: table)
-            guard let oa = SchemaMapping.pick(candidates, name: \.name, own: a.name, original: a.originalName, aliases: names) else { continue }
-            if let claimant = attributeClaims[ObjectIdentifier(oa)] {
-                throw StrataError(.migration, "entity '\(e.name)': attributes '\(claimant.name)' and '\(a.name)' both come from attribute '\(oa.name)' "
-                                  + "of '\(oa.entity.name)' in version \(old.version) (check originalName)", entity: e.name, attribute: a.name)
+            let siblings = e.root.descendants.flatMap(\.ownAttributes)
+            let kept = SchemaMapping.kept(siblings.map { ($0.name, $0.originalName) }, except: a.name)
+            let others = Set(siblings.map(\.name)).subtracting([a.name])
+            guard let oa = SchemaMapping.pick(candidates, name: \.name, own: a.name, original: a.originalName, aliases: names, kept: kept,
+                                              others: others) else {
+                continue
             }
-            attributeClaims[ObjectIdentifier(oa)] = a
+            // Two attributes of one new hierarchy cannot share an origin; the same attribute
+            // in two hierarchies can (an entity that leaves a hierarchy keeps its inherited values).
+            // A rename through originalName wins over an attribute that only has the old name (a
+            // name reused for a new attribute): that one is added.
+            if let claimant = attributeClaims[ObjectIdentifier(oa)]?.first(where: { $0.entity.root === e.root }) {
+                switch (SchemaMapping.isRename(a.name, a.originalName, from: oa.name), SchemaMapping.isRename(claimant.name, claimant.originalName, from: oa.name)) {
+                case (false, true):
+                    continue
+                case (true, false):
+                    attributeClaims[ObjectIdentifier(oa)]?.removeAll { $0 === claimant }
+                    attributeOrigins[ObjectIdentifier(claimant)] = nil
+                default:
+                    throw StrataError(.migration, "entity '\(e.name)': attributes '\(claimant.name)' and '\(a.name)' both come from attribute '\(oa.name)' "
+                                      + "of '\(oa.entity.name)' in version \(old.version) (check originalName)", entity: e.name, attribute: a.name)
+                }
+            }
+            attributeClaims[ObjectIdentifier(oa), default: []].append(a)
             guard oa.type == a.type else {
                 let how = oa.name == a.name ? "" : " (from '\(oa.name)')"
                 throw StrataError(.migration, "entity '\(e.name)': attribute '\(a.name)'\(how) changes type from \(oa.type.rawValue) to "
@@ -181,9 +231,15 @@ public struct SchemaMapping: @unchecked Sendable {
                 hierarchy(of: e, in: s, versions).flatMap(\.ownRelationships).map { (name: $0.name, originalName: $0.originalName) }
             }
             let names = SchemaMapping.aliases(name: r.name, originalName: r.originalName, among: table)
-            guard let or = SchemaMapping.pick(candidates, name: \.name, own: r.name, original: r.originalName, aliases: names) else { continue }
-            if relationshipOrigins.values.contains(where: { $0 === or }) {
-                throw StrataError(.migration, "entity '\(e.name)': relationship '\(r.name)' and another relationship both come from '\(or.name)' "
+            let siblings = e.root.descendants.flatMap(\.ownRelationships)
+            let kept = SchemaMapping.kept(siblings.map { ($0.name, $0.originalName) }, except: r.name)
+            let others = Set(siblings.map(\.name)).subtracting([r.name])
+            guard let or = SchemaMapping.pick(candidates, name: \.name, own: r.name, original: r.originalName, aliases: names, kept: kept,
+                                              others: others) else {
+                continue
+            }
+            if let claimant = relationshipClaims[ObjectIdentifier(or)]?.first(where: { $0.entity.root === e.root }) {
+                throw StrataError(.migration, "entity '\(e.name)': relationships '\(claimant.name)' and '\(r.name)' both come from '\(or.name)' "
                                   + "of '\(or.entity.name)' in version \(old.version) (check originalName)", entity: e.name, attribute: r.name)
             }
             // The links keep their ends: the destination must be (or descend from, or lead to) the old destination's successor.
@@ -196,6 +252,7 @@ public struct SchemaMapping: @unchecked Sendable {
                                   entity: e.name, attribute: r.name)
             }
             relationshipOrigins[ObjectIdentifier(r)] = or
+            relationshipClaims[ObjectIdentifier(or), default: []].append(r)
         }
     }
 

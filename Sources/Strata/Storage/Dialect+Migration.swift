@@ -72,6 +72,11 @@ extension SQLiteDialect {
         "UPDATE \(q(table)) SET \(q(column)) = NULL WHERE \(q(column)) IS NOT NULL AND \(q(column)) NOT IN "
             + "(SELECT \(q("_pk")) FROM \(q(target)) WHERE \(entityIn(q("_entity"), 1)))"
     }
+    /// Clears links of `column` held by a row when a row with a smaller key links to the same object.
+    static func keepFirstLinks(_ table: String, _ column: String) -> String {
+        "UPDATE \(q(table)) SET \(q(column)) = NULL WHERE \(q(column)) IS NOT NULL AND \(q("_pk")) > "
+            + "(SELECT min(o.\(q("_pk"))) FROM \(q(table)) AS o WHERE o.\(q(column)) = \(q(table)).\(q(column)))"
+    }
     /// Deletes pairs whose first end is not a row of entities `?1` of `first`, or whose second
     /// end is not a row of entities `?2` of `second`.
     static func deleteDanglingPairs(_ table: String, first: String, second: String) -> String {

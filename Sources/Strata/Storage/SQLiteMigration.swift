@@ -273,8 +273,14 @@ struct SQLiteMigration {
         for root in newRoots { late.append(contentsOf: values(root, mode: modes[root.name] ?? .create)) }
         late.append(contentsOf: danglingLinks(modes))
         // 6. Indexes, then key sequences.
-        for root in newRoots { late.append(contentsOf: try indexes(root, mode: modes[root.name] ?? .create)) }
-        for (set, _) in new.pairSets { late.append(contentsOf: try pairIndexes(set, kept: keptPairs, renames: renames)) }
+        // Every index that goes is dropped before any is created: a table renamed in place keeps
+        // its indexes' names, which an index of another table may now need.
+        var indexSteps: [Step] = []
+        for root in newRoots { indexSteps.append(contentsOf: try indexes(root, mode: modes[root.name] ?? .create)) }
+        for (set, _) in new.pairSets { indexSteps.append(contentsOf: try pairIndexes(set, kept: keptPairs, renames: renames)) }
+        let isDrop: (Step) -> Bool = { $0.description.kind.hasPrefix("remove") }
+        late.append(contentsOf: indexSteps.filter(isDrop) + indexSteps.filter { !isDrop($0) })
+        late.append(contentsOf: oneToOneLinks())
         late.append(contentsOf: sequences(modes))
         return steps + late
     }
@@ -347,11 +353,15 @@ struct SQLiteMigration {
             out.append(step(r.isLink ? "renameRelationship" : "renameAttribute", entity: r.entity, property: r.to, from: r.from, to: r.to, actions))
         }
         if clash {
+            // Every column takes its temporary name before any takes its final one (a swap): the
+            // second renames run after the last step's first one. Each step describes its two.
+            let first = out.count - renames.count
             for (i, r) in renames.enumerated() {
-                out[out.count - renames.count + i].actions.append(.run(SQLiteDialect.renameColumn(table, from: SQLiteDialect.renamingName(i), to: r.to), []))
+                let final = Action.run(SQLiteDialect.renameColumn(table, from: SQLiteDialect.renamingName(i), to: r.to), [])
+                out[out.count - 1].actions.append(final)
+                out[first + i].description.sql = [SQLiteDialect.renameColumn(table, from: r.from, to: SQLiteDialect.renamingName(i)),
+                                                  SQLiteMigration.sql(final)]
             }
-            // Keep the descriptions' SQL in step with the actions.
-            for i in (out.count - renames.count)..<out.count { out[i].description.sql = out[i].actions.map(SQLiteMigration.sql) }
         }
         for (col, entity, isLink) in adds {
             out.append(step(isLink ? "addRelationship" : "addAttribute", entity: entity, property: col.name,
@@ -449,6 +459,22 @@ struct SQLiteMigration {
         return out
     }
 
+    /// A relationship that becomes one-to-one keeps one link per object at its other end:
+    /// among the rows linking to one object, the one with the smallest key (run after the
+    /// indexes, so the link column's index serves the lookup).
+    private func oneToOneLinks() -> [Step] {
+        var out: [Step] = []
+        for e in new.entities {
+            for r in e.ownRelationships where r.isHeldInRow {
+                guard let inv = r.inverse, !inv.isToMany, !r.isToMany, let (or, _) = mapping.linkOrigin(of: r) else { continue }
+                let wasOneToOne = !or.isToMany && or.inverse.map { !$0.isToMany } == true
+                guard !wasOneToOne else { continue }
+                out.append(step("keepOneLink", entity: e.name, property: r.name, [.run(SQLiteDialect.keepFirstLinks(e.root.name, r.name), [])]))
+            }
+        }
+        return out
+    }
+
     /// Drops the indexes the new layout does not have and creates the ones it adds;
     /// an index kept in place keeps its name.
     private func indexes(_ root: Entity, mode: Mode) throws -> [Step] {
@@ -471,6 +497,7 @@ struct SQLiteMigration {
             let key = i.columns.joined(separator: ",") + (i.isUnique ? "!" : "")
             // A kept index whose name another (wanted) index takes goes too.
             let nameTaken = t.indexes.contains { $0.name == i.name && $0.columns != i.columns }
+                || (newIndexNames.contains(i.name) && !t.indexes.contains { $0.name == i.name })
             if wanted.contains(key) && !kept.contains(key) && !nameTaken { kept.insert(key); continue }
             out.append(step(i.isUnique ? "removeUniqueConstraint" : "removeIndex", entity: root.name, property: i.columns.joined(separator: ","),
                             [.run(SQLiteDialect.dropIndex(i.name), [])]))
@@ -494,13 +521,24 @@ struct SQLiteMigration {
         return out
     }
 
-    /// A set of pairs built anew gets its index; a kept one keeps its own (under its old name).
+    /// The names of every index of the new layout.
+    private var newIndexNames: Set<String> { Set(newLayout.tables.flatMap { $0.indexes.map(\.name) }) }
+
+    /// A set of pairs built anew gets its index; a kept one keeps its own (under its old name,
+    /// unless an index of the new layout needs that name: then it is made again under its own).
     private func pairIndexes(_ set: String, kept: Set<String>, renames: [(from: String, to: String)]) throws -> [Step] {
         guard let t = newLayout.table(named: set) else { return [] }
-        let wasKept = kept.contains(set) || renames.contains { $0.to == set && kept.contains($0.from) }
-        guard !wasKept else { return [] }
         let dialect = SQLiteDialect()
-        return t.indexes.map { step("addIndex", entity: set, property: $0.columns.joined(separator: ","), [.run(dialect.createIndex($0, on: set), [])]) }
+        var out: [Step] = []
+        // `kept` holds old names: the set of that name is this one unless it was renamed away.
+        if kept.contains(set) && !renames.contains(where: { $0.from == set }) { return [] }
+        if let from = renames.first(where: { $0.to == set && kept.contains($0.from) })?.from {
+            let names = Set(t.indexes.map(\.name))
+            let stale = try existingIndexes(from).filter { newIndexNames.contains($0.name) && !names.contains($0.name) }
+            guard !stale.isEmpty else { return [] }
+            out = stale.map { step("removeIndex", entity: set, property: $0.columns.joined(separator: ","), [.run(SQLiteDialect.dropIndex($0.name), [])]) }
+        }
+        return out + t.indexes.map { step("addIndex", entity: set, property: $0.columns.joined(separator: ","), [.run(dialect.createIndex($0, on: set), [])]) }
     }
 
     /// Key sequences: a new table, one built anew or renamed continues past its rows and its
