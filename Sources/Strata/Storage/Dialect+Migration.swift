@@ -94,15 +94,6 @@ extension SQLiteDialect {
         "SELECT \(q("_pk")), \(q("_entity")) FROM \(q(table)) WHERE "
             + columns.enumerated().map { "\(q($0.element)) = ?\($0.offset + 1)" }.joined(separator: " AND ") + " ORDER BY \(q("_pk")) LIMIT 2"
     }
-    /// Rows of the objects of entities `?1` that share values of `columns` (none null) with
-    /// another: their key, entity and group number, grouped and in key order.
-    static func duplicateRows(_ table: String, _ columns: [String]) -> String {
-        let cols = columns.map(q).joined(separator: ", ")
-        return "SELECT k, e, g FROM (SELECT \(q("_pk")) AS k, \(q("_entity")) AS e, dense_rank() OVER (ORDER BY \(cols)) AS g, "
-            + "count(*) OVER (PARTITION BY \(cols)) AS n FROM \(q(table)) WHERE \(entityIn(q("_entity"), 1)) AND "
-            + columns.map { "\(q($0)) IS NOT NULL" }.joined(separator: " AND ") + ") WHERE n > 1 ORDER BY g, k"
-    }
-
     /// The indexes of table `?1` made by CREATE INDEX (not SQLite's automatic ones): name and uniqueness.
     static let indexList = "SELECT name, \"unique\" FROM pragma_index_list(?1) WHERE origin = 'c'"
     /// The columns of index `?1`, in order.

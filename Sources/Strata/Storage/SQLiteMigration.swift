@@ -403,8 +403,10 @@ struct SQLiteMigration {
                                 [.inlineFiles(table: root.name, column: a.name, attribute: a)]))
             }
             let wasRequired = mapping.origin(of: a).map { !$0.isOptional } ?? false
-            let grew = !Set(having).isSubset(of: before)
-            guard !a.isOptional, !wasRequired || grew else { continue }
+            // Only entities with objects from the old version can lack a value (added entities have none).
+            let populated = c.entity.descendants.filter { mapping.origin(of: $0) != nil }.map(\.name)
+            let grew = !Set(populated).isSubset(of: before)
+            guard !a.isOptional, !populated.isEmpty, !wasRequired || grew else { continue }
             if let d = a.defaultValue, d != .null {
                 out.append(step("fillDefault", entity: c.entity.name, property: a.name,
                                 [.run(SQLiteDialect.fillDefault(root.name, a.name), [d, SQLiteMigration.jsonArray(having)])]))
@@ -439,7 +441,9 @@ struct SQLiteMigration {
             guard let (or, reversed) = mapping.linkOrigin(of: r) else { return false }
             let oldTarget = reversed ? or.entity! : or.destination!
             let before = Set(oldTarget.descendants.compactMap { mapping.successor(of: $0)?.name })
-            return !isWhole(r.destination.root, modes) || before != Set(r.destination.descendants.map(\.name))
+            // Links stay valid when every old target is still of the destination's kind (a wider
+            // destination, or new subentities, invalidate none).
+            return !isWhole(r.destination.root, modes) || !before.isSubset(of: Set(r.destination.descendants.map(\.name)))
         }
         for e in new.entities {
             for r in e.ownRelationships where r.isHeldInRow && changed(r) {

@@ -215,6 +215,18 @@ final class PlanMigrationTests: MigrationTestCase {
         XCTAssertTrue(e?.message.contains("only a didMigrate hook reads an earlier version") == true, e?.message ?? "")
     }
 
+    func testAddingSubentitiesChecksNoOldRowAndClearsNoLink() throws {
+        // Version 4's shape: business and personal trips below Trip, with required attributes.
+        let v4 = schema("4.0.0", Self.trip(#"{"name": "startDate", "type": "date", "optional": true, "originalName": "start_date"}"#, unique: true)
+                        + ", " + Self.item + #", {"name": "BusinessTrip", "superentity": "Trip", "attributes": [{"name": "perdiem", "type": "double", "default": 0}]}"#
+                        + #", {"name": "PersonalTrip", "superentity": "Trip", "attributes": [{"name": "reason", "type": "string"}]}"#)
+        let steps = try ModelContainer.inferMigration(from: v2, to: v4)
+        for kind in ["checkRequired", "fillDefault", "clearLinks", "clearValues"] {
+            XCTAssertFalse(steps.contains(#""kind":"\#(kind)""#), "\(kind) in \(steps)")
+        }
+        XCTAssertTrue(steps.contains(#""kind":"addAttribute","entity":"PersonalTrip","property":"reason""#), steps)
+    }
+
     func testProgressReportsEachStage() throws {
         try makeStore(v2, [("Trip", #"{"name": "Oslo"}"#)])
         let events = Box<[String]>([])
