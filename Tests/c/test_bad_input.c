@@ -459,6 +459,88 @@ static strata_status c_open_rules_as_trips(void) {
     strata_close(db);
     return st;
 }
+/* A migration plan from trips.json (1.0.0) to `second` (its version replaced by 2.0.0), with a
+   custom stage "toV2"; `stage_keys` are more keys of the stage ("" for none). */
+static char *plan_json(const char *second, const char *stage_keys) {
+    char *v1 = config_json("trips.json", "");
+    char *v2 = config_json(second, "");
+    /* config_json gives {"schema": S}: take S. */
+    v1[strlen(v1) - 1] = 0;
+    v2[strlen(v2) - 1] = 0;
+    char *s1 = v1 + strlen("{\"schema\": "), *s2 = v2 + strlen("{\"schema\": ");
+    char *at = strstr(s2, "\"version\": \"1.0.0\"");
+    if (at) memcpy(at, "\"version\": \"2.0.0\"", strlen("\"version\": \"2.0.0\""));
+    size_t n = strlen(s1) + strlen(s2) + strlen(stage_keys) + 200;
+    char *json = malloc(n);
+    if (!json) exit(1);
+    snprintf(json, n, "{\"migrationPlan\": {\"schemas\": [%s, %s], \"stages\": [{\"name\": \"toV2\", \"kind\": \"custom\","
+             " \"from\": \"1.0.0\", \"to\": \"2.0.0\"%s}]}}", s1, s2, stage_keys);
+    free(v1);
+    free(v2);
+    return json;
+}
+static strata_status open_with(const char *json, strata_config **keep) {
+    strata_config *cfg = NULL;
+    strata_status st = strata_config_new(json, &cfg);
+    if (st == STRATA_OK && keep) { *keep = cfg; return st; }
+    strata_container *db = NULL;
+    if (st == STRATA_OK) st = strata_open(w.trips_path, cfg, &db);
+    strata_config_free(cfg);
+    strata_close(db);
+    return st;
+}
+static strata_status c_open_plan_not_inferable(void) {
+    char *json = plan_json("trips_changed.json", "");
+    strata_status st = open_with(json, NULL);
+    free(json);
+    return st;
+}
+static strata_status c_open_automatic_migration_off(void) {
+    char *json = config_json("trips_changed.json", ", \"automaticMigration\": false");
+    strata_status st = open_with(json, NULL);
+    free(json);
+    return st;
+}
+static strata_status failing_hook(strata_context *ctx, void *userdata) {
+    (void)userdata;
+    /* Its changes go with the stage. */
+    strata_delete(ctx, "Trip/1");
+    strata_save(ctx);
+    return (strata_status)9999;
+}
+static strata_status c_open_plan_failing_hook(void) {
+    char *json = plan_json("trips.json", "");
+    strata_config *cfg = NULL;
+    strata_status st = open_with(json, &cfg);
+    free(json);
+    if (st != STRATA_OK) return st;
+    st = strata_config_set_stage_hooks(cfg, "toV2", failing_hook, NULL, NULL, NULL);
+    strata_container *db = NULL;
+    if (st == STRATA_OK) st = strata_open(w.trips_path, cfg, &db);
+    strata_config_free(cfg);
+    strata_close(db);
+    return st;
+}
+static strata_status c_stage_hooks_unknown_stage(void) {
+    char *json = plan_json("trips.json", "");
+    strata_config *cfg = NULL;
+    strata_status st = open_with(json, &cfg);
+    free(json);
+    if (st != STRATA_OK) return st;
+    st = strata_config_set_stage_hooks(cfg, "toV3", failing_hook, NULL, NULL, NULL);
+    strata_config_free(cfg);
+    return st;
+}
+static strata_status c_infer_malformed(void) {
+    return strata_infer_migration("{\"version\": ", "{\"version\": \"2\", \"entities\": []}", OUT_TEXT);
+}
+static strata_status c_check_store_memory_path(void) {
+    strata_config *cfg = make_config("trips.json");
+    strata_status st = strata_check_store(":memory:", cfg, OUT_TEXT);
+    strata_config_free(cfg);
+    return st;
+}
+
 static strata_status config_of(const char *json) {
     strata_config *cfg = NULL;
     strata_status st = strata_config_new(json, &cfg);
@@ -610,6 +692,13 @@ static const bad_case cases[] = {
     {"open: not a store (text file)", NULL, c_open_text_file, STRATA_ERR_INCOMPATIBLE_STORE, NULL, NULL, NULL, NULL},
     {"open: store of another schema (a type change)", NULL, c_open_other_schema, STRATA_ERR_MIGRATION, NULL, NULL, NULL, NULL},
     {"open: store of an unrelated schema", NULL, c_open_rules_as_trips, STRATA_ERR_INCOMPATIBLE_STORE, NULL, NULL, NULL, NULL},
+    /* migrations */
+    {"open: a plan stage that cannot be inferred", NULL, c_open_plan_not_inferable, STRATA_ERR_MIGRATION, "Trip", "destination", NULL, NULL},
+    {"open: automaticMigration off", NULL, c_open_automatic_migration_off, STRATA_ERR_INCOMPATIBLE_STORE, NULL, NULL, NULL, NULL},
+    {"open: a willMigrate hook returning garbage", NULL, c_open_plan_failing_hook, STRATA_ERR_CALLBACK, NULL, NULL, NULL, NULL},
+    {"set_stage_hooks: unknown stage", NULL, c_stage_hooks_unknown_stage, STRATA_ERR_INVALID, NULL, NULL, NULL, NULL},
+    {"infer_migration: malformed JSON", NULL, c_infer_malformed, STRATA_ERR_INVALID, NULL, NULL, "/from", NULL},
+    {"check_store: ':memory:' is not a store path", NULL, c_check_store_memory_path, STRATA_ERR_INVALID, NULL, NULL, NULL, NULL},
     {"schema: unknown attribute key", NULL, c_schema_unknown_attribute_key, STRATA_ERR_SCHEMA, "A", NULL, "/schema/entities/0/attributes/0/nullable", NULL},
     {"schema: unknown type", NULL, c_schema_unknown_type, STRATA_ERR_SCHEMA, "A", "x", "/schema/entities/0/attributes/0/type", NULL},
     {"schema: malformed JSON", NULL, c_schema_malformed, STRATA_ERR_INVALID, NULL, NULL, NULL, NULL},

@@ -68,6 +68,8 @@ extension ModelContainer {
                 w.key("kind"); w.string(s.stage?.kind.rawValue ?? MigrationStage.Kind.lightweight.rawValue)
                 w.key("from"); w.string(s.from.version)
                 w.key("to"); w.string(s.to.version)
+                // Two versions with the same storage: the stage runs its hooks and changes no table.
+                w.key("changesStorage"); w.bool(!s.mapping.isIdentity)
                 w.endObject()
             }
             w.endArray()

@@ -172,17 +172,8 @@ public struct SchemaMapping: @unchecked Sendable {
         guard !scope.isEmpty else { return }
         let candidates = scope.flatMap(\.ownAttributes).filter { !$0.isTransient }
         for a in e.ownAttributes where !a.isTransient {
-            let table = versions.map { s in
-                hierarchy(of: e, in: s, versions).flatMap(\.ownAttributes).map { (name: $0.name, originalName: $0.originalName) }
-            }
-            let names = SchemaMapping.aliases(name: a.name, originalName: a.originalName, among: table)
-            let siblings = e.root.descendants.flatMap(\.ownAttributes)
-            let kept = SchemaMapping.kept(siblings.map { ($0.name, $0.originalName) }, except: a.name)
-            let others = Set(siblings.map(\.name)).subtracting([a.name])
-            guard let oa = SchemaMapping.pick(candidates, name: \.name, own: a.name, original: a.originalName, aliases: names, kept: kept,
-                                              others: others) else {
-                continue
-            }
+            guard let oa = origin(a.name, a.originalName, of: e, versions, candidates: candidates, name: \.name,
+                                  properties: { $0.ownAttributes.map { ($0.name, $0.originalName) } }) else { continue }
             // Two attributes of one new hierarchy cannot share an origin; the same attribute
             // in two hierarchies can (an entity that leaves a hierarchy keeps its inherited values).
             // A rename through originalName wins over an attribute that only has the old name (a
@@ -210,6 +201,19 @@ public struct SchemaMapping: @unchecked Sendable {
         }
     }
 
+    /// The old property (among `candidates`) a property named `name` of `e`'s hierarchy comes
+    /// from: its names followed through the versions' properties of the same hierarchy
+    /// (`properties` lists an entity's own ones), renames among its siblings respected.
+    private func origin<T>(_ name: String, _ originalName: String?, of e: Entity, _ versions: [Schema], candidates: [T],
+                           name candidateName: (T) -> String, properties: (Entity) -> [(String, String?)]) -> T? {
+        let table = versions.map { s in hierarchy(of: e, in: s, versions).flatMap(properties).map { (name: $0.0, originalName: $0.1) } }
+        let names = SchemaMapping.aliases(name: name, originalName: originalName, among: table)
+        let siblings = e.root.descendants.flatMap(properties)
+        let kept = SchemaMapping.kept(siblings.map { (name: $0.0, originalName: $0.1) }, except: name)
+        let others = Set(siblings.map(\.0)).subtracting([name])
+        return SchemaMapping.pick(candidates, name: candidateName, own: name, original: originalName, aliases: names, kept: kept, others: others)
+    }
+
     /// The entities of `s` (one of the versions) in the hierarchy `e` (of `new`) belongs to in
     /// that version: those of a hierarchy holding an entity known by a name an entity of
     /// `e`'s hierarchy had. Property names are followed through these only.
@@ -227,17 +231,8 @@ public struct SchemaMapping: @unchecked Sendable {
         guard !scope.isEmpty else { return }
         let candidates = scope.flatMap(\.ownRelationships)
         for r in e.ownRelationships {
-            let table = versions.map { s in
-                hierarchy(of: e, in: s, versions).flatMap(\.ownRelationships).map { (name: $0.name, originalName: $0.originalName) }
-            }
-            let names = SchemaMapping.aliases(name: r.name, originalName: r.originalName, among: table)
-            let siblings = e.root.descendants.flatMap(\.ownRelationships)
-            let kept = SchemaMapping.kept(siblings.map { ($0.name, $0.originalName) }, except: r.name)
-            let others = Set(siblings.map(\.name)).subtracting([r.name])
-            guard let or = SchemaMapping.pick(candidates, name: \.name, own: r.name, original: r.originalName, aliases: names, kept: kept,
-                                              others: others) else {
-                continue
-            }
+            guard let or = origin(r.name, r.originalName, of: e, versions, candidates: candidates, name: \.name,
+                                  properties: { $0.ownRelationships.map { ($0.name, $0.originalName) } }) else { continue }
             if let claimant = relationshipClaims[ObjectIdentifier(or)]?.first(where: { $0.entity.root === e.root }) {
                 throw StrataError(.migration, "entity '\(e.name)': relationships '\(claimant.name)' and '\(r.name)' both come from '\(or.name)' "
                                   + "of '\(or.entity.name)' in version \(old.version) (check originalName)", entity: e.name, attribute: r.name)

@@ -79,14 +79,6 @@ extension SQLiteMigration {
         }
     }
 
-    private static func jsonArray(_ names: [String]) -> SQLValue {
-        var w = JSONWriter()
-        w.beginArray()
-        for n in names { w.string(n) }
-        w.endArray()
-        return .text(w.string)
-    }
-
     /// The error for a unique constraint the rows do not allow: one duplicated value and two of its objects.
     private static func duplicateError(_ c: Connection, table: String, columns: [String], entity: String, names: [String]) -> StrataError? {
         var values: [SQLValue] = []

@@ -66,7 +66,8 @@ struct SQLiteMigration {
         case inPlace(from: Entity)
     }
 
-    private static func jsonArray(_ names: [String]) -> SQLValue {
+    /// Names as a JSON array, bound where SQL takes a list of entities (`json_each`).
+    static func jsonArray(_ names: [String]) -> SQLValue {
         var w = JSONWriter()
         w.beginArray()
         for n in names { w.string(n) }

@@ -172,7 +172,7 @@ final class PlanMigrationTests: MigrationTestCase {
         try makeV1Store()
         let before = try bytes()
         let report = try ModelContainer.checkStore(path: storePath(), configuration: StoreConfiguration.decode(plan()))
-        XCTAssertTrue(report.hasPrefix(#"{"status":"migratable","storedVersion":"1.0.0","currentVersion":"3.0.0","stages":[{"name":"v1toV2","kind":"custom","from":"1.0.0","to":"2.0.0"}"#), report)
+        XCTAssertTrue(report.hasPrefix(#"{"status":"migratable","storedVersion":"1.0.0","currentVersion":"3.0.0","stages":[{"name":"v1toV2","kind":"custom","from":"1.0.0","to":"2.0.0","changesStorage":true},{"name":"v2toV3","kind":"custom","from":"2.0.0","to":"3.0.0","changesStorage":false}]}"#), report)
         XCTAssertEqual(try bytes(), before)
         let same = try ModelContainer.checkStore(path: storePath(), configuration: StoreConfiguration.decode(#"{"schema": \#(v1)}"#))
         XCTAssertEqual(same, #"{"status":"compatible","storedVersion":"1.0.0","currentVersion":"1.0.0","stages":[]}"#)

@@ -126,22 +126,26 @@ final class DDLTests: StoreTestCase {
             .replacingOccurrences(of: #""version": "1.0.0""#, with: #""version": "2.0.0""#)
             .replacingOccurrences(of: #"{"name": "destination", "type": "string", "optional": true}"#,
                                   with: #"{"name": "destination", "type": "int", "optional": true}"#)
-        let e = assertError(.incompatibleStore) { try openFile(changed, path: path) }
-        XCTAssertTrue(e?.message.contains("destination") == true, e?.message ?? "")
-        XCTAssertTrue(e?.message.contains("type changed from string to int") == true, e?.message ?? "")
+        // A type change cannot be inferred: the migration is refused, naming the entity, the attribute and the change.
+        let e = assertError(.migration) { try openFile(changed, path: path) }
+        XCTAssertEqual(e?.entity, "Trip")
+        XCTAssertEqual(e?.attribute, "destination")
+        XCTAssertTrue(e?.message.contains("changes type from string to int") == true, e?.message ?? "")
         XCTAssertTrue(e?.message.contains("1.0.0") == true && e?.message.contains("2.0.0") == true, e?.message ?? "")
         XCTAssertTrue(fileBytes(path) == before, "the file changed")
         // The store still opens with its own schema.
         XCTAssertEqual(try count(openFile(path: path).makeContext(), "Trip"), 1)
     }
 
-    func testAddedEntityIsNamed() throws {
+    func testAddedEntityIsNamedWhenAutomaticMigrationIsOff() throws {
         let path = storePath()
         _ = try openFile(Fixtures.schema(attributes: #"{"name": "x", "type": "int"}"#), path: path)
-        let e = assertError(.incompatibleStore) {
-            try openFile(#"{"version": "1.0.0", "entities": [{"name": "Thing", "attributes": [{"name": "x", "type": "int"}]}, {"name": "Other"}]}"#, path: path)
-        }
+        let added = #"{"version": "1.0.0", "entities": [{"name": "Thing", "attributes": [{"name": "x", "type": "int"}]}, {"name": "Other"}]}"#
+        let e = assertError(.incompatibleStore) { try openFile(added, path: path) { $0.automaticMigration = false } }
         XCTAssertTrue(e?.message.contains("entity 'Other' added") == true, e?.message ?? "")
+        // With automatic migration (the default), the entity is added.
+        XCTAssertEqual(try count(openFile(added, path: path).makeContext(), "Other"), 0)
+        XCTAssertTrue(try tableNames(path).contains("Other"))
     }
 
     func testANonSQLiteFileFailsAndIsLeftUntouched() throws {
