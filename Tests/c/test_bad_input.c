@@ -479,27 +479,29 @@ static char *plan_json(const char *second, const char *stage_keys) {
     free(v2);
     return json;
 }
-static strata_status open_with(const char *json, strata_config **keep) {
+/* A configuration from JSON text (NULL when it is refused: *st says why). */
+static strata_config *config_from(const char *json, strata_status *st) {
     strata_config *cfg = NULL;
-    strata_status st = strata_config_new(json, &cfg);
-    if (st == STRATA_OK && keep) { *keep = cfg; return st; }
+    *st = strata_config_new(json, &cfg);
+    return cfg;
+}
+/* Opens (and closes) the trips store with `cfg`, which it frees. */
+static strata_status open_trips_with(strata_config *cfg) {
     strata_container *db = NULL;
-    if (st == STRATA_OK) st = strata_open(w.trips_path, cfg, &db);
+    strata_status st = strata_open(w.trips_path, cfg, &db);
     strata_config_free(cfg);
     strata_close(db);
     return st;
 }
-static strata_status c_open_plan_not_inferable(void) {
-    char *json = plan_json("trips_changed.json", "");
-    strata_status st = open_with(json, NULL);
+static strata_status open_json(char *json) {
+    strata_status st;
+    strata_config *cfg = config_from(json, &st);
     free(json);
-    return st;
+    return st == STRATA_OK ? open_trips_with(cfg) : st;
 }
+static strata_status c_open_plan_not_inferable(void) { return open_json(plan_json("trips_changed.json", "")); }
 static strata_status c_open_automatic_migration_off(void) {
-    char *json = config_json("trips_changed.json", ", \"automaticMigration\": false");
-    strata_status st = open_with(json, NULL);
-    free(json);
-    return st;
+    return open_json(config_json("trips_changed.json", ", \"automaticMigration\": false"));
 }
 static strata_status failing_hook(strata_context *ctx, void *userdata) {
     (void)userdata;
@@ -508,29 +510,19 @@ static strata_status failing_hook(strata_context *ctx, void *userdata) {
     strata_save(ctx);
     return (strata_status)9999;
 }
-static strata_status c_open_plan_failing_hook(void) {
+/* Sets a failing willMigrate hook on `stage` of a plan (trips.json twice) and opens with it. */
+static strata_status open_with_hook_on(const char *stage) {
     char *json = plan_json("trips.json", "");
-    strata_config *cfg = NULL;
-    strata_status st = open_with(json, &cfg);
+    strata_status st;
+    strata_config *cfg = config_from(json, &st);
     free(json);
     if (st != STRATA_OK) return st;
-    st = strata_config_set_stage_hooks(cfg, "toV2", failing_hook, NULL, NULL, NULL);
-    strata_container *db = NULL;
-    if (st == STRATA_OK) st = strata_open(w.trips_path, cfg, &db);
-    strata_config_free(cfg);
-    strata_close(db);
-    return st;
+    st = strata_config_set_stage_hooks(cfg, stage, failing_hook, NULL, NULL, NULL);
+    if (st != STRATA_OK) { strata_config_free(cfg); return st; }
+    return open_trips_with(cfg);
 }
-static strata_status c_stage_hooks_unknown_stage(void) {
-    char *json = plan_json("trips.json", "");
-    strata_config *cfg = NULL;
-    strata_status st = open_with(json, &cfg);
-    free(json);
-    if (st != STRATA_OK) return st;
-    st = strata_config_set_stage_hooks(cfg, "toV3", failing_hook, NULL, NULL, NULL);
-    strata_config_free(cfg);
-    return st;
-}
+static strata_status c_open_plan_failing_hook(void) { return open_with_hook_on("toV2"); }
+static strata_status c_stage_hooks_unknown_stage(void) { return open_with_hook_on("toV3"); }
 static strata_status c_infer_malformed(void) {
     return strata_infer_migration("{\"version\": ", "{\"version\": \"2\", \"entities\": []}", OUT_TEXT);
 }
