@@ -216,7 +216,15 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
                            report: (_ step: String, _ entity: String?, _ done: Int64?, _ total: Int64?) -> Void) throws {
             let c = connection
             let migration = SQLiteMigration(mapping) { table in try SQLiteStore.indexes(c, table) }
-            try SQLiteMigration.run(try migration.plan(), on: c, folder: store.externalFolder, stage: stage, report: report)
+            do {
+                try SQLiteMigration.run(try migration.plan(), on: c, folder: store.externalFolder, stage: stage, report: report)
+            } catch var e as StrataError where e.code == .internal {
+                // The steps follow the stored schema: SQL that fails on them means the tables do not
+                // match it (a store file is untrusted input).
+                e.code = .corrupt
+                e.message = "the tables of '\(location)' do not match its stored schema (version \(mapping.old.version)): " + e.message
+                throw e
+            }
         }
     }
 

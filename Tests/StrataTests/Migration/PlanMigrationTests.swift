@@ -227,6 +227,21 @@ final class PlanMigrationTests: MigrationTestCase {
         XCTAssertTrue(steps.contains(#""kind":"addAttribute","entity":"PersonalTrip","property":"reason""#), steps)
     }
 
+    func testTablesThatDoNotMatchTheStoredSchemaAreCorruptAndLeftAsTheyWere() throws {
+        try makeV1Store()
+        do {
+            // Someone removed a column behind Strata's back.
+            let c = try Connection(path: storePath(), readOnly: false, create: false)
+            try c.execute(script: #"ALTER TABLE "Trip" DROP COLUMN "start_date""#)
+        }
+        let before = try bytes()
+        let e = openError(config: plan(#""kind": "custom", "onDuplicates": "keepFirst""#))
+        XCTAssertEqual(e?.code, .corrupt)
+        XCTAssertEqual(e?.stage, "v1toV2")
+        XCTAssertTrue(e?.message.contains("do not match its stored schema (version 1.0.0)") == true, e?.message ?? "")
+        XCTAssertEqual(try bytes(), before)
+    }
+
     func testProgressReportsEachStage() throws {
         try makeStore(v2, [("Trip", #"{"name": "Oslo"}"#)])
         let events = Box<[String]>([])
