@@ -553,6 +553,17 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
         try assertFreshKey(c, "Trip", #"{"name": "Walk"}"#, past: ["Trip/1", "BusinessTrip/2", "BusinessTrip/3"])
     }
 
+    func testARenameAndANewAttributeTakingTheOldNameInOneVersion() throws {
+        let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "title", "type": "string"}]}"#)
+        let ids = try makeStore(v1, [("Trip", #"{"title": "Paris"}"#)])
+        // "title" becomes "name", and a new optional "title" appears: the rename wins, the new one starts empty.
+        let v2 = schema("2.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string", "originalName": "title"}, {"name": "title", "type": "string", "optional": true}]}"#)
+        let c = try open(config: #"{"schema": \#(v2)}"#)
+        let all = try objects(c, "Trip")
+        XCTAssertEqual(value(all, ids[0], "name"), .string("Paris"))
+        XCTAssertEqual(value(all, ids[0], "title"), JSONValue.null)
+    }
+
     func testTwoPropertiesFromOneOriginCannotBeInferred() throws {
         let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}]}"#)
         try makeStore(v1, [("Trip", #"{"name": "Paris"}"#)])
