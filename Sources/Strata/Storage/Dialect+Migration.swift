@@ -18,8 +18,8 @@ extension SQLiteDialect {
     static func dropTable(_ table: String) -> String { "DROP TABLE \(q(table))" }
     static func dropIndex(_ index: String) -> String { "DROP INDEX \(q(index))" }
 
-    /// `?n` holds a JSON array of entity names.
-    static func entityIn(_ column: String, _ n: Int) -> String { "\(column) IN (SELECT value FROM json_each(?\(n)))" }
+    /// `?n` holds a JSON array of entity names (the list binding of `QueryDialect.inJSONArray`).
+    static func entityIn(_ column: String, _ n: Int) -> String { SQLiteDialect().inJSONArray(column, parameter: "?\(n)") }
 
     /// Copies the rows of entities `?3` (a JSON array) of `from` whose keys are in (`?1`, `?2`]
     /// into `into`; the entity of each row is renamed through `?4` (a JSON object old → new name).

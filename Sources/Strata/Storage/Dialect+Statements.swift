@@ -45,7 +45,7 @@ extension SQLiteDialect {
     /// (none null) with another: key, entity, then the values, grouped by value and in key order.
     static func duplicateObjects(_ table: String, _ columns: [String]) -> String {
         let cols = columns.map(q).joined(separator: ", ")
-        let kinds = "\(q("_entity")) IN (SELECT value FROM json_each(?1))"
+        let kinds = entityIn(q("_entity"), 1)
         let notNull = columns.map { "\(q($0)) IS NOT NULL" }.joined(separator: " AND ")
         let tuple = columns.count == 1 ? cols : "(\(cols))"
         return "SELECT \(q("_pk")), \(q("_entity")), \(cols) FROM \(q(table)) WHERE \(kinds) AND \(notNull) AND \(tuple) IN "

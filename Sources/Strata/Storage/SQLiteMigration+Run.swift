@@ -1,5 +1,3 @@
-import Glibc
-
 extension SQLiteMigration {
     /// Keys per batch of a row copy: progress is reported between batches.
     static let copyBatch: Int64 = 50_000
@@ -15,10 +13,10 @@ extension SQLiteMigration {
     static func run(_ steps: [Step], on c: Connection, folder: ExternalFolder?, stage: String,
                     report: (_ step: String, _ entity: String?, _ done: Int64?, _ total: Int64?) -> Void) throws {
         for step in steps {
-            if migrationDebug { fputs("[strata migration] \(stage): \(step.description.line)\n", stderr) }
+            migrationLog("\(stage): \(step.description.line)")
             if !step.actions.isEmpty { report(step.description.kind, step.description.entity, nil, nil) }
             for action in step.actions {
-                if migrationDebug { fputs("[strata migration]   \(sql(action))\n", stderr) }
+                migrationLog("  \(sql(action))")
                 try perform(action, on: c, folder: folder, report: report)
             }
         }

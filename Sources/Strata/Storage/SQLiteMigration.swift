@@ -66,14 +66,9 @@ struct SQLiteMigration {
         case inPlace(from: Entity)
     }
 
-    /// Names as a JSON array, bound where SQL takes a list of entities (`json_each`).
-    static func jsonArray(_ names: [String]) -> SQLValue {
-        var w = JSONWriter()
-        w.beginArray()
-        for n in names { w.string(n) }
-        w.endArray()
-        return .text(w.string)
-    }
+    /// Names as a JSON array, bound where SQL takes a list of entities (`json_each`), as the
+    /// predicate compiler binds its lists.
+    static func jsonArray(_ names: [String]) -> SQLValue { PredicateCompiler.jsonArray(names.map { .text($0) }) }
 
     private static func jsonObject(_ pairs: [(String, String)]) -> String {
         var w = JSONWriter()
@@ -165,10 +160,15 @@ struct SQLiteMigration {
         }
     }
 
+    /// A table of the new layout, without its indexes, under the name it is built by.
+    private func createBuilding(_ t: StoreLayout.Table) -> String {
+        SQLiteDialect().createTable(StoreLayout.Table(name: SQLiteDialect.buildingName(t.name), columns: t.columns, primaryKey: t.primaryKey,
+                                                      withoutRowID: t.withoutRowID, indexes: [], externalColumns: []))
+    }
+
     /// The steps, in the order they run.
     func plan() throws -> [Step] {
         var steps: [Step] = []
-        var late: [Step] = []              // after every table has its final name
         var dropTables: [String] = []       // old tables no new table keeps
         var renames: [(from: String, to: String)] = []  // tables built under another name, or kept join tables
         let newRoots = new.rootEntities
@@ -193,8 +193,7 @@ struct SQLiteMigration {
         for root in newRoots {
             guard let t = newLayout.table(named: root.name) else { continue }
             let building = SQLiteDialect.buildingName(t.name)
-            let create = SQLiteDialect().createTable(StoreLayout.Table(name: building, columns: t.columns, primaryKey: t.primaryKey,
-                                                                       withoutRowID: t.withoutRowID, indexes: [], externalColumns: []))
+            let create = createBuilding(t)
             switch modes[root.name] {
             case .create?:
                 steps.append(step("addEntity", entity: root.name, [.run(create, [])]))
@@ -232,8 +231,7 @@ struct SQLiteMigration {
         for (set, r) in new.pairSets {
             let building = SQLiteDialect.buildingName(set)
             guard let t = newLayout.table(named: set) else { continue }
-            let create = SQLiteDialect().createTable(StoreLayout.Table(name: building, columns: t.columns, primaryKey: t.primaryKey,
-                                                                       withoutRowID: t.withoutRowID, indexes: [], externalColumns: []))
+            let create = createBuilding(t)
             guard let (or, reversed) = mapping.linkOrigin(of: r) else {
                 steps.append(step("addRelationship", entity: r.entity.name, property: r.name, [.run(create, [])]))
                 renames.append((building, set))
@@ -270,9 +268,10 @@ struct SQLiteMigration {
         }
         if !renameActions.isEmpty { steps.append(step("renameTables", renameActions)) }
 
-        // 5. Values: defaults, values left outside their entities, links to objects that are gone.
-        for root in newRoots { late.append(contentsOf: values(root, mode: modes[root.name] ?? .create)) }
-        late.append(contentsOf: danglingLinks(modes))
+        // 5. Values (once every table has its final name): defaults, values left outside their
+        //    entities, links to objects that are gone.
+        for root in newRoots { steps.append(contentsOf: values(root, mode: modes[root.name] ?? .create)) }
+        steps.append(contentsOf: danglingLinks(modes))
         // 6. Indexes, then key sequences.
         // Every index that goes is dropped before any is created: a table renamed in place keeps
         // its indexes' names, which an index of another table may now need.
@@ -280,10 +279,10 @@ struct SQLiteMigration {
         for root in newRoots { indexSteps.append(contentsOf: try indexes(root, mode: modes[root.name] ?? .create)) }
         for (set, _) in new.pairSets { indexSteps.append(contentsOf: try pairIndexes(set, kept: keptPairs, renames: renames)) }
         let isDrop: (Step) -> Bool = { $0.description.kind.hasPrefix("remove") }
-        late.append(contentsOf: indexSteps.filter(isDrop) + indexSteps.filter { !isDrop($0) })
-        late.append(contentsOf: oneToOneLinks())
-        late.append(contentsOf: sequences(modes))
-        return steps + late
+        steps.append(contentsOf: indexSteps.filter(isDrop) + indexSteps.filter { !isDrop($0) })
+        steps.append(contentsOf: oneToOneLinks())
+        steps.append(contentsOf: sequences(modes))
+        return steps
     }
 
     /// Steps that describe what a rebuilt table's columns become (their SQL is the copy's).

@@ -44,15 +44,9 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         let sqlitePath = try SQLiteStore.checkPath(path)
         self.path = path
         externalFolder = ExternalFolder(path: path + ".strata")
-        let exists = SQLiteStore.fileSize(path)
+        let exists = try SQLiteStore.databaseFileSize(path)
         if configuration.readOnly && exists == nil {
             throw StrataError(.io, "cannot open '\(path)' read-only: no such file")
-        }
-        if let size = exists, size > 0 {
-            // Check the header ourselves: never let SQLite touch a file that is not a database.
-            guard SQLiteStore.hasSQLiteHeader(path) else {
-                throw StrataError(.incompatibleStore, "'\(path)' is not a Strata store: it is not a SQLite database (the file was left untouched)")
-            }
         }
         do {
             let c = try Connection(path: sqlitePath, readOnly: configuration.readOnly, create: true)
@@ -241,11 +235,8 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     ///   SQLite database or not a Strata store; `.invalid` for a bad path.
     public static func storedState(path: String) throws -> StoredState? {
         let name = try checkPath(path)
-        guard let size = fileSize(path) else { throw StrataError(.io, "cannot check '\(path)': no such file") }
+        guard let size = try databaseFileSize(path) else { throw StrataError(.io, "cannot check '\(path)': no such file") }
         if size == 0 { return nil }
-        guard hasSQLiteHeader(path) else {
-            throw StrataError(.incompatibleStore, "'\(path)' is not a Strata store: it is not a SQLite database")
-        }
         let c = try Connection(path: name, readOnly: true, create: false)
         try c.beginRead()
         defer { c.endRead() }
@@ -277,6 +268,18 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
         return Int(st.st_size)
+    }
+
+    /// The size of the file at `path` (nil when there is none), checked before SQLite
+    /// touches it: a non-empty file must be a SQLite database.
+    ///
+    /// - Throws: `.incompatibleStore` for a file that is not one (left untouched).
+    static func databaseFileSize(_ path: String) throws -> Int? {
+        guard let size = fileSize(path) else { return nil }
+        if size > 0, !hasSQLiteHeader(path) {
+            throw StrataError(.incompatibleStore, "'\(path)' is not a Strata store: it is not a SQLite database (the file was left untouched)")
+        }
+        return size
     }
 
     static func hasSQLiteHeader(_ path: String) -> Bool {
