@@ -148,10 +148,14 @@ struct MigrationRunner {
     }
 
     private func mergeRelationships(into kept: ObjectID, from others: [ObjectID], _ context: ModelContext) throws {
-        guard case .object(let keptJSON) = try JSONValue.parse(String(decoding: context.get(id: kept.description), as: UTF8.self)) else { return }
-        var current = Dictionary(keptJSON, uniquingKeysWith: { a, _ in a })
+        /// An object's members as the context reads it (pending changes included).
+        func members(_ id: ObjectID) throws -> [(String, JSONValue)] {
+            guard case .object(let m) = try JSONValue.parse(String(decoding: context.get(id: id.description), as: UTF8.self)) else { return [] }
+            return m
+        }
+        var current = Dictionary(try members(kept), uniquingKeysWith: { a, _ in a })
         for other in others {
-            guard case .object(let members) = try JSONValue.parse(String(decoding: context.get(id: other.description), as: UTF8.self)) else { continue }
+            let members = try members(other)
             var patch: [(String, JSONValue)] = []
             var release: [(String, JSONValue)] = []
             for (key, value) in members {

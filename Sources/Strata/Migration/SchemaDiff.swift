@@ -1,6 +1,7 @@
 /// One difference between two schema versions that changes the storage (the
 /// version hashes), with the names and the old and new values. Errors render
-/// it in words (``description``); migration inference reads the values.
+/// it in words (``description``); inference itself follows `originalName`s
+/// (``SchemaMapping``), which a comparison by name cannot.
 ///
 /// Changes that keep the storage (defaults, delete rules, `originalName`,
 /// enum lists) are not listed: they do not change a version hash.

@@ -171,8 +171,9 @@ public struct SchemaMapping: @unchecked Sendable {
         let scope = oldScope(of: e)
         guard !scope.isEmpty else { return }
         let candidates = scope.flatMap(\.ownAttributes).filter { !$0.isTransient }
+        let scopes = versions.map { hierarchy(of: e, in: $0, versions) }
         for a in e.ownAttributes where !a.isTransient {
-            guard let oa = origin(a.name, a.originalName, of: e, versions, candidates: candidates, name: \.name,
+            guard let oa = origin(a.name, a.originalName, of: e, scopes: scopes, candidates: candidates, name: \.name,
                                   properties: { $0.ownAttributes.map { ($0.name, $0.originalName) } }) else { continue }
             // Two attributes of one new hierarchy cannot share an origin; the same attribute
             // in two hierarchies can (an entity that leaves a hierarchy keeps its inherited values).
@@ -204,9 +205,10 @@ public struct SchemaMapping: @unchecked Sendable {
     /// The old property (among `candidates`) a property named `name` of `e`'s hierarchy comes
     /// from: its names followed through the versions' properties of the same hierarchy
     /// (`properties` lists an entity's own ones), renames among its siblings respected.
-    private func origin<T>(_ name: String, _ originalName: String?, of e: Entity, _ versions: [Schema], candidates: [T],
+    /// - Parameter scopes: `e`'s hierarchy in each version (``hierarchy(of:in:_:)``), computed once per entity.
+    private func origin<T>(_ name: String, _ originalName: String?, of e: Entity, scopes: [[Entity]], candidates: [T],
                            name candidateName: (T) -> String, properties: (Entity) -> [(String, String?)]) -> T? {
-        let table = versions.map { s in hierarchy(of: e, in: s, versions).flatMap(properties).map { (name: $0.0, originalName: $0.1) } }
+        let table = scopes.map { $0.flatMap(properties).map { (name: $0.0, originalName: $0.1) } }
         let names = SchemaMapping.aliases(name: name, originalName: originalName, among: table)
         let siblings = e.root.descendants.flatMap(properties)
         let kept = SchemaMapping.kept(siblings.map { (name: $0.0, originalName: $0.1) }, except: name)
@@ -230,8 +232,9 @@ public struct SchemaMapping: @unchecked Sendable {
         let scope = oldScope(of: e)
         guard !scope.isEmpty else { return }
         let candidates = scope.flatMap(\.ownRelationships)
+        let scopes = versions.map { hierarchy(of: e, in: $0, versions) }
         for r in e.ownRelationships {
-            guard let or = origin(r.name, r.originalName, of: e, versions, candidates: candidates, name: \.name,
+            guard let or = origin(r.name, r.originalName, of: e, scopes: scopes, candidates: candidates, name: \.name,
                                   properties: { $0.ownRelationships.map { ($0.name, $0.originalName) } }) else { continue }
             if let claimant = relationshipClaims[ObjectIdentifier(or)]?.first(where: { $0.entity.root === e.root }) {
                 throw StrataError(.migration, "entity '\(e.name)': relationships '\(claimant.name)' and '\(r.name)' both come from '\(or.name)' "

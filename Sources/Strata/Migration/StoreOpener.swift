@@ -25,6 +25,9 @@ public struct PlannedStage: @unchecked Sendable {
 
     public var from: Schema { mapping.old }
     public var to: Schema { mapping.new }
+
+    /// The name of a lightweight stage outside the plan (or between two versions it has no stage for).
+    static func lightweightName(_ from: Schema, _ to: Schema) -> String { "lightweight \(from.version) -> \(to.version)" }
 }
 
 /// The open policy (DESIGN §6): compares what a store holds with the configured
@@ -152,7 +155,7 @@ public struct StoreOpener: StoreOpenPolicy {
                               + "configured version \(target.version) (\(old.entities.map(\.name).joined(separator: ", "))): it is not a version "
                               + "of this model, and migrating would remove every object (the file was left untouched)")
         }
-        let first = PlannedStage(name: "lightweight \(old.version) -> \(target.version)", stage: nil, mapping: mapping)
+        let first = PlannedStage(name: PlannedStage.lightweightName(old, target), stage: nil, mapping: mapping)
         guard let plan else { return [first] }
         return [first] + (try planStages(plan, from: 0) ?? [])
     }
@@ -164,7 +167,7 @@ public struct StoreOpener: StoreOpenPolicy {
         for i in index..<(plan.schemas.count - 1) {
             let (a, b) = (plan.schemas[i], plan.schemas[i + 1])
             let stage = plan.stage(from: a.version)
-            let name = stage?.name ?? "lightweight \(a.version) -> \(b.version)"
+            let name = stage?.name ?? PlannedStage.lightweightName(a, b)
             do {
                 out.append(PlannedStage(name: name, stage: stage, mapping: try SchemaMapping.infer(from: a, to: b, history: plan.schemas)))
             } catch var e as StrataError {
