@@ -67,6 +67,18 @@
     "  {\"name\": \"placeName\", \"type\": \"string\"}],"                                     \
     " \"relationships\": [{\"name\": \"trip\", \"destination\": \"Trip\", \"optional\": true}]"
 
+/* Versions 2 and 3: BucketListItem without details, an index on placeName. */
+#define CHILDREN_V2                                                                          \
+    "{\"name\": \"BucketListItem\", \"attributes\": ["                                        \
+    "  {\"name\": \"title\", \"type\": \"string\"},"                                          \
+    "  {\"name\": \"hasReservation\", \"type\": \"bool\", \"default\": false}],"              \
+    " \"relationships\": [{\"name\": \"trip\", \"destination\": \"Trip\", \"optional\": true}]},"  \
+    "{\"name\": \"LivingAccommodation\", \"attributes\": ["                                   \
+    "  {\"name\": \"address\", \"type\": \"string\"},"                                        \
+    "  {\"name\": \"placeName\", \"type\": \"string\"}],"                                     \
+    " \"relationships\": [{\"name\": \"trip\", \"destination\": \"Trip\", \"optional\": true}],"  \
+    " \"indexes\": [[\"placeName\"]]"
+
 #define TRIP_RELATIONSHIPS                                                                   \
     "\"relationships\": ["                                                                   \
     "  {\"name\": \"bucketList\", \"destination\": \"BucketListItem\", \"toMany\": true,"     \
@@ -93,15 +105,7 @@ static const char *const SCHEMA_V2 =
     "  {\"name\": \"start_date\", \"type\": \"date\"},"
     "  {\"name\": \"end_date\", \"type\": \"date\"}],"
     TRIP_RELATIONSHIPS "},"
-    "{\"name\": \"BucketListItem\", \"attributes\": ["
-    "  {\"name\": \"title\", \"type\": \"string\"},"
-    "  {\"name\": \"hasReservation\", \"type\": \"bool\", \"default\": false}],"
-    " \"relationships\": [{\"name\": \"trip\", \"destination\": \"Trip\", \"optional\": true}]},"
-    "{\"name\": \"LivingAccommodation\", \"attributes\": ["
-    "  {\"name\": \"address\", \"type\": \"string\"},"
-    "  {\"name\": \"placeName\", \"type\": \"string\"}],"
-    " \"relationships\": [{\"name\": \"trip\", \"destination\": \"Trip\", \"optional\": true}],"
-    " \"indexes\": [[\"placeName\"]]}]}";
+    CHILDREN_V2 "}]}";
 
 static const char *const SCHEMA_V3 =
     "{\"version\": \"3.0.0\", \"entities\": ["
@@ -112,15 +116,7 @@ static const char *const SCHEMA_V3 =
     "  {\"name\": \"endDate\", \"type\": \"date\", \"originalName\": \"end_date\"},"
     "  {\"name\": \"rating\", \"type\": \"int\", \"default\": 3}],"
     TRIP_RELATIONSHIPS "},"
-    "{\"name\": \"BucketListItem\", \"attributes\": ["
-    "  {\"name\": \"title\", \"type\": \"string\"},"
-    "  {\"name\": \"hasReservation\", \"type\": \"bool\", \"default\": false}],"
-    " \"relationships\": [{\"name\": \"trip\", \"destination\": \"Trip\", \"optional\": true}]},"
-    "{\"name\": \"LivingAccommodation\", \"attributes\": ["
-    "  {\"name\": \"address\", \"type\": \"string\"},"
-    "  {\"name\": \"placeName\", \"type\": \"string\"}],"
-    " \"relationships\": [{\"name\": \"trip\", \"destination\": \"Trip\", \"optional\": true}],"
-    " \"indexes\": [[\"placeName\"]]}]}";
+    CHILDREN_V2 "}]}";
 
 #define STAGE_1                                                                              \
     "{\"name\": \"migrateV1toV2\", \"kind\": \"custom\", \"from\": \"1.0.0\", \"to\": \"2.0.0\","     \
