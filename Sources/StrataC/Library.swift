@@ -33,6 +33,7 @@ private func statusText(_ status: Int32) -> StaticString {
     case .corrupt: return "store is corrupt"
     case .noMemory: return "out of memory"
     case .internal: return "internal error"
+    case .historyExpired: return "history token expired"
     }
 }
 

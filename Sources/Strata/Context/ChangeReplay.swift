@@ -98,8 +98,19 @@ struct ChangeReplay {
                 try noteInverse(r, target)
             }
         }
+        // Attributes whose old and new values history records (`historyValues`).
+        let valueIndexes = saving && !plan.valueSlots.isEmpty ? slots.indices.filter { plan.valueSlots.contains(slots[$0]) } : []
+        var before: [SQLValue] = []
+        if !valueIndexes.isEmpty && changeSet.kind(of: id) != .inserted {
+            before = try writer.values(id, slots: valueIndexes.map { slots[$0] })
+        }
         try writer.update(id, slots: slots, values: values)
         if saving { changeSet.recordUpdate(id, slots.map { e.storedColumns[$0].name }) }
+        if !before.isEmpty {
+            let names = valueIndexes.map { e.storedColumns[slots[$0]].name }
+            changeSet.recordValues(id, old: Array(zip(names, before)).map { ($0.0, $0.1) },
+                                   new: zip(names, valueIndexes).map { ($0.0, values[$0.1]) })
+        }
         touch(id)
         for k in linkSlots {
             guard case .int(let target) = values[k], case .link(let r) = e.storedColumns[slots[k]] else { continue }
@@ -310,6 +321,8 @@ final class SaveRules {
         var linkSlots: [Int] = []
         /// Slots of `preserveValueOnDeletion` attributes (the tombstone of a deleted object).
         var preservedSlots: [Int] = []
+        /// Slots of `historyValues` attributes (old and new values of updates).
+        var valueSlots: [Int] = []
     }
 
     /// Whether any entity needs relationship checks at save.
@@ -330,7 +343,9 @@ final class SaveRules {
         for (slot, c) in e.storedColumns.enumerated() {
             switch c {
             case .link: p.linkSlots.append(slot)
-            case .attribute(let a): if a.preserveValueOnDeletion { p.preservedSlots.append(slot) }
+            case .attribute(let a):
+                if a.preserveValueOnDeletion { p.preservedSlots.append(slot) }
+                if a.historyValues { p.valueSlots.append(slot) }
             }
         }
         plans[ObjectIdentifier(e)] = p

@@ -4,11 +4,22 @@ public final class ModelContainer: @unchecked Sendable {
     public let store: DataStore
     public var schema: Schema { store.schema }
     public let configuration: StoreConfiguration
+    /// Observers of this container's saves and, through polling, of other writers' saves.
+    public let observers: ChangeObservers
 
     /// Opens or creates the store at `path` (ignored when `configuration.inMemory`).
+    ///
+    /// Every save, those of migration stage hooks included, is recorded in the store's
+    /// history (or, with `"history": false`, marks the history incomplete before it).
     public init(path: String?, configuration: StoreConfiguration) throws {
         self.configuration = configuration
-        store = try SQLiteStore(path: path, configuration: configuration, policy: StoreOpener(configuration))
+        let hooks = SaveHooks()
+        hooks.addParticipant(configuration.history ? HistoryRecorder.record : HistoryRecorder.skip)
+        let store = try SQLiteStore(path: path, configuration: configuration, policy: StoreOpener(configuration), saveHooks: hooks)
+        self.store = store
+        let observers = ChangeObservers(schema: configuration.schema) { try store.makeSession() }
+        self.observers = observers
+        hooks.addObserver { [weak observers] changes in observers?.saved(changes) }
     }
 
     /// A new context with its own connection (in-memory stores share one).

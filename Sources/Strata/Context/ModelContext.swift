@@ -36,6 +36,23 @@ public final class ModelContext {
         self.session = session
         self.schema = container.schema
         self.rules = SaveRules(schema: container.schema)
+        self.savedAuthor = container.configuration.author
+    }
+
+    private var savedAuthor: String?
+    private var savedName: String?
+
+    /// The author history records with this context's saves: the configuration's
+    /// `"author"` unless set here (nil: none).
+    public var author: String? {
+        get { lock.withLock { savedAuthor } }
+        set { lock.withLock { savedAuthor = newValue } }
+    }
+
+    /// The context name history records with this context's saves (nil: none).
+    public var name: String? {
+        get { lock.withLock { savedName } }
+        set { lock.withLock { savedName = newValue } }
     }
 
     /// A context on a store session and a schema, without a container: a
@@ -152,7 +169,7 @@ public final class ModelContext {
         setUniqueKeys(id, uniqueKeys(e) { overlay[$0] ?? base[$0] }.map { ($0.name, $0.values) })
     }
 
-    private func requireWritable() throws {
+    func requireWritable() throws {
         if session.store.isReadOnly {
             throw StrataError(.readOnly, "the store was opened read-only")
         }
@@ -635,10 +652,14 @@ public final class ModelContext {
             try requireWritable()
             let rules = self.rules
             let pending = changes
+            let (author, name) = (savedAuthor, savedName)
             let done = try session.save { writer in
                 var replay = ChangeReplay(writer: writer, rules: rules)
                 try replay.apply(pending)
-                return replay.changeSet
+                var changes = replay.changeSet
+                changes.author = author
+                changes.contextName = name
+                return changes
             }
             clearPending()
             return done
@@ -742,6 +763,48 @@ public final class ModelContext {
             for id in ids where !pendingDeleted.contains(id) { markDeleted(id) }
             return ids.count
         }
+    }
+}
+
+// MARK: History
+
+extension ModelContext {
+    /// The transactions a history descriptor selects, as a JSON array (`HistoryRequest`).
+    ///
+    /// - Throws: `.invalid` for a malformed descriptor; `.historyExpired` when the
+    ///   predicate asks for everything after a token the history no longer covers.
+    public func fetchHistory(_ json: UnsafeBufferPointer<UInt8>?) throws -> [UInt8] {
+        let request = try HistoryRequest.decode(json)
+        return try lock.withLock { try HistoryFetch.fetch(session, request, schema: schema) }
+    }
+
+    /// How the store runs a history descriptor (SQL and query plan), as JSON.
+    public func explainHistory(_ json: UnsafeBufferPointer<UInt8>?) throws -> [UInt8] {
+        let request = try HistoryRequest.decode(json)
+        return try lock.withLock { try HistoryFetch.explain(session, request, schema: schema) }
+    }
+
+    /// Deletes the transactions a history descriptor's predicate selects (all without one);
+    /// returns how many. Fetching after a token older than the newest deleted one then fails
+    /// with `.historyExpired`.
+    @discardableResult
+    public func deleteHistory(_ json: UnsafeBufferPointer<UInt8>?) throws -> Int64 {
+        let request = try HistoryRequest.decode(json)
+        return try lock.withLock {
+            try requireWritable()
+            return try HistoryFetch.delete(session, request, schema: schema)
+        }
+    }
+
+    public func fetchHistory(_ json: String) throws -> String {
+        var json = json
+        return String(decoding: try json.withUTF8 { try fetchHistory($0) }, as: UTF8.self)
+    }
+
+    @discardableResult
+    public func deleteHistory(_ json: String) throws -> Int64 {
+        var json = json
+        return try json.withUTF8 { try deleteHistory($0) }
     }
 }
 

@@ -16,6 +16,8 @@ public final class Attribute: @unchecked Sendable {
     public let originalName: String?
     public let externalStorage: Bool
     public let preserveValueOnDeletion: Bool
+    /// Whether history records this attribute's old and new values in updates.
+    public let historyValues: Bool
     public let isIndexed: Bool
     public let isTransient: Bool
     public let hashModifier: String?
@@ -29,7 +31,7 @@ public final class Attribute: @unchecked Sendable {
 
     init(name: String, type: AttributeType, isOptional: Bool, defaultJSON: JSONValue?, defaultValue: SQLValue?,
          isUnique: Bool, originalName: String?, externalStorage: Bool, preserveValueOnDeletion: Bool,
-         isIndexed: Bool, isTransient: Bool, hashModifier: String?, enumValues: [SQLValue]?, enumJSON: [JSONValue]?,
+         historyValues: Bool = false, isIndexed: Bool, isTransient: Bool, hashModifier: String?, enumValues: [SQLValue]?, enumJSON: [JSONValue]?,
          declaration: JSONValue) {
         self.name = name
         self.type = type
@@ -40,6 +42,7 @@ public final class Attribute: @unchecked Sendable {
         self.originalName = originalName
         self.externalStorage = externalStorage
         self.preserveValueOnDeletion = preserveValueOnDeletion
+        self.historyValues = historyValues
         self.isIndexed = isIndexed
         self.isTransient = isTransient
         self.hashModifier = hashModifier

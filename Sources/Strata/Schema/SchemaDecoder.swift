@@ -4,7 +4,7 @@
 /// `/entities/0/attributes/2/type`.
 enum SchemaDecoder {
     static let attributeKeys = ["name", "type", "optional", "default", "unique", "originalName", "externalStorage",
-                                "preserveValueOnDeletion", "index", "transient", "hashModifier", "enum"]
+                                "preserveValueOnDeletion", "historyValues", "index", "transient", "hashModifier", "enum"]
     static let relationshipKeys = ["name", "destination", "toMany", "inverse", "deleteRule", "minimumModelCount",
                                    "maximumModelCount", "originalName", "optional", "hashModifier"]
     static let entityKeys = ["name", "superentity", "originalName", "attributes", "relationships", "uniqueConstraints", "indexes"]
@@ -422,6 +422,7 @@ enum SchemaDecoder {
         if let original { try checkIdentifier(original, "originalName", path / "originalName", entity: entity) }
         let external = try o.bool("externalStorage") ?? false
         let preserve = try o.bool("preserveValueOnDeletion") ?? false
+        let historyValues = try o.bool("historyValues") ?? false
         let index = try o.bool("index") ?? false
         let transient = try o.bool("transient") ?? false
         let hashModifier = try o.string("hashModifier")
@@ -435,6 +436,10 @@ enum SchemaDecoder {
         if transient && unique { throw err("transient attribute '\(name)' cannot be unique", path / "unique") }
         if transient && index { throw err("transient attribute '\(name)' cannot be indexed", path / "index") }
         if transient && external { throw err("transient attribute '\(name)' cannot use external storage", path / "externalStorage") }
+        if historyValues && transient { throw err("transient attribute '\(name)' cannot record historyValues (it is not saved)", path / "historyValues") }
+        if historyValues && external {
+            throw err("attribute '\(name)' uses externalStorage and cannot record historyValues (large values stay out of the history)", path / "historyValues")
+        }
         if unique && type == .json { throw err("json attribute '\(name)' cannot be unique", path / "unique") }
         // The column of an external-storage value holds a file name once the value moves to a file:
         // a unique index or an index over it would compare names, not values.
@@ -480,7 +485,7 @@ enum SchemaDecoder {
         }
         return Attribute(name: name, type: type, isOptional: optional, defaultJSON: defaultJ, defaultValue: defaultValue,
                          isUnique: unique, originalName: original, externalStorage: external, preserveValueOnDeletion: preserve,
-                         isIndexed: index, isTransient: transient, hashModifier: hashModifier, enumValues: enumValues,
+                         historyValues: historyValues, isIndexed: index, isTransient: transient, hashModifier: hashModifier, enumValues: enumValues,
                          enumJSON: enumItems, declaration: json)
     }
 

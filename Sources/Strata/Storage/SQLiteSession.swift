@@ -133,10 +133,10 @@ public final class SQLiteSession: StoreSession {
             // so the sweep at open (which holds it too) never takes a file a save is about to commit.
             if nested { try connection.execute(script: dialect.savepoint("strata_save")) } else { try connection.begin() }
             let writer = SQLiteWriter(session: self, saving: true)
-            let changes: ChangeSet
+            var changes: ChangeSet
             do {
                 changes = try body(writer)
-                if !changes.isEmpty { try sqliteStore.saveHooks.participate(changes, self) }
+                if !changes.isEmpty { try sqliteStore.saveHooks.participate(&changes, self) }
                 // New files' names must be durable before the commit that refers to them.
                 if !writer.writtenFiles.isEmpty, let folder = sqliteStore.externalFolder { try folder.sync() }
                 if nested { try connection.execute(script: dialect.releaseSavepoint("strata_save")) } else { try connection.commit() }

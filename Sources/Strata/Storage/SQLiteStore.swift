@@ -16,7 +16,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     public private(set) var storeUUID: String = ""
     /// Sees every SQL statement of this store's connections.
     public let trace = TraceHook()
-    public let saveHooks = SaveHooks()
+    public let saveHooks: SaveHooks
 
     static let formatVersion: Int64 = 1
 
@@ -25,8 +25,10 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     ///
     /// - Throws: `.incompatibleStore` if the file is not a Strata store; what `policy`
     ///   throws (a store holding another schema); `.io`, `.readOnly`, `.busy` from SQLite.
-    public init(path: String?, configuration: StoreConfiguration, policy: StoreOpenPolicy) throws {
+    /// - Parameter saveHooks: the participants and observers of every save, migrations' hooks included.
+    public init(path: String?, configuration: StoreConfiguration, policy: StoreOpenPolicy, saveHooks: SaveHooks = SaveHooks()) throws {
         self.schema = configuration.schema
+        self.saveHooks = saveHooks
         self.configuration = configuration
         if configuration.inMemory {
             self.path = ":memory:"
@@ -212,6 +214,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
             let migration = SQLiteMigration(mapping) { table in try SQLiteStore.indexes(c, table) }
             do {
                 try SQLiteMigration.run(try migration.plan(), on: c, folder: store.externalFolder, stage: stage, report: report)
+                try SQLiteHistoryNames.rename(c, mapping)
             } catch var e as StrataError where e.code == .internal {
                 // The steps follow the stored schema: SQL that fails on them means the tables do not
                 // match it (a store file is untrusted input).

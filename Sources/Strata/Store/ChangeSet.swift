@@ -18,7 +18,16 @@ public struct ChangeSet: Sendable {
         public internal(set) var attributes: [String]
         /// For deletions: the `preserveValueOnDeletion` attributes and their saved values.
         public internal(set) var tombstone: [(name: String, value: SQLValue)]
+        /// For updates of `historyValues` attributes: their values before the save and after it.
+        public internal(set) var old: [(name: String, value: SQLValue)] = []
+        public internal(set) var new: [(name: String, value: SQLValue)] = []
     }
+
+    /// Who saved: the context's author (or the configuration's) and the context's name.
+    public internal(set) var author: String?
+    public internal(set) var contextName: String?
+    /// The history token of the save, once recorded (nil with history off).
+    public internal(set) var token: String?
 
     /// Every changed object, in the order first changed.
     public var changes: [Change] { records.indices.compactMap(change(at:)) }
@@ -65,6 +74,7 @@ public struct ChangeSet: Sendable {
     private var index: [Key: Int] = [:]
     private var names: [Int: [String]] = [:]
     private var tombstones: [Int: [(name: String, value: SQLValue)]] = [:]
+    private var values: [Int: (old: [(name: String, value: SQLValue)], new: [(name: String, value: SQLValue)])] = [:]
     /// Keeps every entity a record names alive as long as the change set.
     private var entities: [ObjectIdentifier: Entity] = [:]
     private var live = 0
@@ -79,7 +89,20 @@ public struct ChangeSet: Sendable {
     private func change(at i: Int) -> Change? {
         let r = records[i]
         guard !r.gone else { return nil }
-        return Change(id: ObjectID(entity: r.entity, pk: r.pk), kind: r.kind, attributes: names[i] ?? [], tombstone: tombstones[i] ?? [])
+        let v = values[i]
+        return Change(id: ObjectID(entity: r.entity, pk: r.pk), kind: r.kind, attributes: names[i] ?? [], tombstone: tombstones[i] ?? [],
+                      old: v?.old ?? [], new: v?.new ?? [])
+    }
+
+    /// Walks the changes in order; `details` is built only for an object with changed
+    /// names, a tombstone or values (a bulk insert builds none).
+    func forEachChange(_ body: (_ entity: Entity, _ pk: Int64, _ kind: Kind, _ details: Change?) throws -> Void) rethrows {
+        let anyDetails = !names.isEmpty || !tombstones.isEmpty || !values.isEmpty
+        for i in records.indices where !records[i].gone {
+            let r = records[i]
+            let detailed = anyDetails && (names[i] != nil || tombstones[i] != nil || values[i] != nil)
+            try body(r.entity, r.pk, r.kind, detailed ? change(at: i) : nil)
+        }
     }
 
     private func ids(_ kind: Kind) -> [ObjectID] {
@@ -123,6 +146,18 @@ public struct ChangeSet: Sendable {
 
     mutating func recordUpdate(_ id: ObjectID, _ name: String) { recordUpdate(id, [name]) }
 
+    /// Records values of an updated object's attributes before and after a change (recorded
+    /// first with `recordUpdate`): the first old value of each name stays, the new one is the last.
+    mutating func recordValues(_ id: ObjectID, old: [(name: String, value: SQLValue)], new: [(name: String, value: SQLValue)]) {
+        guard let i = index[Key(id)], !records[i].gone, records[i].kind == .updated else { return }
+        var v = values[i] ?? (old: [], new: [])
+        for o in old where !v.old.contains(where: { $0.name == o.name }) { v.old.append(o) }
+        for n in new {
+            if let k = v.new.firstIndex(where: { $0.name == n.name }) { v.new[k] = n } else { v.new.append(n) }
+        }
+        values[i] = v
+    }
+
     mutating func recordDelete(_ id: ObjectID, tombstone: [(name: String, value: SQLValue)]) {
         let key = Key(id)
         let i: Int
@@ -136,6 +171,7 @@ public struct ChangeSet: Sendable {
             i = existing
             records[i].kind = .deleted
             names[i] = nil
+            values[i] = nil
         } else {
             i = append(id, key, .deleted)
         }
@@ -144,27 +180,43 @@ public struct ChangeSet: Sendable {
 
     /// Appends another save's changes (saves inside one outer transaction).
     mutating func merge(_ other: ChangeSet) {
+        if let t = other.token { token = t }
+        if other.author != nil { author = other.author }
+        if other.contextName != nil { contextName = other.contextName }
         for c in other.changes {
             switch c.kind {
             case .inserted: recordInsert(c.id)
-            case .updated: recordUpdate(c.id, c.attributes)
+            case .updated:
+                recordUpdate(c.id, c.attributes)
+                if !c.old.isEmpty || !c.new.isEmpty { recordValues(c.id, old: c.old, new: c.new) }
             case .deleted: recordDelete(c.id, tombstone: c.tombstone)
             }
         }
     }
 
-    /// `{"inserted": {"Trip": ["Trip/1"]}, "updated": {"Trip": [{"id": "Trip/2",
+    /// `{"token": "12@5f0c…", "inserted": {"Trip": ["Trip/1"]}, "updated": {"Trip": [{"id": "Trip/2",
     /// "attributes": ["name"]}]}, "deleted": {"Trip": [{"id": "Trip/3",
-    /// "tombstone": {"name": "Paris"}}]}}`, entities in first-changed order.
+    /// "tombstone": {"name": "Paris"}}]}}`, entities in first-changed order ("token" only
+    /// when the save was recorded in history).
     public var json: String {
         var w = JSONWriter()
         write(to: &w)
         return w.string
     }
 
-    func write(to w: inout JSONWriter) {
-        let all = changes
+    /// The JSON of the changes of the named entities only, or nil when there are none.
+    public func json(entityNames: Set<String>?) -> String? {
+        guard let names = entityNames else { return json }
+        guard records.contains(where: { !$0.gone && names.contains($0.entity.name) }) else { return nil }
+        var w = JSONWriter()
+        write(to: &w, only: names)
+        return w.string
+    }
+
+    func write(to w: inout JSONWriter, only: Set<String>? = nil) {
+        let all = only.map { names in changes.filter { names.contains($0.id.entity.name) } } ?? changes
         w.beginObject()
+        if let token { w.key("token"); w.string(token) }
         for kind in [Kind.inserted, .updated, .deleted] {
             w.key(kind.rawValue)
             w.beginObject()

@@ -114,7 +114,8 @@ public protocol StoreWriter: AnyObject {
 /// before the commit (persistent history); observers hear of each committed
 /// change set (change notification).
 public final class SaveHooks: @unchecked Sendable {
-    public typealias Participant = (ChangeSet, StoreSession) throws -> Void
+    /// May annotate the change set (the history token) before observers see it.
+    public typealias Participant = (inout ChangeSet, StoreSession) throws -> Void
     public typealias Observer = (ChangeSet) -> Void
 
     private let lock = Lock()
@@ -147,8 +148,8 @@ public final class SaveHooks: @unchecked Sendable {
     }
 
     /// Runs every participant (inside the save's transaction).
-    func participate(_ changes: ChangeSet, _ session: StoreSession) throws {
-        for (_, p) in lock.withLock({ participants }) { try p(changes, session) }
+    func participate(_ changes: inout ChangeSet, _ session: StoreSession) throws {
+        for (_, p) in lock.withLock({ participants }) { try p(&changes, session) }
     }
 
     /// Tells every observer (after the commit, outside any lock).

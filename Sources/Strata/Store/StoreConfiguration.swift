@@ -9,6 +9,10 @@ public struct StoreConfiguration: Sendable {
     public var migrationPlan: MigrationPlan?
     public var inMemory = false
     public var readOnly = false
+    /// Whether saves are recorded in the store's persistent history (`"history"`, on by default).
+    public var history = true
+    /// The author recorded with each save, unless a context sets its own (`"author"`).
+    public var author: String?
     /// `data` attributes marked externalStorage at least this large go to files beside the store.
     public var externalStorageThreshold = 128 * 1024
     /// Whether a store whose schema differs from the configured one (and is not a
@@ -50,17 +54,9 @@ public struct StoreConfiguration: Sendable {
         }
         config.inMemory = try o.bool("inMemory") ?? false
         config.readOnly = try o.bool("readOnly") ?? false
-        // "history" and "author" are reserved for persistent history, which this version does not
-        // implement: "history": false says what happens (nothing is recorded) and is accepted;
-        // "history": true and "author" (recorded only by history) are refused, never ignored.
-        if try o.bool("history") == true {
-            throw StrataError(.invalid, "persistent history is not implemented in this version of Strata; omit \"history\" or set it to false",
-                              path: "/history")
-        }
-        if o.value("author") != nil {
-            throw StrataError(.invalid, "\"author\" is recorded only by persistent history, which is not implemented in this version",
-                              path: "/author")
-        }
+        config.history = try o.bool("history") ?? true
+        config.author = try o.string("author")
+        if let a = config.author { try StoreConfiguration.checkLabel(a, "author", path: "/author") }
         config.automaticMigration = try o.bool("automaticMigration") ?? true
         if let t = try o.int("externalStorageThreshold") {
             guard t >= 0 else { throw StrataError(.invalid, "externalStorageThreshold must not be negative", path: "/externalStorageThreshold") }
@@ -71,6 +67,13 @@ public struct StoreConfiguration: Sendable {
             throw StrataError(.invalid, "an in-memory store cannot be read-only", path: "/readOnly")
         }
         return config
+    }
+
+    /// Checks an author or context name: 1 to 256 characters, no NUL.
+    public static func checkLabel(_ text: String, _ what: String, path: String? = nil) throws {
+        guard !text.isEmpty, text.utf8.count <= 256, !text.utf8.contains(0) else {
+            throw StrataError(.invalid, "\(what) must be 1 to 256 bytes of UTF-8 without NUL", path: path)
+        }
     }
 
     /// Sets (or, with nil, removes) the hooks of the custom stage named `name`.

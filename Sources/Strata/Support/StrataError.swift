@@ -23,6 +23,8 @@ public struct StrataError: Error, CustomStringConvertible, Sendable {
         case corrupt = 13
         case noMemory = 14
         case `internal` = 15
+        /// A history token older than the oldest kept transaction, or of another store.
+        case historyExpired = 16
 
         /// The stable text used in `strata_last_error()` JSON.
         public var name: String {
@@ -42,6 +44,7 @@ public struct StrataError: Error, CustomStringConvertible, Sendable {
             case .corrupt: return "corrupt"
             case .noMemory: return "nomem"
             case .internal: return "internal"
+            case .historyExpired: return "history_token_expired"
             }
         }
     }

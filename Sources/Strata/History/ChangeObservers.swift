@@ -1,0 +1,213 @@
+/// A container's change observers: each hears, as JSON, of every save of the
+/// container (after its commit, on the saving thread) and, when the program
+/// polls, of every transaction other containers and processes recorded in
+/// the store's history since the last one this container delivered.
+///
+/// The JSON is a change set's: `{"token": …, "inserted": {"Trip": ["Trip/1"]},
+/// "updated": {"Trip": [{"id": …, "attributes": [...]}]}, "deleted": {"Trip":
+/// [{"id": …, "tombstone": {...}}]}}`, only with the entities an observer
+/// asked for. When the history no longer covers everything since the last
+/// delivered transaction (pruned, or saved with history off), a poll delivers
+/// `{"token": <latest>, "expired": true}` once: refetch everything.
+public final class ChangeObservers: @unchecked Sendable {
+    public typealias Callback = (String) -> Void
+
+    private final class Entry {
+        let id: Int
+        /// Concrete entity names, or nil for every entity.
+        let names: Set<String>?
+        let callback: Callback
+        var removed = false
+        init(id: Int, names: Set<String>?, callback: @escaping Callback) { self.id = id; self.names = names; self.callback = callback }
+    }
+
+    private let schema: Schema
+    private let lock = Lock()
+    /// Serializes polls, so that transactions are delivered once and in order.
+    private let pollLock = Lock()
+    private var entries: [Entry] = []
+    private var nextID = 0
+    /// The newest sequence delivered (nil until the first observer starts the count).
+    private var position: Int64?
+    /// Sequences of this container's saves newer than `position`, already delivered as they committed.
+    private var own: Set<Int64> = []
+    private var pollSession: StoreSession?
+    private let makeSession: () throws -> StoreSession
+
+    init(schema: Schema, makeSession: @escaping () throws -> StoreSession) {
+        self.schema = schema
+        self.makeSession = makeSession
+    }
+
+    /// Adds an observer of the named entities (and their subentities; nil: all).
+    /// The first observer fixes where polling starts: transactions committed after it.
+    ///
+    /// - Throws: `.invalid` for a name the schema does not have.
+    public func add(entityNames: [String]?, _ callback: @escaping Callback) throws -> Int {
+        var names: Set<String>?
+        if let list = entityNames {
+            var all: Set<String> = []
+            for (i, n) in list.enumerated() {
+                guard let e = schema.entity(named: n) else {
+                    throw StrataError(.invalid, "unknown entity '\(n)' in the observer's entityNames (the schema has: \(schema.entities.map(\.name).joined(separator: ", ")))",
+                                      entity: n, path: "/entityNames/\(i)")
+                }
+                for d in e.descendants { all.insert(d.name) }
+            }
+            names = all
+        }
+        let start: Int64? = try lock.withLock { position } == nil ? latest() : nil
+        return lock.withLock {
+            if position == nil { position = start ?? 0 }
+            nextID += 1
+            entries.append(Entry(id: nextID, names: names, callback: callback))
+            return nextID
+        }
+    }
+
+    /// Stops an observer. Safe from inside its own callback; a call already running on
+    /// another thread may finish after this returns, and no new call starts.
+    public func remove(_ id: Int) {
+        let gone: [Entry] = lock.withLock {
+            let g = entries.filter { $0.id == id }
+            for e in g { e.removed = true }
+            entries.removeAll { $0.id == id }
+            return g
+        }
+        _ = gone  // released outside the lock: a callback may own user data
+    }
+
+    public var count: Int { lock.withLock { entries.count } }
+
+    private func deliver(_ json: (Set<String>?) -> String?) {
+        for e in lock.withLock({ entries }) {
+            guard lock.withLock({ !e.removed }), let text = json(e.names) else { continue }
+            e.callback(text)
+        }
+    }
+
+    /// A save of this container committed (a save hook's observer).
+    func saved(_ changes: ChangeSet) {
+        let delivering: Bool = lock.withLock {
+            guard let p = position else { return false }
+            if let t = changes.token.flatMap(HistoryToken.parse), t.sequence > p { own.insert(t.sequence) }
+            return !entries.isEmpty
+        }
+        guard delivering else { return }
+        deliver { changes.json(entityNames: $0) }
+    }
+
+    private func session() throws -> StoreSession {
+        if let s = pollSession { return s }
+        let s = try makeSession()
+        pollSession = s
+        return s
+    }
+
+    private func latest() throws -> Int64 {
+        try pollLock.withLock {
+            guard let storage = try session() as? HistoryStorage else { return 0 }
+            return try storage.readHistory { try $0.bounds().latest }
+        }
+    }
+
+    /// Delivers the transactions recorded since the last delivered one that this container
+    /// did not make, one callback per transaction, in order, on the calling thread.
+    public func poll() throws {
+        try pollLock.withLock {
+            guard let start = lock.withLock({ position }) else { return }
+            guard let storage = try session() as? HistoryStorage else { return }
+            let tag = storage.historyStoreTag
+            var found: [(Int64, (Set<String>?) -> String?)] = []
+            var expiredAt: Int64?
+            let newest: Int64 = try storage.readHistory { snap in
+                let bounds = try snap.bounds()
+                if start < bounds.completeFrom || start > bounds.latest {
+                    expiredAt = bounds.latest
+                    return bounds.latest
+                }
+                let names = try snap.names()
+                var q = HistoryQuery()
+                q.filter = .compare(.sequence, .greater, .int(start))
+                q.sort = [(.sequence, true)]
+                let mine = lock.withLock { own }
+                try snap.transactions(q) { t, changes in
+                    if mine.contains(t.sequence) { return }
+                    let json = try ChangeObservers.changeSetJSON(t, changes, names: names, store: tag)
+                    found.append((t.sequence, json))
+                }
+                return bounds.latest
+            }
+            lock.withLock {
+                position = max(start, newest)
+                if expiredAt != nil { position = newest }
+                own = own.filter { $0 > (position ?? 0) }
+            }
+            if let at = expiredAt {
+                let text = "{\"token\":\"\(HistoryToken(sequence: at, store: tag))\",\"expired\":true}"
+                deliver { _ in text }
+                return
+            }
+            for (_, json) in found { deliver(json) }
+        }
+    }
+
+    /// A recorded transaction in a change set's JSON, for an observer's entity names.
+    static func changeSetJSON(_ t: HistoryTransactionRow, _ changes: [HistoryChangeRow], names: HistoryNameTable,
+                              store: String) throws -> (Set<String>?) -> String? {
+        struct Item { let kind: HistoryChangeRow.Kind; let entity: String; let row: HistoryChangeRow; let attributes: [String] }
+        let items = try changes.map { c in
+            Item(kind: c.kind, entity: try HistoryFetch.name(c.entity, names).entity, row: c,
+                 attributes: try c.attributes.map { try HistoryFetch.name($0, names).property })
+        }
+        // Values are checked now: a bad row fails the poll, not a callback.
+        var tombstones: [Int: String] = [:]
+        for (i, item) in items.enumerated() {
+            guard let json = item.row.tombstone else { continue }
+            var w = JSONWriter()
+            try HistoryFetch.writeValues(json, names, to: &w)
+            tombstones[i] = w.string
+        }
+        let token = HistoryToken(sequence: t.sequence, store: store).description
+        return { only in
+            let chosen = items.indices.filter { only?.contains(items[$0].entity) ?? true }
+            guard !chosen.isEmpty else { return nil }
+            var w = JSONWriter()
+            w.beginObject()
+            w.key("token"); w.string(token)
+            for (key, kind) in [("inserted", HistoryChangeRow.Kind.insert), ("updated", .update), ("deleted", .delete)] {
+                w.key(key)
+                w.beginObject()
+                var order: [String] = []
+                for i in chosen where items[i].kind == kind && !order.contains(items[i].entity) { order.append(items[i].entity) }
+                for entity in order {
+                    w.key(entity)
+                    w.beginArray()
+                    for i in chosen where items[i].kind == kind && items[i].entity == entity {
+                        let item = items[i]
+                        for k in 0..<item.row.count {
+                            let id = "\(entity)/\(item.row.pk + k)"
+                            switch kind {
+                            case .insert: w.string(id)
+                            case .update:
+                                w.beginObject()
+                                w.key("id"); w.string(id)
+                                w.key("attributes"); w.beginArray(); for a in item.attributes { w.string(a) }; w.endArray()
+                                w.endObject()
+                            case .delete:
+                                w.beginObject()
+                                w.key("id"); w.string(id)
+                                if let t = tombstones[i] { w.key("tombstone"); w.raw(t) }
+                                w.endObject()
+                            }
+                        }
+                    }
+                    w.endArray()
+                }
+                w.endObject()
+            }
+            w.endObject()
+            return w.string
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Glibc
+
+/// Records every save in the store's history, inside the save's transaction
+/// (a save participant): one transaction row, and one change row per changed
+/// object, where consecutive keys of one entity with nothing else to record
+/// share one row (a bulk insert of 100,000 objects is one row).
+enum HistoryRecorder {
+    /// Seconds since 1970, with the clock's resolution.
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// The participant of a container that records history.
+    static func record(_ changes: inout ChangeSet, _ session: StoreSession) throws {
+        guard let storage = session as? HistoryStorage else { return }
+        // Names first: every entity and property the save mentions, numbered once.
+        var nameIndex: [HistoryName: Int] = [:]
+        var names: [HistoryName] = []
+        func note(_ n: HistoryName) -> Int {
+            if let i = nameIndex[n] { return i }
+            nameIndex[n] = names.count
+            names.append(n)
+            return names.count - 1
+        }
+        struct Pending {
+            var kind: HistoryChangeRow.Kind
+            var entity: Int
+            var pk: Int64
+            var count: Int64 = 1
+            var attributes: [Int] = []
+            var tombstone: [(Int, AttributeType?, SQLValue)] = []
+            var old: [(Int, AttributeType?, SQLValue)] = []
+            var new: [(Int, AttributeType?, SQLValue)] = []
+        }
+        var pending: [Pending] = []
+        var lastEntity: ObjectIdentifier?
+        var lastEntityIndex = 0
+        changes.forEachChange { entity, pk, kind, details in
+            let e: Int
+            if lastEntity == ObjectIdentifier(entity) { e = lastEntityIndex } else {
+                e = note(HistoryName(entity: entity.name))
+                lastEntity = ObjectIdentifier(entity)
+                lastEntityIndex = e
+            }
+            let k: HistoryChangeRow.Kind = switch kind { case .inserted: .insert; case .updated: .update; case .deleted: .delete }
+            var p = Pending(kind: k, entity: e, pk: pk)
+            if let d = details {
+                p.attributes = d.attributes.map { note(HistoryName(entity: entity.name, property: $0)) }
+                p.tombstone = d.tombstone.map { (note(HistoryName(entity: entity.name, property: $0.name)), entity.attributeByName[$0.name]?.type, $0.value) }
+                p.old = d.old.map { (note(HistoryName(entity: entity.name, property: $0.name)), entity.attributeByName[$0.name]?.type, $0.value) }
+                p.new = d.new.map { (note(HistoryName(entity: entity.name, property: $0.name)), entity.attributeByName[$0.name]?.type, $0.value) }
+            }
+            if p.tombstone.isEmpty && p.old.isEmpty && p.new.isEmpty, let last = pending.last,
+               last.kind == p.kind, last.entity == p.entity, last.attributes == p.attributes,
+               last.tombstone.isEmpty && last.old.isEmpty && last.new.isEmpty, last.pk + last.count == pk {
+                pending[pending.count - 1].count += 1
+            } else {
+                pending.append(p)
+            }
+        }
+        let ids = try storage.historyNameIDs(names)
+        var entityIDs: [Int64] = []
+        var seen: Set<Int64> = []
+        for p in pending where seen.insert(ids[p.entity]).inserted { entityIDs.append(ids[p.entity]) }
+
+        func valuesJSON(_ list: [(Int, AttributeType?, SQLValue)]) -> String? {
+            guard !list.isEmpty else { return nil }
+            var w = JSONWriter()
+            w.beginObject()
+            for (i, type, v) in list {
+                w.key(String(ids[i]))
+                if let type { ValueCodec.write(v, type: type, to: &w) } else { w.null() }
+            }
+            w.endObject()
+            return w.string
+        }
+        let rows = pending.map { p in
+            HistoryChangeRow(kind: p.kind, entity: ids[p.entity], pk: p.pk, count: p.count, attributes: p.attributes.map { ids[$0] },
+                             tombstone: valuesJSON(p.tombstone), old: valuesJSON(p.old), new: valuesJSON(p.new))
+        }
+        let t = HistoryTransactionRow(timestamp: now(), author: changes.author, contextName: changes.contextName, entities: entityIDs)
+        let sequence = try storage.appendHistory(t, changes: rows)
+        changes.token = HistoryToken(sequence: sequence, store: storage.historyStoreTag).description
+    }
+
+    /// The participant of a container that does not record history: the store's
+    /// history (if another container keeps one) learns that a save went unrecorded.
+    static func skip(_ changes: inout ChangeSet, _ session: StoreSession) throws {
+        try (session as? HistoryStorage)?.noteUnrecordedSave()
+    }
+}

@@ -1,0 +1,324 @@
+import CSQLite
+
+/// Persistent history in SQLite (`Dialect+History.swift` has the tables).
+///
+/// The tables are made by the first recorded save, inside its transaction;
+/// a store that never recorded one has none, and reads of it find nothing.
+/// Everything read back is checked: a damaged history row is `.corrupt`.
+extension SQLiteSession: HistoryStorage {
+    public var historyStoreTag: String { sqliteStore.historyStoreTag }
+
+    /// Makes the history tables inside the caller's transaction (a rolled-back save undoes them too).
+    private func ensureHistoryTables() throws {
+        if try !storeKeepsHistory() {
+            for sql in SQLiteDialect.historyDDL { try connection.execute(script: sql) }
+        }
+    }
+
+    func storeKeepsHistory() throws -> Bool {
+        try connection.statement(SQLiteDialect.historyExists).scalar() == .int(1)
+    }
+
+    public func historyNameIDs(_ names: [HistoryName]) throws -> [Int64] {
+        try locked {
+            try ensureHistoryTables()
+            return try names.map { n in
+                let args: [SQLValue] = [.text(n.entity), .text(n.property)]
+                if case .int(let id)? = try connection.statement(SQLiteDialect.historyNameID).scalar(args) { return id }
+                guard case .int(let id)? = try connection.statement(SQLiteDialect.historyAddName).scalar(args) else {
+                    throw StrataError(.internal, "could not number the history name '\(n.entity).\(n.property)'")
+                }
+                return id
+            }
+        }
+    }
+
+    public func appendHistory(_ t: HistoryTransactionRow, changes: [HistoryChangeRow]) throws -> Int64 {
+        try locked {
+            try ensureHistoryTables()
+            let entities = "[" + t.entities.map(String.init).joined(separator: ",") + "]"
+            guard case .int(let token)? = try connection.statement(SQLiteDialect.historyAppend)
+                .scalar([.double(t.timestamp), t.author.map(SQLValue.text) ?? .null, t.contextName.map(SQLValue.text) ?? .null, .text(entities)]) else {
+                throw StrataError(.internal, "could not record a history transaction")
+            }
+            let insert = try connection.statement(SQLiteDialect.historyAppendChange)
+            for (n, c) in changes.enumerated() {
+                let attributes: SQLValue = c.attributes.isEmpty ? .null : .text("[" + c.attributes.map(String.init).joined(separator: ",") + "]")
+                try insert.execute([.int(token), .int(Int64(n)), .int(c.kind.rawValue), .int(c.entity), .int(c.pk), .int(c.count), attributes,
+                                    c.tombstone.map(SQLValue.text) ?? .null, c.old.map(SQLValue.text) ?? .null, c.new.map(SQLValue.text) ?? .null])
+            }
+            return token
+        }
+    }
+
+    public func noteUnrecordedSave() throws {
+        try locked {
+            guard try storeKeepsHistory() else { return }
+            let latest = try SQLiteHistorySnapshot(self).bounds().latest
+            try connection.execute(SQLiteDialect.historyRaiseCompleteFrom, [.int(latest + 1)])
+        }
+    }
+
+    public func readHistory<T>(_ body: (HistorySnapshot) throws -> T) throws -> T {
+        try read(nil) {
+            try SQLiteHistorySnapshot.damaged { try body(SQLiteHistorySnapshot(self)) }
+        }
+    }
+
+    public func deleteHistory(_ select: (HistorySnapshot) throws -> HistoryFilter) throws -> Int64 {
+        try locked {
+            guard !connection.isInTransaction else {
+                throw StrataError(.misuse, "history cannot be deleted inside a transaction")
+            }
+            return try connection.transaction {
+                try SQLiteHistorySnapshot.damaged {
+                    guard try storeKeepsHistory() else { return 0 }
+                    let snapshot = SQLiteHistorySnapshot(self)
+                    var sql = SQLiteHistoryFilter()
+                    let condition = sql.condition(try select(snapshot))
+                    guard case .int(let newest)? = try connection.statement(SQLiteDialect.historyNewestMatching(where: condition)).scalar(sql.args) else {
+                        return 0
+                    }
+                    try connection.execute(SQLiteDialect.historyDeleteChanges(where: condition), sql.args)
+                    try connection.execute(SQLiteDialect.historyDeleteTransactions(where: condition), sql.args)
+                    let deleted = Int64(connection.changes)
+                    try connection.execute(SQLiteDialect.historyRaiseCompleteFrom, [.int(newest)])
+                    return deleted
+                }
+            }
+        }
+    }
+}
+
+extension SQLiteStore {
+    /// The tag of this store's history tokens.
+    var historyStoreTag: String { HistoryName.storeTag(storeUUID) }
+}
+
+/// A migration's renames in the history's name table: every current name follows its
+/// entity or property into the new schema, or retires (keeping its old name) when the
+/// new schema has no successor. Older history then reads under the new names.
+enum SQLiteHistoryNames {
+    static func rename(_ c: Connection, _ mapping: SchemaMapping) throws {
+        guard try c.statement(SQLiteDialect.historyExists).scalar() == .int(1) else { return }
+        var rows: [(Int64, HistoryName)] = []
+        try c.statement(SQLiteDialect.historyLiveNames).query { s in rows.append((s.int64(0), HistoryName(entity: s.text(1), property: s.text(2)))) }
+        var moves: [(Int64, HistoryName?)] = []
+        for (id, name) in rows {
+            let next = successor(name, mapping)
+            if next != name { moves.append((id, next)) }
+        }
+        // Retire every moving name first, so that two names may swap.
+        for (id, _) in moves { try c.execute(SQLiteDialect.historyRetireName, [.int(id)]) }
+        for case let (id, next?) in moves { try c.execute(SQLiteDialect.historyRename, [.int(id), .text(next.entity), .text(next.property)]) }
+    }
+
+    static func successor(_ name: HistoryName, _ mapping: SchemaMapping) -> HistoryName? {
+        guard let old = mapping.old.entity(named: name.entity), let new = mapping.successor(of: old) else { return nil }
+        if name.property.isEmpty { return HistoryName(entity: new.name) }
+        if let a = old.attributeByName[name.property] {
+            guard let n = new.attributes.first(where: { mapping.origin(of: $0) === a }) else { return nil }
+            return HistoryName(entity: new.name, property: n.name)
+        }
+        if let r = old.relationshipByName[name.property] {
+            guard let n = new.relationships.first(where: { mapping.origin(of: $0) === r }) else { return nil }
+            return HistoryName(entity: new.name, property: n.name)
+        }
+        return nil
+    }
+}
+
+/// One read of the history, on the session's snapshot (inside `read`).
+struct SQLiteHistorySnapshot: HistorySnapshot {
+    let session: SQLiteSession
+    init(_ session: SQLiteSession) { self.session = session }
+    var connection: Connection { session.connection }
+
+    /// Runs `body`; SQL errors of the history tables mean a damaged store, not a bug.
+    static func damaged<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch var e as StrataError where e.code == .internal && e.sqliteCode != nil {
+            e.code = .corrupt
+            e.message = "the store's history tables are damaged: " + e.message
+            throw e
+        }
+    }
+
+    func names() throws -> HistoryNameTable {
+        var table = HistoryNameTable()
+        guard try session.storeKeepsHistory() else { return table }
+        try connection.statement(SQLiteDialect.historyNames).query { s in
+            table.byID[s.int64(0)] = HistoryName(entity: s.text(1), property: s.text(2))
+        }
+        return table
+    }
+
+    func bounds() throws -> (latest: Int64, completeFrom: Int64) {
+        guard try session.storeKeepsHistory() else { return (0, 0) }
+        var latest: Int64 = 0
+        switch try connection.statement(SQLiteDialect.historyLatest).scalar() {
+        case .int(let n)?: latest = n
+        case nil, .null?: latest = 0
+        default: throw StrataError(.corrupt, "the store's history sequence is not a number")
+        }
+        var from: Int64 = 0
+        switch try SQLiteStore.metadata(connection, SQLiteDialect.historyCompleteFromKey) {
+        case .int(let n)?: from = n
+        case nil, .null?: from = 0
+        default: throw StrataError(.corrupt, "the store's metadata 'historyCompleteFrom' is not a number")
+        }
+        return (latest, from)
+    }
+
+    private func select(_ query: HistoryQuery) -> (String, [SQLValue]) {
+        var sql = SQLiteHistoryFilter()
+        var condition = sql.condition(query.filter)
+        var order: [String] = []
+        for (field, ascending) in query.sort { order.append(SQLiteDialect.historyColumn(field) + (ascending ? " ASC" : " DESC")) }
+        if query.sort.first?.field != .sequence { order.append("t.token ASC") }
+        if query.sort.isEmpty || query.sort.first?.field == .sequence {
+            // Tokens start at 1: the range lets SQLite walk the primary key from either end (no sort).
+            condition = "t.token > 0 AND (\(condition))"
+        }
+        var limit: String?
+        if let n = query.limit { limit = "?"; sql.args.append(.int(n)) }
+        return (SQLiteDialect.historySelect(where: condition, orderBy: order.joined(separator: ", "), limit: limit), sql.args)
+    }
+
+    func transactions(_ query: HistoryQuery, _ each: (HistoryTransactionRow, [HistoryChangeRow]) throws -> Void) throws {
+        guard try session.storeKeepsHistory() else { return }
+        let (sql, args) = select(query)
+        var rows: [HistoryTransactionRow] = []
+        try connection.statement(sql).query(args) { s in
+            var entities: [Int64] = []
+            if case .array(let items)? = try? JSONValue.parse(s.text(4)) {
+                for i in items { if case .number(let n) = i, let v = Int64(n) { entities.append(v) } }
+            }
+            let author: String? = s.columnType(2) == SQLITE_NULL ? nil : s.text(2)
+            let context: String? = s.columnType(3) == SQLITE_NULL ? nil : s.text(3)
+            rows.append(HistoryTransactionRow(sequence: s.int64(0), timestamp: s.double(1), author: author, contextName: context, entities: entities))
+        }
+        for t in rows { try each(t, try changes(t.sequence)) }
+    }
+
+    private func changes(_ token: Int64) throws -> [HistoryChangeRow] {
+        var out: [HistoryChangeRow] = []
+        try connection.statement(SQLiteDialect.historyChanges).query([.int(token)]) { s in
+            guard let kind = HistoryChangeRow.Kind(rawValue: s.int64(0)) else {
+                throw StrataError(.corrupt, "the store's history has a change of unknown kind \(s.int64(0)) (transaction \(token))")
+            }
+            let pk = s.int64(2), count = s.int64(3)
+            guard count >= 1, count <= Int64(Int32.max), pk <= Int64.max - count else {
+                throw StrataError(.corrupt, "the store's history has a change run of \(count) objects from key \(pk) (transaction \(token))")
+            }
+            var attributes: [Int64] = []
+            if s.columnType(4) != SQLITE_NULL {
+                guard case .array(let items)? = try? JSONValue.parse(s.text(4)) else {
+                    throw StrataError(.corrupt, "the store's history has changed attributes that are not a JSON array (transaction \(token))")
+                }
+                for i in items {
+                    guard case .number(let n) = i, let v = Int64(n) else {
+                        throw StrataError(.corrupt, "the store's history has a changed attribute that is not a name number (transaction \(token))")
+                    }
+                    attributes.append(v)
+                }
+            }
+            func text(_ i: Int32) -> String? { s.columnType(i) == SQLITE_NULL ? nil : s.text(i) }
+            out.append(HistoryChangeRow(kind: kind, entity: s.int64(1), pk: pk, count: count, attributes: attributes,
+                                        tombstone: text(5), old: text(6), new: text(7)))
+        }
+        return out
+    }
+
+    func explain(_ query: HistoryQuery) throws -> [UInt8] {
+        var w = JSONWriter()
+        w.beginObject()
+        guard try session.storeKeepsHistory() else {
+            w.key("sql"); w.null()
+            w.key("queryPlan"); w.beginArray(); w.endArray()
+            w.endObject()
+            return w.bytes
+        }
+        let (sql, args) = select(query)
+        w.key("sql"); w.string(sql)
+        w.key("parameterCount"); w.int(Int64(args.count))
+        w.key("queryPlan")
+        w.beginArray()
+        try connection.statement(SQLiteDialect.queryPlan(sql)).query(args) { s in
+            w.beginObject()
+            w.key("id"); w.int(s.int64(0))
+            w.key("parent"); w.int(s.int64(1))
+            w.key("detail"); w.string(s.text(3))
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+        return w.bytes
+    }
+}
+
+/// A history filter as a SQL condition over `strata_history_transaction t`, every value bound.
+struct SQLiteHistoryFilter {
+    var args: [SQLValue] = []
+
+    private mutating func bind(_ v: HistoryFieldValue) -> String {
+        switch v {
+        case .null: args.append(.null)
+        case .int(let n): args.append(.int(n))
+        case .double(let d): args.append(.double(d))
+        case .text(let s): args.append(.text(s))
+        }
+        return "?"
+    }
+
+    private mutating func bindList(_ values: [String]) -> String {
+        args.append(.text("[" + values.joined(separator: ",") + "]"))
+        return "(SELECT value FROM json_each(?))"
+    }
+
+    mutating func condition(_ f: HistoryFilter) -> String {
+        switch f {
+        case .constant(let b): return b ? "1" : "0"
+        case .and(let parts): return parts.isEmpty ? "1" : "(" + parts.map { condition($0) }.joined(separator: " AND ") + ")"
+        case .or(let parts): return parts.isEmpty ? "0" : "(" + parts.map { condition($0) }.joined(separator: " OR ") + ")"
+        case .not(let inner): return "NOT " + condition(inner)
+        case .compare(let field, let op, let value):
+            let column = SQLiteDialect.historyColumn(field)
+            switch op {
+            case .equal: return "(\(column) IS \(bind(value)))"
+            case .notEqual: return "(\(column) IS NOT \(bind(value)))"
+            default: return "(\(column) \(op.rawValue) \(bind(value)))"
+            }
+        case .isIn(let field, let values):
+            let column = SQLiteDialect.historyColumn(field)
+            var items: [String] = []
+            var hasNull = false
+            for v in values {
+                switch v {
+                case .null: hasNull = true
+                case .int(let n): items.append(String(n))
+                case .double(let d): items.append(d.isFinite ? "\(d)" : "null")
+                case .text(let s):
+                    var w = JSONWriter()
+                    w.string(s)
+                    items.append(w.string)
+                }
+            }
+            let inList = "\(column) IN \(bindList(items))"
+            return hasNull ? "(\(inList) OR \(column) IS NULL)" : "(\(inList))"
+        case .changes(let all, let test):
+            let inner = entityCondition(test)
+            return all ? "NOT EXISTS (SELECT 1 FROM json_each(t.entities) e WHERE NOT \(inner))"
+                : "EXISTS (SELECT 1 FROM json_each(t.entities) e WHERE \(inner))"
+        }
+    }
+
+    private mutating func entityCondition(_ test: HistoryEntityTest) -> String {
+        switch test {
+        case .constant(let b): return b ? "1" : "0"
+        case .isIn(let ids): return "(e.value IN \(bindList(ids.map(String.init))))"
+        case .and(let parts): return parts.isEmpty ? "1" : "(" + parts.map { entityCondition($0) }.joined(separator: " AND ") + ")"
+        case .or(let parts): return parts.isEmpty ? "0" : "(" + parts.map { entityCondition($0) }.joined(separator: " OR ") + ")"
+        case .not(let inner): return "NOT " + entityCondition(inner)
+        }
+    }
+}

@@ -1,0 +1,157 @@
+/// The store side of persistent history (`History/` is the other): the rows a
+/// store keeps for every recorded save, and the filters it selects them by.
+///
+/// A store keeps, per recorded save, one transaction (its sequence number,
+/// timestamp, author, context name and the entities it changed) and its
+/// changes. Names of entities and properties are kept as numbers of a name
+/// table, so that a migration that renames an entity or attribute renames its
+/// history with one row, and a change row stays a few integers.
+public protocol HistoryStorage: AnyObject {
+    /// The tag of the store's tokens (`HistoryName.storeTag` of its UUID).
+    var historyStoreTag: String { get }
+    /// Numbers for `names` (in order), made when missing; inside the caller's transaction.
+    func historyNameIDs(_ names: [HistoryName]) throws -> [Int64]
+    /// Appends one transaction and its changes inside the save's transaction; returns
+    /// the transaction's sequence number (greater than any the store gave before).
+    func appendHistory(_ transaction: HistoryTransactionRow, changes: [HistoryChangeRow]) throws -> Int64
+    /// Records that a save was not recorded (history off): tokens before it can no
+    /// longer list every change after them. Does nothing when the store keeps no history.
+    func noteUnrecordedSave() throws
+
+    /// Runs `body` on one committed snapshot of the history.
+    func readHistory<T>(_ body: (HistorySnapshot) throws -> T) throws -> T
+    /// Deletes, in one transaction, the transactions (and their changes) of the filter
+    /// `select` makes from the snapshot inside it; returns how many were deleted.
+    /// Tokens before the newest deleted transaction expire.
+    func deleteHistory(_ select: (HistorySnapshot) throws -> HistoryFilter) throws -> Int64
+}
+
+/// What a history read sees, on one snapshot.
+public protocol HistorySnapshot {
+    /// The name table (empty when the store keeps no history).
+    func names() throws -> HistoryNameTable
+    /// The newest sequence number the store ever gave (0: none), and the lowest
+    /// sequence a token may have to be complete: a token below it missed changes.
+    func bounds() throws -> (latest: Int64, completeFrom: Int64)
+    /// The transactions `query` selects, in its order, each with its changes.
+    func transactions(_ query: HistoryQuery, _ each: (HistoryTransactionRow, [HistoryChangeRow]) throws -> Void) throws
+    /// How the store runs `query` (SQLite: the SQL and its query plan), as JSON.
+    func explain(_ query: HistoryQuery) throws -> [UInt8]
+}
+
+/// An entity name, or a property of an entity (`property` empty for the entity itself).
+public struct HistoryName: Hashable, Sendable {
+    public var entity: String
+    public var property: String
+    public init(entity: String, property: String = "") { self.entity = entity; self.property = property }
+
+    /// The tag of a store's history tokens: the first eight hexadecimal digits of its UUID
+    /// (read from the file, untrusted: only hex digits count).
+    public static func storeTag(_ uuid: String) -> String {
+        String(uuid.lowercased().filter { $0.isHexDigit }.prefix(8))
+    }
+}
+
+/// The name table of a store's history: number → name, and the numbers of
+/// current names.
+public struct HistoryNameTable: Sendable {
+    public var byID: [Int64: HistoryName] = [:]
+    public init() {}
+    /// Numbers of the entity names in `names` (unknown names have none).
+    public func entityIDs(_ names: some Sequence<String>) -> [Int64] {
+        let wanted = Set(names)
+        return byID.compactMap { id, n in n.property.isEmpty && wanted.contains(n.entity) ? id : nil }.sorted()
+    }
+}
+
+/// One recorded save.
+public struct HistoryTransactionRow: Sendable {
+    /// The sequence number (0 before the store gives one).
+    public var sequence: Int64
+    /// Seconds since 1970.
+    public var timestamp: Double
+    public var author: String?
+    public var contextName: String?
+    /// Numbers of the entities the save changed.
+    public var entities: [Int64]
+
+    public init(sequence: Int64 = 0, timestamp: Double, author: String?, contextName: String?, entities: [Int64]) {
+        self.sequence = sequence
+        self.timestamp = timestamp
+        self.author = author
+        self.contextName = contextName
+        self.entities = entities
+    }
+}
+
+/// One change row: a run of `count` objects with consecutive keys from `pk`, all of
+/// one entity and kind, with the same changed attributes and no values (a bulk
+/// insert is one row), or one object with its values.
+public struct HistoryChangeRow: Sendable {
+    public enum Kind: Int64, Sendable { case insert = 1, update = 2, delete = 3 }
+    public var kind: Kind
+    /// Number of the (concrete) entity's name.
+    public var entity: Int64
+    public var pk: Int64
+    public var count: Int64
+    /// Numbers of the changed property names (updates).
+    public var attributes: [Int64]
+    /// JSON objects keyed by property-name numbers: `{"7": "Paris"}`.
+    public var tombstone: String?
+    public var old: String?
+    public var new: String?
+
+    public init(kind: Kind, entity: Int64, pk: Int64, count: Int64 = 1, attributes: [Int64] = [],
+                tombstone: String? = nil, old: String? = nil, new: String? = nil) {
+        self.kind = kind
+        self.entity = entity
+        self.pk = pk
+        self.count = count
+        self.attributes = attributes
+        self.tombstone = tombstone
+        self.old = old
+        self.new = new
+    }
+}
+
+/// Which transactions a history request selects (names already numbers).
+public indirect enum HistoryFilter: Sendable, Equatable {
+    case constant(Bool)
+    case and([HistoryFilter])
+    case or([HistoryFilter])
+    case not(HistoryFilter)
+    /// `field op value`; a null value compares as SQL's IS / IS NOT for == and !=.
+    case compare(HistoryField, ComparisonOperator, HistoryFieldValue)
+    case isIn(HistoryField, [HistoryFieldValue])
+    /// Some change (`all`: every change) passes a test of its entity.
+    case changes(all: Bool, HistoryEntityTest)
+}
+
+/// A test of a change's entity.
+public indirect enum HistoryEntityTest: Sendable, Equatable {
+    case constant(Bool)
+    case isIn([Int64])
+    case and([HistoryEntityTest])
+    case or([HistoryEntityTest])
+    case not(HistoryEntityTest)
+}
+
+public enum HistoryField: String, Sendable, Equatable {
+    case sequence, timestamp, author, contextName
+}
+
+public enum HistoryFieldValue: Sendable, Equatable {
+    case null
+    case int(Int64)
+    case double(Double)
+    case text(String)
+}
+
+/// A selection of transactions: filter, order and limit.
+public struct HistoryQuery: Sendable {
+    public var filter: HistoryFilter = .constant(true)
+    /// Sort keys in order; `sequence` ascending breaks ties.
+    public var sort: [(field: HistoryField, ascending: Bool)] = []
+    public var limit: Int64?
+    public init() {}
+}
