@@ -171,7 +171,8 @@ typedef enum strata_status {
     STRATA_ERR_IO = 12,              /* file system error */
     STRATA_ERR_CORRUPT = 13,         /* the store file is damaged */
     STRATA_ERR_NOMEM = 14,           /* out of memory */
-    STRATA_ERR_INTERNAL = 15         /* a bug in Strata; please report it */
+    STRATA_ERR_INTERNAL = 15,        /* a bug in Strata; please report it */
+    STRATA_ERR_HISTORY_EXPIRED = 16  /* a history token older than the kept history, or of another store */
 } strata_status;
 
 /**
@@ -239,13 +240,16 @@ typedef struct strata_config strata_config;
  *                                     strata_config_set_stage_hooks()
  *   options: "inMemory": false        a private in-memory store (path ignored)
  *            "readOnly": false        open an existing store read-only
- *            "history": false         reserved for persistent history, which
- *                                     this version does not implement: false
- *                                     (nothing is recorded) is accepted; true
- *                                     fails with STRATA_ERR_INVALID at "/history"
- *            "author"                 reserved for the author persistent history
- *                                     will record: any value fails with
- *                                     STRATA_ERR_INVALID at "/author"
+ *            "history": true          record every save in the store's
+ *                                     persistent history (see History below);
+ *                                     false records nothing and marks the
+ *                                     history incomplete from then on (tokens
+ *                                     older than such a save expire). The store
+ *                                     stays writable either way
+ *            "author": "app"          the author history records with each
+ *                                     save (1-256 bytes; none by default); a
+ *                                     context may set its own with
+ *                                     strata_context_set_author()
  *            "externalStorageThreshold": 131072   bytes from which
  *                                     externalStorage data goes to files
  *            "automaticMigration": true   a store whose schema differs from
@@ -267,7 +271,7 @@ typedef struct strata_config strata_config;
  * unknown stage kind, operation, "keep" or "onDuplicates", operations in a
  * lightweight stage, a deduplicate naming an entity or property the stage's
  * old schema does not have, "didMigrate" in JSON (a didMigrate is a C hook),
- * "history": true, any "author", a negative externalStorageThreshold,
+ * an empty or over-long "author", a negative externalStorageThreshold,
  * inMemory with readOnly), STRATA_ERR_SCHEMA (invalid schema: unknown key
  * or type, duplicate name, bad identifier, unknown destination, inverse
  * mismatch, inheritance cycle, transient without default, default outside
@@ -825,6 +829,201 @@ strata_status strata_infer_migration(const char *from_schema_json, const char *t
  * Thread-safe.
  */
 strata_status strata_check_store(const char *path, const strata_config *config, char **out_json);
+
+/* ---------------------------------------------------------------------------
+ * History and change observation
+ *
+ * Every save of a container opened with "history": true (the default) is
+ * recorded in the store, in the save's own SQLite transaction: a rolled-back
+ * or failed save records nothing. A transaction holds
+ *   "token"        opaque text, "42@5f0c9a1e": increasing within a store,
+ *                  never given twice (not even after pruning), and tied to
+ *                  the store (a token of another store is refused)
+ *   "timestamp"    ISO-8601 UTC, microseconds
+ *   "author"       the context's author, else the configuration's (left out
+ *                  when there is none)
+ *   "contextName"  the context's name (strata_context_set_name), if any
+ *   "changes"      [{"kind": "insert" | "update" | "delete", "id": "Trip/4",
+ *                    "entity": "Trip", "attributes": [changed names] (update),
+ *                    "tombstone": {preserveValueOnDeletion values} (delete),
+ *                    "old": {...}, "new": {...} (update of attributes
+ *                    declared with "historyValues": true)}]
+ * Changes include what delete rules did (cascaded deletes, nullified links:
+ * both ends of a changed link are updates naming the relationship). Keys
+ * that do not apply are left out.
+ *
+ * Cost and growth: a save writes one transaction row plus one change row per
+ * changed object; consecutive keys of one entity with nothing else to record
+ * share a row (a bulk insert is one row). History grows until pruned with
+ * strata_delete_history(); prune what every reader has consumed.
+ *
+ * Migrations keep every history row; entity and attribute renames apply to
+ * older history, which then reads under the new names. Saves of migration
+ * stage hooks are recorded like any other.
+ * ------------------------------------------------------------------------ */
+
+/**
+ * Fetches history transactions, as a JSON array of the objects above.
+ *
+ * The descriptor (docs/JSON.md §8) is a JSON object, every key optional:
+ *   "predicate"  over transactions, JSON or #Predicate text: "token" (or
+ *                "transactionIdentifier") compared with a token string,
+ *                "timestamp" with a date, "author" and "contextName" with a
+ *                string or nil, and "$0.changes.contains { entityNames.contains(
+ *                $0.changedPersistentIdentifier.entityName) }" (also
+ *                allSatisfy, isEmpty, == and != on entityName). An entity
+ *                name matches the entity and its subentities.
+ *   "bindings"   values of the predicate's variables ("lastToken": "41@…")
+ *   "sortBy"     [{"key": "transactionIdentifier" | "token" | "timestamp" |
+ *                "author" | "contextName", "order": "forward" | "reverse"}];
+ *                default: by token, oldest first
+ *   "fetchLimit" at most this many transactions
+ * NULL or "{}" fetches every transaction. The latest token:
+ * {"sortBy": [{"key": "transactionIdentifier", "order": "reverse"}],
+ *  "fetchLimit": 1}, served by the primary key (strata_explain_history()).
+ *
+ * A predicate asking for the transactions after a token ("token > t",
+ * "token >= t") fails with STRATA_ERR_HISTORY_EXPIRED (code
+ * "history_token_expired") when the history no longer holds every change
+ * after it: transactions after it were deleted, a container with
+ * "history": false saved after it, the token is newer than the store's
+ * history (a replaced or restored store), or it belongs to another store.
+ * Refetch everything, then continue from the latest token.
+ *
+ * Reads one committed snapshot; the context's pending changes are not history.
+ *
+ * @param[in]  ctx              the context.
+ * @param[in]  descriptor_json  the history descriptor, or NULL.
+ * @param[out] out_json         new string, free with strata_free(); NULL on failure.
+ * Returns STRATA_OK.
+ * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx, NULL out_json),
+ * STRATA_ERR_INVALID (malformed descriptor, unknown key, an unsupported
+ * predicate form or field, a value of the wrong type, a malformed token, a
+ * missing binding: the message names the JSON path or text position),
+ * STRATA_ERR_HISTORY_EXPIRED, STRATA_ERR_CORRUPT (damaged history tables),
+ * STRATA_ERR_BUSY, STRATA_ERR_IO, STRATA_ERR_NOMEM.
+ * Not thread-safe for one ctx.
+ */
+strata_status strata_fetch_history(strata_context *ctx, const char *descriptor_json, char **out_json);
+
+/**
+ * How strata_fetch_history() would run a descriptor:
+ * {"sql": "…", "parameterCount": n, "queryPlan": [{"id", "parent", "detail"}]}
+ * ("sql": null and an empty plan when the store has no history yet).
+ * Fails as strata_fetch_history(), never with STRATA_ERR_HISTORY_EXPIRED.
+ */
+strata_status strata_explain_history(strata_context *ctx, const char *descriptor_json, char **out_json);
+
+/**
+ * Deletes history transactions and their changes, in one transaction:
+ * those the descriptor's "predicate" (with its "bindings") selects, or all
+ * of them for "{}". Everything before a token:
+ * {"predicate": "$0.token <= t", "bindings": {"t": "41@5f0c9a1e"}}.
+ * Fetching after a token older than the newest deleted transaction then
+ * fails with STRATA_ERR_HISTORY_EXPIRED; tokens are never reused.
+ *
+ * @param[in] ctx              the context (its pending changes are untouched).
+ * @param[in] descriptor_json  {"predicate": …, "bindings": …} or "{}".
+ * Returns STRATA_OK.
+ * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx, NULL descriptor_json),
+ * STRATA_ERR_INVALID (as strata_fetch_history(); "sortBy" and "fetchLimit"
+ * are refused), STRATA_ERR_HISTORY_EXPIRED (a token of another store),
+ * STRATA_ERR_READONLY, STRATA_ERR_BUSY, STRATA_ERR_IO, STRATA_ERR_CORRUPT,
+ * STRATA_ERR_NOMEM.
+ * Not thread-safe for one ctx.
+ */
+strata_status strata_delete_history(strata_context *ctx, const char *descriptor_json);
+
+/**
+ * Sets the author history records with this context's saves (NULL: none),
+ * instead of the configuration's "author". 1-256 bytes of UTF-8.
+ * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx), STRATA_ERR_INVALID (empty,
+ * too long, invalid UTF-8).
+ */
+strata_status strata_context_set_author(strata_context *ctx, const char *author);
+
+/**
+ * Sets the context name history records with this context's saves (NULL:
+ * none). 1-256 bytes of UTF-8.
+ * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx), STRATA_ERR_INVALID.
+ */
+strata_status strata_context_set_name(strata_context *ctx, const char *name);
+
+/** An observer of a container's changes (strata_observe()). */
+typedef struct strata_observer strata_observer;
+
+/**
+ * A change callback: `changes_json` (valid during the call only) is
+ *   {"token": "42@5f0c9a1e",
+ *    "inserted": {"Trip": ["Trip/1", …], …},
+ *    "updated":  {"Trip": [{"id": "Trip/2", "attributes": ["name"]}], …},
+ *    "deleted":  {"Trip": [{"id": "Trip/3", "tombstone": {"name": "Paris"}}], …}}
+ * with only the entities the observer asked for ("token" is left out for a
+ * save of a container with "history": false). When the history no longer
+ * covers everything since the last delivered transaction, a poll delivers
+ * {"token": <latest>, "expired": true} once instead: refetch everything.
+ */
+typedef void (*strata_change_fn)(const char *changes_json, void *userdata);
+
+/**
+ * Observes changes to the store.
+ *
+ * - Saves of this container: delivered after each save commits, on the
+ *   thread that called strata_save() (before it returns), once per save.
+ * - Saves of other processes and of other containers (even in this process)
+ *   on the same file: found in the history after the last transaction this
+ *   container delivered, and delivered by strata_poll_changes() on the
+ *   thread that calls it, one callback per transaction, oldest first.
+ *
+ * The filter is NULL, "{}" (every entity) or {"entityNames": ["Trip",
+ * "LivingAccommodation"]}: a name covers its subentities; a callback fires
+ * only for a save or transaction that changed one of them, with only their
+ * changes. The first observer of a container starts polling from the
+ * store's latest transaction.
+ *
+ * The userdata belongs to Strata from this call on: free_userdata (if not
+ * NULL) is called once, when the observer is removed, when the container
+ * is closed, or at once if this call fails. A callback must not close its
+ * container; it may call any other function, strata_observer_remove() of
+ * its own observer included.
+ *
+ * @param[in]  container      the container.
+ * @param[in]  filter_json    the filter, or NULL.
+ * @param[in]  callback       called with each change set.
+ * @param[in]  userdata       passed to the callback.
+ * @param[in]  free_userdata  frees the userdata, or NULL.
+ * @param[out] out_observer   the observer; NULL on failure.
+ * Returns STRATA_OK.
+ * Fails with: STRATA_ERR_MISUSE (NULL/stale container, NULL callback, NULL
+ * out_observer), STRATA_ERR_INVALID (malformed filter, unknown key, an
+ * entity the schema does not have), STRATA_ERR_BUSY, STRATA_ERR_IO,
+ * STRATA_ERR_CORRUPT (reading the latest token), STRATA_ERR_NOMEM.
+ * Thread-safe.
+ */
+strata_status strata_observe(strata_container *container, const char *filter_json, strata_change_fn callback,
+                             void *userdata, strata_free_fn free_userdata, strata_observer **out_observer);
+
+/**
+ * Delivers, to this container's observers, the transactions other writers
+ * recorded since the last one delivered (see strata_observe()). Does nothing
+ * before the first observer. Polls are serialized.
+ *
+ * Returns STRATA_OK.
+ * Fails with: STRATA_ERR_MISUSE (NULL/stale container), STRATA_ERR_CORRUPT
+ * (damaged history tables), STRATA_ERR_BUSY, STRATA_ERR_IO,
+ * STRATA_ERR_NOMEM.
+ * Thread-safe.
+ */
+strata_status strata_poll_changes(strata_container *container);
+
+/**
+ * Stops an observer and frees its userdata. Safe inside the observer's own
+ * callback (the userdata is freed when that callback returns). A callback
+ * already running on another thread may finish after this returns; no new
+ * one starts. After strata_close() of its container, only frees the handle.
+ * NULL and stale handles are ignored.
+ */
+void strata_observer_remove(strata_observer *observer);
 
 #ifdef __cplusplus
 }

@@ -65,6 +65,27 @@ public final class ChangeObservers: @unchecked Sendable {
         }
     }
 
+    /// Adds an observer for a JSON filter: NULL, empty, `{}` (every entity) or
+    /// `{"entityNames": ["Trip", …]}`.
+    ///
+    /// - Throws: `.invalid` naming the JSON path of a malformed filter or unknown entity.
+    public func add(filter json: UnsafeBufferPointer<UInt8>?, _ callback: @escaping Callback) throws -> Int {
+        guard let json, !json.isEmpty else { return try add(entityNames: nil, callback) }
+        let value = try JSONValue.parse(json)
+        var o = try ObjectReader(value, path: JSONPath(), what: "observer filter")
+        var names: [String]?
+        if let list = try o.array("entityNames") {
+            names = try list.enumerated().map { i, v in
+                guard case .string(let s) = v else {
+                    throw StrataError(.invalid, "entityNames holds entity names (strings), found \(v.typeName)", path: "/entityNames/\(i)")
+                }
+                return s
+            }
+        }
+        try o.finish()
+        return try add(entityNames: names, callback)
+    }
+
     /// Stops an observer. Safe from inside its own callback; a call already running on
     /// another thread may finish after this returns, and no new call starts.
     public func remove(_ id: Int) {
