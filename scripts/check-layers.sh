@@ -9,7 +9,8 @@
 # and the text of string literals are not code; interpolations are.
 #
 # Rules (the name before the colon is what a hit and the allowlist call it):
-#   storage-names-context       Storage/ names a type of Context/
+#   storage-names-{context,history}  Storage/ names a type of Context/ or History/
+#                               (it implements the history seam of Store/)
 #   query-names-context         Query/ names a type of Context/
 #   query-names-storage         Query/ names a type of Storage/
 #   schema-names-{storage,context,query,migration}
@@ -17,6 +18,7 @@
 #   store-names-{context,storage}   Store/, the seam, leans on neither side
 #   context-names-storage       Context/ uses Storage internals, not Store/
 #   migration-names-storage     Migration/ likewise
+#   history-names-{storage,context}  History/ works through the Store/ seam
 #   strata-c-names-storage      StrataC names a type of Storage/
 #   sqlite-outside-storage      `import CSQLite`, sqlite3_*, SQLITE_* outside
 #                               Storage/ and Sources/CSQLite
@@ -225,7 +227,7 @@ if [ "$selftest" = 1 ]; then
     run
     cp "$work/saved1" "$1"; cp "$work/saved2" "$3"
   }
-  S=$(first Storage) && Q=$(first Query) && C=$(first Context) && M=$(first Migration) &&
+  S=$(first Storage) && Q=$(first Query) && C=$(first Context) && M=$(first Migration) && H=$(first History) &&
     Sc=$(first Schema) && V=$(first Values) && St=$(first Store) && Sp=$(first Support) || exit 1
   X=$(find "$copy/Sources/StrataC" -name '*.swift' | sort | head -n 1)
   [ -n "$X" ] || { echo "FAIL: Sources/StrataC has no Swift file"; exit 1; }
@@ -258,6 +260,10 @@ if [ "$selftest" = 1 ]; then
   expect "Storage type in Context" context-names-storage LayersProbeStorage
   inject2 "$S" 'final class LayersProbeStorage {}' "$M" 'let _m: LayersProbeStorage? = nil'
   expect "Storage type in Migration" migration-names-storage LayersProbeStorage
+  inject2 "$S" 'final class LayersProbeStorage {}' "$H" 'let _m: LayersProbeStorage? = nil'
+  expect "Storage type in History" history-names-storage LayersProbeStorage
+  inject2 "$H" 'final class LayersProbeHistory {}' "$S" 'let _m: LayersProbeHistory? = nil'
+  expect "History type in Storage" storage-names-history LayersProbeHistory
   inject2 "$S" 'final class LayersProbeStorage {}' "$St" 'let _m: LayersProbeStorage? = nil'
   expect "Storage type in Store" store-names-storage LayersProbeStorage
   inject2 "$S" 'final class LayersProbeStorage {}' "$X" 'let _m: LayersProbeStorage? = nil'
@@ -340,15 +346,16 @@ names_rule() {
   done
 }
 
-for key in Storage Query Schema Values Store Context Migration; do folder_files "$key" >"$work/list.$key"; done
+for key in Storage Query Schema Values Store Context Migration History; do folder_files "$key" >"$work/list.$key"; done
 grep '^Sources/StrataC/' "$work/files" >"$work/list.StrataC" || true
-names_rule Storage   "$work/list.Storage"   storage   Context
+names_rule Storage   "$work/list.Storage"   storage   Context History
 names_rule Query     "$work/list.Query"     query     Context Storage
 names_rule Schema    "$work/list.Schema"    schema    Storage Context Query Migration
 names_rule Values    "$work/list.Values"    values    Storage Context Query Migration Schema
 names_rule Store     "$work/list.Store"     store     Context Storage
 names_rule Context   "$work/list.Context"   context   Storage
 names_rule Migration "$work/list.Migration" migration Storage
+names_rule History   "$work/list.History"   history   Storage Context
 names_rule _StrataC  "$work/list.StrataC"   strata-c  Storage
 
 # SQLite outside Storage/ (Sources/CSQLite holds no Swift).
