@@ -14,18 +14,34 @@ public final class ModelContainer: @unchecked Sendable {
     public init(path: String?, configuration: StoreConfiguration) throws {
         self.configuration = configuration
         let hooks = SaveHooks()
-        hooks.addParticipant(configuration.history ? HistoryRecorder.record : HistoryRecorder.skip)
-        let store = try SQLiteStore(path: path, configuration: configuration, policy: StoreOpener(configuration), saveHooks: hooks)
-        self.store = store
-        let observers = ChangeObservers(schema: configuration.schema) { try store.makeSession() }
-        self.observers = observers
+        // Made before the store, whose store is made later: the box lends it to the poll session.
+        let storeBox = StoreBox()
+        let observers = ChangeObservers(schema: configuration.schema) {
+            guard let s = storeBox.store else { throw StrataError(.misuse, "the container is closed") }
+            return try s.makeSession()
+        }
+        if configuration.history {
+            let origin = observers.origin
+            hooks.addParticipant { changes, session in try HistoryRecorder.record(&changes, session, origin: origin) }
+        } else {
+            hooks.addParticipant(HistoryRecorder.skip)
+        }
         hooks.addObserver { [weak observers] changes in observers?.saved(changes) }
+        let store = try SQLiteStore(path: path, configuration: configuration, policy: StoreOpener(configuration), saveHooks: hooks)
+        storeBox.store = store
+        self.store = store
+        self.observers = observers
     }
 
     /// A new context with its own connection (in-memory stores share one).
     public func makeContext() throws -> ModelContext {
         ModelContext(container: self, session: try store.makeSession())
     }
+}
+
+/// The store a container's observers poll through, set once the store is open.
+private final class StoreBox: @unchecked Sendable {
+    weak var store: DataStore?
 }
 
 // MARK: Dry runs

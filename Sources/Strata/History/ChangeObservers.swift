@@ -29,14 +29,16 @@ public final class ChangeObservers: @unchecked Sendable {
     private var nextID = 0
     /// The newest sequence delivered (nil until the first observer starts the count).
     private var position: Int64?
-    /// Sequences of this container's saves newer than `position`, already delivered as they committed.
-    private var own: Set<Int64> = []
+    /// Recorded with each transaction of this container (whose saves are delivered as they
+    /// commit): polls skip the transactions that carry it.
+    let origin: String
     private var pollSession: StoreSession?
     private let makeSession: () throws -> StoreSession
 
     init(schema: Schema, makeSession: @escaping () throws -> StoreSession) {
         self.schema = schema
         self.makeSession = makeSession
+        origin = UUIDText.random()
     }
 
     /// Adds an observer of the named entities (and their subentities; nil: all).
@@ -109,12 +111,7 @@ public final class ChangeObservers: @unchecked Sendable {
 
     /// A save of this container committed (a save hook's observer).
     func saved(_ changes: ChangeSet) {
-        let delivering: Bool = lock.withLock {
-            guard let p = position else { return false }
-            if let t = changes.token.flatMap(HistoryToken.parse), t.sequence > p { own.insert(t.sequence) }
-            return !entries.isEmpty
-        }
-        guard delivering else { return }
+        guard lock.withLock({ position != nil && !entries.isEmpty }) else { return }
         deliver { changes.json(entityNames: $0) }
     }
 
@@ -151,9 +148,8 @@ public final class ChangeObservers: @unchecked Sendable {
                 var q = HistoryQuery()
                 q.filter = .compare(.sequence, .greater, .int(start))
                 q.sort = [(.sequence, true)]
-                let mine = lock.withLock { own }
                 try snap.transactions(q) { t, changes in
-                    if mine.contains(t.sequence) { return }
+                    if t.origin == origin { return }
                     let json = try ChangeObservers.changeSetJSON(t, changes, names: names, store: tag)
                     found.append((t.sequence, json))
                 }
@@ -162,7 +158,6 @@ public final class ChangeObservers: @unchecked Sendable {
             lock.withLock {
                 position = max(start, newest)
                 if expiredAt != nil { position = newest }
-                own = own.filter { $0 > (position ?? 0) }
             }
             if let at = expiredAt {
                 let text = "{\"token\":\"\(HistoryToken(sequence: at, store: tag))\",\"expired\":true}"

@@ -12,8 +12,9 @@ enum HistoryRecorder {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
-    /// The participant of a container that records history.
-    static func record(_ changes: inout ChangeSet, _ session: StoreSession) throws {
+    /// The participant of a container that records history; `origin` tells the
+    /// container's own transactions apart (`ChangeObservers`).
+    static func record(_ changes: inout ChangeSet, _ session: StoreSession, origin: String?) throws {
         guard let storage = session as? HistoryStorage else { return }
         // Names first: every entity and property the save mentions, numbered once.
         var nameIndex: [HistoryName: Int] = [:]
@@ -80,7 +81,8 @@ enum HistoryRecorder {
             HistoryChangeRow(kind: p.kind, entity: ids[p.entity], pk: p.pk, count: p.count, attributes: p.attributes.map { ids[$0] },
                              tombstone: valuesJSON(p.tombstone), old: valuesJSON(p.old), new: valuesJSON(p.new))
         }
-        let t = HistoryTransactionRow(timestamp: now(), author: changes.author, contextName: changes.contextName, entities: entityIDs)
+        let t = HistoryTransactionRow(timestamp: now(), author: changes.author, contextName: changes.contextName, entities: entityIDs,
+                                      origin: origin)
         let sequence = try storage.appendHistory(t, changes: rows)
         changes.token = HistoryToken(sequence: sequence, store: storage.historyStoreTag).description
     }

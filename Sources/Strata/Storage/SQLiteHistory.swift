@@ -38,7 +38,8 @@ extension SQLiteSession: HistoryStorage {
             try ensureHistoryTables()
             let entities = "[" + t.entities.map(String.init).joined(separator: ",") + "]"
             guard case .int(let token)? = try connection.statement(SQLiteDialect.historyAppend)
-                .scalar([.double(t.timestamp), t.author.map(SQLValue.text) ?? .null, t.contextName.map(SQLValue.text) ?? .null, .text(entities)]) else {
+                .scalar([.double(t.timestamp), t.author.map(SQLValue.text) ?? .null, t.contextName.map(SQLValue.text) ?? .null, .text(entities),
+                        t.origin.map(SQLValue.text) ?? .null]) else {
                 throw StrataError(.internal, "could not record a history transaction")
             }
             let insert = try connection.statement(SQLiteDialect.historyAppendChange)
@@ -195,7 +196,9 @@ struct SQLiteHistorySnapshot: HistorySnapshot {
             }
             let author: String? = s.columnType(2) == SQLITE_NULL ? nil : s.text(2)
             let context: String? = s.columnType(3) == SQLITE_NULL ? nil : s.text(3)
-            rows.append(HistoryTransactionRow(sequence: s.int64(0), timestamp: s.double(1), author: author, contextName: context, entities: entities))
+            let origin: String? = s.columnType(5) == SQLITE_NULL ? nil : s.text(5)
+            rows.append(HistoryTransactionRow(sequence: s.int64(0), timestamp: s.double(1), author: author, contextName: context,
+                                              entities: entities, origin: origin))
         }
         for t in rows { try each(t, try changes(t.sequence)) }
     }

@@ -74,8 +74,11 @@ public struct HistoryTransactionRow: Sendable {
     public var contextName: String?
     /// Numbers of the entities the save changed.
     public var entities: [Int64]
+    /// Which container instance recorded it (its observers heard of it at once; its polls skip it).
+    public var origin: String?
 
-    public init(sequence: Int64 = 0, timestamp: Double, author: String?, contextName: String?, entities: [Int64]) {
+    public init(sequence: Int64 = 0, timestamp: Double, author: String?, contextName: String?, entities: [Int64], origin: String? = nil) {
+        self.origin = origin
         self.sequence = sequence
         self.timestamp = timestamp
         self.author = author
