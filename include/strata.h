@@ -859,7 +859,8 @@ strata_status strata_check_store(const char *path, const strata_config *config, 
  *
  * Migrations keep every history row; entity and attribute renames apply to
  * older history, which then reads under the new names. Saves of migration
- * stage hooks are recorded like any other.
+ * stage hooks (and their deduplications) are recorded like any other, with
+ * the stage's name as "contextName".
  * ------------------------------------------------------------------------ */
 
 /**

@@ -74,6 +74,8 @@ struct MigrationRunner {
             emit(name, "willMigrate")
             let session = try store.session(schema: planned.from)
             let context = ModelContext(session: session, schema: planned.from)
+            // History records the stage's saves under the stage's name.
+            context.name = name
             for op in operations {
                 migrationLog("\(name): willMigrate \(op)")
                 try perform(op, context, session)
@@ -96,6 +98,7 @@ struct MigrationRunner {
             emit(name, "didMigrate")
             let session = try store.session(schema: planned.to)
             let context = ModelContext(session: session, schema: planned.to)
+            context.name = name
             // Beyond SwiftData: the old version stays readable ("fromVersion"), as committed before the stage.
             if let old = try store.committedSession(schema: planned.from) { context.previousVersion = (planned.from, old) }
             migrationLog("\(name): didMigrate hook")
