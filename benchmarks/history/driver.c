@@ -43,8 +43,8 @@
     "  {\"name\": \"placeName\", \"type\": \"string\"}],"                                     \
     " \"relationships\": [{\"name\": \"trip\", \"destination\": \"Trip\", \"optional\": true}]}"
 
-static const char *const SCHEMA = "{\"entities\": [" TRIP_ATTRIBUTES("") "]}";
-static const char *const SCHEMA_VALUES = "{\"entities\": [" TRIP_ATTRIBUTES(", \"historyValues\": true") "]}";
+static const char *const SCHEMA = "{\"version\": \"1.0.0\", \"entities\": [" TRIP_ATTRIBUTES("") "]}";
+static const char *const SCHEMA_VALUES = "{\"version\": \"1.0.0\", \"entities\": [" TRIP_ATTRIBUTES(", \"historyValues\": true") "]}";
 
 static void fail(const char *what) {
     fprintf(stderr, "driver: %s failed: %s\n", what, strata_last_error());

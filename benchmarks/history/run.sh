@@ -97,7 +97,7 @@ for c in "${cases[@]}"; do
   else
     echo "one save of $n Trip updates, every other key of $(( 2 * n )) (strata_update x $n + strata_save):"
   fi
-  printf '  %-30s %10s %10s %10s %10s %9s %12s\n' mode total "x off" save "x off" "peak RSS" "change rows"
+  printf '  %-32s %10s %8s %10s %8s %9s %12s\n' mode total "x off" save "x off" "peak RSS" "change rows"
   off_total=$(col 1 "$work/$name-off.txt" | median)
   sql_total=$(col 1 "$work/$name-sqlite.txt" | median)
   for m in "${modes[@]}"; do
@@ -113,9 +113,10 @@ for c in "${cases[@]}"; do
     if [ "$m" = history ] || [ "$m" = values ]; then
       rt=$(ratio_median "$name" "$m" 1)x rs=$(ratio_median "$name" "$m" 2)x
     elif [ "$m" = off ]; then rt=1.00x rs=1.00x
-    else rt=$(awk -v a="$total" -v b="$off_total" 'BEGIN { printf "%.2fx", a / b }') rs=-; save=-
+    else rt=$(awk -v a="$total" -v b="$off_total" 'BEGIN { printf "%.2fx", a / b }') rs=-
     fi
-    printf '  %-30s %7s ms %10s %7s ms %10s %6d MB %12s\n' "$label" "$total" "$rt" "$save" "$rs" \
+    [ "$m" = sqlite ] && save=- || save="$save ms"
+    printf '  %-32s %7s ms %8s %10s %8s %6d MB %12s\n' "$label" "$total" "$rt" "$save" "$rs" \
       "$(( kb / 1024 ))" "$rows"
   done
   awk -v a="$off_total" -v h="$(col 1 "$work/$name-history.txt" | median)" -v s="$sql_total" \
