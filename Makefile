@@ -14,6 +14,9 @@
 #                  of schema version 1 migrated to version 4 (DEMO_FROM=2 or 3 starts at that version)
 #   make bench-migration  build, then time migrations of 1,000,000 trips against the same changes
 #                  in hand-written SQL (benchmarks/migration/README.md; not part of make test)
+#   make bench-history  build, then time one save of 100,000 inserts and one of 10,000 updates
+#                  with history on and off, and SQLite alone (benchmarks/history/README.md;
+#                  not part of make test)
 #   make install   cmake --install build (PREFIX=/usr/local)
 #   make clean     remove build/ and SwiftPM's .build*/ folders
 #
@@ -38,7 +41,7 @@ DEMO_FROM ?= 1
 
 DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3 time
 
-.PHONY: deps configure build test memcheck asan fuzz demo bench-migration install clean
+.PHONY: deps configure build test memcheck asan fuzz demo bench-migration bench-history install clean
 
 deps:
 	@missing=""; \
@@ -89,6 +92,9 @@ demo: build
 
 bench-migration: build
 	benchmarks/migration/run.sh $(BUILD_DIR)
+
+bench-history: build
+	benchmarks/history/run.sh $(BUILD_DIR)
 
 install: build
 	$(CMAKE) --install $(BUILD_DIR) --prefix $(PREFIX)

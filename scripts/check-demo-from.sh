@@ -6,8 +6,10 @@
 # store. Each run must succeed, run the stages its version needs (version 1's
 # duplicates removed by the custom stages' C hooks, their bucket-list items
 # and accommodations kept), keep identifiers, and print the same output from
-# "== Final data" on. --from 1 --json-ops (the plan's "deduplicate" operations
-# instead of the C hooks) must end the same.
+# "== Final data" to "== History". --from 1 --json-ops (the plan's "deduplicate"
+# operations instead of the C hooks) must end the same. The history part (its
+# tokens, times and identifiers differ from store to store) must list the
+# same kinds of changes from every version.
 set -eu
 trips=${1:?usage: check-demo-from.sh TRIPS_BINARY WORK_DIR}
 work=${2:?usage: check-demo-from.sh TRIPS_BINARY WORK_DIR}
@@ -21,7 +23,7 @@ for v in 1 2 3 1ops; do
   if ! "$trips" $args "$store" > "$work/from$v.out" 2>&1; then
     echo "trips $args failed:"; cat "$work/from$v.out"; fail=1; continue
   fi
-  sed -n '/^== Final data/,$p' "$work/from$v.out" > "$work/from$v.final"
+  sed -n '/^== Final data/,/^== History/p' "$work/from$v.out" > "$work/from$v.final"
 done
 [ "$fail" = 0 ] || exit 1
 cat "$work/from1.out"
@@ -46,6 +48,21 @@ expect 1ops "bucket-list items: 7 before, 7 after; accommodations: 3 before, 3 a
 for v in 1 2 3 1ops; do
   expect $v "no trip was lost but the duplicates"
   expect $v "== Final data: the store holds 8 trips"
+  expect $v "changes (step 4's save): insert BusinessTrip x2, insert LivingAccommodation x2, insert BucketListItem x2, insert PersonalTrip x2"
+  expect $v "(served by the key, no scan"
+  # One observer line per save that changed a Trip or a LivingAccommodation (a and c, not b).
+  n=$(grep -c '^     \[observer\] saved [0-9]*@[0-9a-f]*:' "$work/from$v.out" || true)
+  [ "$n" = 2 ] || { echo "trips --from $v: expected 2 observer lines, found $n"; fail=1; }
+  expect $v "updated BusinessTrip/"
+  expect $v " (destination)"
+  # Listing 2: saves a and c, each by the demo's author and context; c with its cascade.
+  n=$(grep -c ', author trips-demo, context editor$' "$work/from$v.out" || true)
+  [ "$n" = 2 ] || { echo "trips --from $v: listing 2 should hold 2 transactions, found $n"; fail=1; }
+  expect $v 'changed: ["destination"]'
+  n=$(grep -Ec '^       delete +(BusinessTrip|LivingAccommodation)/[0-9]+ ' "$work/from$v.out" || true)
+  [ "$n" = 2 ] || { echo "trips --from $v: listing 2 should show WWDC26 and its accommodation deleted, found $n deletes"; fail=1; }
+  expect $v 'tombstone: {"name":"WWDC26",'
+  expect $v "(and 1 change to other entities)"
 done
 # Identifiers survive the migration: Paris Getaway is Trip/1 before (step 1) and after (step 3).
 n=$(grep -c '^    Trip/1 *Paris Getaway ' "$work/from1.out" || true)

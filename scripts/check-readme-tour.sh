@@ -6,7 +6,9 @@
 # - its JSON block is examples/tour/schema.json, line for line;
 # - each paragraph (lines between blank lines) of each C block is a run of
 #   consecutive lines of tour.c, in the README's order; leading blanks are
-#   ignored (the program's lines are indented inside main()).
+#   ignored (the program's lines are indented inside main()); the section
+#   "Change tracking and history" is checked the same way, its order counted
+#   from the top of tour.c again (its callback is defined before main()).
 set -eu
 readme=${1:?usage: check-readme-tour.sh README TOUR_C TOUR_SCHEMA}
 tour=${2:?usage: check-readme-tour.sh README TOUR_C TOUR_SCHEMA}
@@ -30,7 +32,11 @@ BEGIN {
     while ((getline line < schema) > 0) s[++ns] = line
     from = 1
 }
-/^## / { intour = ($0 ~ /^## A five-minute tour/); if (intour) seen = 1 }
+/^## / {
+    intour = ($0 ~ /^## A five-minute tour/ || $0 ~ /^## Change tracking and history/)
+    if ($0 ~ /^## A five-minute tour/) seen = 1
+    if ($0 ~ /^## Change tracking and history/) { history = 1; from = 1 }   # its own order (a callback before main())
+}
 !intour { next }
 /^```/ {
     if (!block) { block = substr($0, 4); np = 0; nj = 0; next }
@@ -53,6 +59,7 @@ block == "c" {
 }
 END {
     if (!seen) { print "README.md: no \"## A five-minute tour\" section"; exit 1 }
+    if (!history) { print "README.md: no \"## Change tracking and history\" section"; exit 1 }
     if (jsons != 1) { printf "README.md: expected one JSON block in the tour, found %d\n", jsons; bad = 1 }
     if (cblocks < 5) { printf "README.md: expected the tour C blocks, found %d\n", cblocks; bad = 1 }
     if (!bad) printf "README tour: %d C blocks and the schema match %s\n", cblocks, tour
@@ -77,4 +84,7 @@ expect '"parameterCount":0,"queryPlan":['
 expect '0 bucket list items left'
 expect '{"code":"validation","status":6,"message":"'"'"'Trip.name'"'"' (string): expected a string, found a number","entity":"Trip","attribute":"name","path":"/name"}'
 expect 'pending changes: 0'
+expect 'changed: {"token":"'
+expect '"inserted":{"Trip":["Trip/'
+expect '"changes":[{"kind":"insert","id":"Trip/'
 exit $fail

@@ -17,6 +17,13 @@
 #define CHECK(call) do { if ((call) != STRATA_OK) { \
         fprintf(stderr, "%s\n", strata_last_error()); exit(1); } } while (0)
 
+/* Called after each save that changed a Trip (on the saving thread), and by
+   strata_poll_changes() for saves of other processes. */
+static void on_trips_changed(const char *changes_json, void *userdata) {
+    (void)userdata;
+    printf("changed: %s\n", changes_json);   /* {"token":"6@…","inserted":{"Trip":["Trip/2"]}} */
+}
+
 int main(void) {
     const char *config_json = "{\"schema\": " TOUR_SCHEMA_JSON "}";
     remove("trips.store");   /* the tour starts from an empty store */
@@ -97,6 +104,29 @@ int main(void) {
     /* {"code":"validation","status":6,"message":"'Trip.name' (string): expected a string, found a number",
         "entity":"Trip","attribute":"name","path":"/name"} */
     printf("pending changes: %d\n", strata_has_changes(ctx));   /* 0: the failed insert left none */
+
+    strata_observer *observer = NULL;
+    CHECK(strata_observe(db, "{\"entityNames\": [\"Trip\"]}", on_trips_changed, NULL, NULL, &observer));
+
+    CHECK(strata_fetch_history(ctx,                      /* the latest transaction: keep its token */
+        "{\"sortBy\": [{\"key\": \"transactionIdentifier\", \"order\": \"reverse\"}], \"fetchLimit\": 1}", &json));
+    puts(json);    /* [{"token":"5@…","timestamp":"…","changes":[{"kind":"delete","id":"PersonalTrip/1",…},…]}] */
+    char token[64] = "";
+    sscanf(json, "[{\"token\":\"%63[^\"]", token);       /* (or read it with a JSON parser) */
+    strata_free(json);
+
+    CHECK(strata_insert(ctx, "Trip", "{\"name\": \"Weekend in Lyon\", \"destination\": \"Lyon\","
+        " \"startDate\": \"2027-03-05\", \"endDate\": \"2027-03-07\"}", NULL));
+    CHECK(strata_save(ctx));               /* prints: changed: {"token":"6@…","inserted":{"Trip":["Trip/2"]}} */
+
+    char descriptor[512];
+    snprintf(descriptor, sizeof descriptor, "{\"predicate\": \"$0.token > lastToken && $0.changes.contains {"
+        " entityNames.contains($0.changedPersistentIdentifier.entityName) }\","
+        " \"bindings\": {\"lastToken\": \"%s\", \"entityNames\": [\"Trip\"]}}", token);
+    CHECK(strata_fetch_history(ctx, descriptor, &json));
+    puts(json);    /* [{"token":"6@…",…,"changes":[{"kind":"insert","id":"Trip/2","entity":"Trip"}]}] */
+    strata_free(json);
+    strata_observer_remove(observer);
 
     strata_context_free(ctx);
     strata_close(db);

@@ -14,17 +14,24 @@
  *   3. shows that no trip was lost but the duplicates;
  *   4. adds business and personal trips (version 4's subentities);
  *   5. runs the app's queries: the segments All / Personal / Business with a
- *      search text, and the widget's next trip.
+ *      search text, and the widget's next trip;
+ *   6. lists the persistent history as the session does: the latest token
+ *      (listing 1), then, after three later saves seen by an observer of Trip
+ *      and LivingAccommodation, the changes since that token to those
+ *      entities (listing 2).
  *
  * Every answer of Strata is JSON; the program reads it with json-c, as a C
- * program using Strata would. From "== Final data" on, the output is the same
- * whatever the starting version (ctest compares it: demo_from_versions).
+ * program using Strata would. From "== Final data" to "== History", the
+ * output is the same whatever the starting version (ctest compares it:
+ * demo_from_versions); the history shows tokens, times and identifiers that
+ * differ from store to store.
  *
  * --json-ops runs the same de-duplication without C: the plan's custom stages
  * get declarative "deduplicate" operations instead of hooks.
  *
  *   usage: trips [--from 1|2|3] [--json-ops] STORE_PATH   (STORE_PATH must not exist)
  */
+#define _POSIX_C_SOURCE 200809L   /* strdup */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -546,6 +553,179 @@ static void segment_query(strata_context *ctx, const char *segment, const char *
     print_trips(ctx, d, &NEW_DATES, false, false);
 }
 
+/* ------------------------------------------------------------------------ */
+/* History: every save is recorded; reading it back, observing saves         */
+/* ------------------------------------------------------------------------ */
+
+/* The entities the app's list shows: Trip (with its subentities BusinessTrip
+   and PersonalTrip) and LivingAccommodation. */
+static const char *const WATCHED = "[\"Trip\", \"LivingAccommodation\"]";
+static bool watched(const char *entity) {
+    size_t n = strlen(entity);
+    return strcmp(entity, "LivingAccommodation") == 0 || (n >= 4 && strcmp(entity + n - 4, "Trip") == 0);
+}
+
+/* "HH:MM:SS" of an ISO-8601 timestamp ("2026-11-24T09:30:05.123456Z"). */
+static void print_time(const char *iso) { printf("%.8s", strlen(iso) > 11 ? iso + 11 : iso); }
+
+/* One line per (kind, entity) of a transaction's changes: "insert BusinessTrip x2". */
+static void print_change_summary(json_object *changes) {
+    char seen[16][64];
+    int counts[16], nseen = 0;
+    size_t n = json_object_array_length(changes);
+    for (size_t i = 0; i < n; i++) {
+        json_object *c = json_object_array_get_idx(changes, i);
+        char key[64];
+        snprintf(key, sizeof key, "%s %s", text(c, "kind"), text(c, "entity"));
+        int k = 0;
+        while (k < nseen && strcmp(seen[k], key) != 0) k++;
+        if (k == nseen && nseen < 16) { snprintf(seen[nseen], sizeof seen[nseen], "%s", key); counts[nseen++] = 0; }
+        if (k < nseen) counts[k]++;
+    }
+    for (int k = 0; k < nseen; k++) printf("%s%s x%d", k ? ", " : "", seen[k], counts[k]);
+}
+
+/* The observer: one line per save that changed a Trip or a LivingAccommodation.
+   changes_json: {"token": …, "inserted": {"Trip": ["Trip/9"]}, "updated": {"Trip":
+   [{"id": …, "attributes": [...]}]}, "deleted": {"Trip": [{"id": …}]}}. */
+static void on_change(const char *changes_json, void *userdata) {
+    (void)userdata;
+    json_object *c = json_tokener_parse(changes_json);
+    if (c == NULL) return;
+    printf("     [observer] saved %s:", text(c, "token"));
+    const char *kinds[] = {"inserted", "updated", "deleted"};
+    int shown = 0;
+    for (int k = 0; k < 3; k++) {
+        json_object *by_entity = NULL;
+        if (!json_object_object_get_ex(c, kinds[k], &by_entity) || by_entity == NULL) continue;
+        json_object_object_foreach(by_entity, entity, items) {
+            (void)entity;
+            for (size_t i = 0; i < json_object_array_length(items); i++) {
+                json_object *item = json_object_array_get_idx(items, i);
+                bool is_id = json_object_is_type(item, json_type_string);
+                printf("%s %s %s", shown++ ? "," : "", kinds[k], is_id ? json_object_get_string(item) : text(item, "id"));
+                json_object *attributes = NULL;
+                if (!is_id && json_object_object_get_ex(item, "attributes", &attributes) && attributes != NULL) {
+                    printf(" (");
+                    for (size_t a = 0; a < json_object_array_length(attributes); a++)
+                        printf("%s%s", a ? ", " : "", json_object_get_string(json_object_array_get_idx(attributes, a)));
+                    printf(")");
+                }
+            }
+        }
+    }
+    putchar('\n');
+    json_object_put(c);
+}
+
+/* The identifier of the trip named `name` (a new string). */
+static char *trip_named(strata_context *ctx, const char *name) {
+    json_object *d = json_tokener_parse("{\"entity\": \"Trip\", \"predicate\": \"$0.name == n\"}");
+    json_object *bindings = json_object_new_object();
+    json_object_object_add(bindings, "n", json_object_new_string(name));
+    json_object_object_add(d, "bindings", bindings);
+    char *out = NULL;
+    CHECK(strata_fetch_identifiers(ctx, json_object_to_json_string(d), &out));
+    json_object_put(d);
+    json_object *ids = parse(out);
+    char *id = strdup(json_object_get_string(json_object_array_get_idx(ids, 0)));
+    json_object_put(ids);
+    return id;
+}
+
+static void show_history(strata_container *db, strata_context *ctx) {
+    printf("\n== History: every save above was recorded in the store, in its own transaction\n");
+
+    /* The session's listing 1: the latest transaction, whose token the app keeps. */
+    const char *latest = "{\"sortBy\": [{\"key\": \"transactionIdentifier\", \"order\": \"reverse\"}], \"fetchLimit\": 1}";
+    char *out = NULL;
+    CHECK(strata_fetch_history(ctx, latest, &out));
+    json_object *transactions = parse(out);
+    json_object *last = json_object_array_get_idx(transactions, 0);
+    char token[64];
+    snprintf(token, sizeof token, "%s", text(last, "token"));
+    json_object *changes = NULL;
+    json_object_object_get_ex(last, "changes", &changes);
+    printf("\n6. Listing 1, the latest transaction (sortBy transactionIdentifier reverse, fetchLimit 1):\n");
+    printf("     token %s, saved at ", token);
+    print_time(text(last, "timestamp"));
+    printf(" UTC, %zu changes (step 4's save): ", json_object_array_length(changes));
+    print_change_summary(changes);
+    putchar('\n');
+    json_object_put(transactions);
+    CHECK(strata_explain_history(ctx, latest, &out));
+    json_object *plan = parse(out), *steps = NULL;
+    json_object_object_get_ex(plan, "queryPlan", &steps);
+    printf("     (served by the key, no scan: query plan \"%s\")\n",
+           steps && json_object_array_length(steps) ? text(json_object_array_get_idx(steps, 0), "detail") : "");
+    json_object_put(plan);
+    printf("   the app keeps that token to ask later what changed since.\n");
+
+    /* An observer of the entities the app's list shows: called after each save of
+       this container (on the saving thread) that changed one of them. Saves of
+       other processes reach it through strata_poll_changes(). */
+    strata_observer *observer = NULL;
+    char filter[128];
+    snprintf(filter, sizeof filter, "{\"entityNames\": %s}", WATCHED);
+    CHECK(strata_observe(db, filter, on_change, NULL, NULL, &observer));
+
+    printf("\n7. Three later saves, by author \"trips-demo\" in context \"editor\"; an observer of Trip and\n"
+           "   LivingAccommodation prints a line per save that changed one of them:\n");
+    CHECK(strata_context_set_author(ctx, "trips-demo"));
+    CHECK(strata_context_set_name(ctx, "editor"));
+    char *workshop = trip_named(ctx, "Client Workshop"), *wwdc = trip_named(ctx, "WWDC26");
+    printf("   a. Client Workshop moves to Munich\n");
+    CHECK(strata_update(ctx, workshop, "{\"destination\": \"Munich\"}"));
+    CHECK(strata_save(ctx));
+    printf("   b. WWDC26's \"Keynote\" is renamed (a BucketListItem only: the observer is not called)\n");
+    CHECK(strata_fetch_identifiers(ctx, "{\"entity\": \"BucketListItem\", \"predicate\": \"$0.title == \\\"Keynote\\\"\"}", &out));
+    json_object *items = parse(out);
+    CHECK(strata_update(ctx, json_object_get_string(json_object_array_get_idx(items, 0)),
+                        "{\"title\": \"Keynote and State of the Union\"}"));
+    json_object_put(items);
+    CHECK(strata_save(ctx));
+    printf("   c. WWDC26 is cancelled: deleted, with its accommodation and bucket list (cascade)\n");
+    CHECK(strata_delete(ctx, wwdc));
+    CHECK(strata_save(ctx));
+    strata_observer_remove(observer);
+
+    /* The session's listing 2: the transactions after the kept token that changed a
+       Trip or a LivingAccommodation (an entity name covers its subentities). */
+    char descriptor[512];
+    snprintf(descriptor, sizeof descriptor,
+             "{\"predicate\": \"$0.token > lastToken && $0.changes.contains {"
+             " entityNames.contains($0.changedPersistentIdentifier.entityName) }\","
+             " \"bindings\": {\"lastToken\": \"%s\", \"entityNames\": %s}}", token, WATCHED);
+    CHECK(strata_fetch_history(ctx, descriptor, &out));
+    transactions = parse(out);
+    printf("\n8. Listing 2, the changes since token %s to Trip and LivingAccommodation\n"
+           "   ($0.token > lastToken && $0.changes.contains { entityNames.contains(...entityName) }):\n", token);
+    for (size_t t = 0; t < json_object_array_length(transactions); t++) {
+        json_object *tx = json_object_array_get_idx(transactions, t);
+        printf("     %s at ", text(tx, "token"));
+        print_time(text(tx, "timestamp"));
+        printf(", author %s, context %s\n", text(tx, "author"), text(tx, "contextName"));
+        json_object_object_get_ex(tx, "changes", &changes);
+        int others = 0;
+        for (size_t i = 0; i < json_object_array_length(changes); i++) {
+            json_object *c = json_object_array_get_idx(changes, i), *attributes = NULL, *tombstone = NULL;
+            if (!watched(text(c, "entity"))) { others++; continue; }
+            printf("       %-6s ", text(c, "kind"));
+            put_padded(text(c, "id"), 24);
+            if (json_object_object_get_ex(c, "attributes", &attributes) && attributes != NULL)
+                printf(" changed: %s", json_object_to_json_string_ext(attributes, JSON_C_TO_STRING_PLAIN));
+            if (json_object_object_get_ex(c, "tombstone", &tombstone) && tombstone != NULL)
+                printf(" tombstone: %s", json_object_to_json_string_ext(tombstone, JSON_C_TO_STRING_PLAIN));
+            putchar('\n');
+        }
+        if (others > 0) printf("       (and %d change%s to other entities)\n", others, others == 1 ? "" : "s");
+    }
+    printf("   step b's save changed neither entity, so listing 2 leaves it out.\n");
+    json_object_put(transactions);
+    free(workshop);
+    free(wwdc);
+}
+
 int main(int argc, char **argv) {
     int from = 1;
     bool json_ops = false;
@@ -649,6 +829,9 @@ int main(int argc, char **argv) {
     printf("\n  the widget's next trip (endDate >= now, sorted by startDate, fetchLimit 1;\n"
            "  now is fixed at 2026-11-22 so the output is the same every run):\n");
     print_trips(ctx, widget, &NEW_DATES, false, false);
+
+    /* 6-8. History, listed and observed. */
+    show_history(db, ctx);
 
     strata_context_free(ctx);
     strata_close(db);

@@ -236,15 +236,23 @@ struct HistoryPredicateTranslator {
             guard case .string(let name) = try value(other) else { throw fail("an entity name compares with a string", at) }
             let test = HistoryEntityTest.isIn(ids([name]))
             return op == .equal ? test : .not(test)
+        case .string(.contains, let collection, let element, let options, let at) where options == []:
+            // `entityNames.contains($0.changedPersistentIdentifier.entityName)`: the parser reads a variable's
+            // contains(x) as a string test (it knows no types); here it is membership in a list of names.
+            guard try isEntityName(element) else { throw fail("a change's test compares $0.changedPersistentIdentifier.entityName", at) }
+            return .isIn(ids(try entityNames(collection, at)))
         case .inCollection(let element, let collection, let at):
             guard try isEntityName(element) else { throw fail("'in' over changes tests $0.changedPersistentIdentifier.entityName", at) }
-            let names = try list(collection, at).map { v -> String in
-                guard case .string(let s) = v else { throw fail("entity names are strings", at) }
-                return s
-            }
-            return .isIn(ids(names))
+            return .isIn(ids(try entityNames(collection, at)))
         default:
             throw fail("a change's test compares $0.changedPersistentIdentifier.entityName", p.location)
+        }
+    }
+
+    private func entityNames(_ collection: PredicateExpression, _ at: SourceLocation) throws -> [String] {
+        try list(collection, at).map { v -> String in
+            guard case .string(let s) = v else { throw fail("entity names are strings", at) }
+            return s
         }
     }
 
