@@ -202,7 +202,7 @@ public final class ChangeObservers: @unchecked Sendable {
                     for i in chosen where items[i].kind == kind && items[i].entity == entity {
                         let item = items[i]
                         for k in 0..<item.row.count {
-                            let id = "\(entity)/\(item.row.pk + k)"
+                            let id = "\(entity)/\(item.row.key(k))"
                             switch kind {
                             case .insert: w.string(id)
                             case .update:

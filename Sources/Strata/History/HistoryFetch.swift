@@ -89,7 +89,7 @@ enum HistoryFetch {
             for k in 0..<c.count {
                 w.beginObject()
                 w.key("kind"); w.string(kindName(c.kind))
-                w.key("id"); w.string("\(entity)/\(c.pk + k)")
+                w.key("id"); w.string("\(entity)/\(c.key(k))")
                 w.key("entity"); w.string(entity)
                 if c.kind == .update { w.key("attributes"); w.beginArray(); for a in attributes { w.string(a) }; w.endArray() }
                 try writeValues("tombstone", c.tombstone, names, to: &w)

@@ -2,9 +2,13 @@ import Glibc
 
 /// Records every save in the store's history, inside the save's transaction
 /// (a save participant): one transaction row, and one change row per changed
-/// object, where consecutive keys of one entity with nothing else to record
-/// share one row (a bulk insert of 100,000 objects is one row).
+/// object, where objects changed one after another, of one entity and kind, with
+/// the same changed attributes and no values share one row: consecutive keys as a
+/// count (a bulk insert of 100,000 objects is one row), others as a list of keys
+/// (up to `maxListedKeys` per row).
 enum HistoryRecorder {
+    static let maxListedKeys = 4096
+
     /// Seconds since 1970, with the clock's resolution.
     static func now() -> Double {
         var ts = timespec()
@@ -30,6 +34,7 @@ enum HistoryRecorder {
             var entity: Int
             var pk: Int64
             var count: Int64 = 1
+            var keys: [Int64]?
             var attributes: [Int] = []
             var tombstone: [(Int, AttributeType?, SQLValue)] = []
             var old: [(Int, AttributeType?, SQLValue)] = []
@@ -55,11 +60,20 @@ enum HistoryRecorder {
             }
             if p.tombstone.isEmpty && p.old.isEmpty && p.new.isEmpty, let last = pending.last,
                last.kind == p.kind, last.entity == p.entity, last.attributes == p.attributes,
-               last.tombstone.isEmpty && last.old.isEmpty && last.new.isEmpty, last.pk + last.count == pk {
-                pending[pending.count - 1].count += 1
-            } else {
-                pending.append(p)
+               last.tombstone.isEmpty && last.old.isEmpty && last.new.isEmpty {
+                let i = pending.count - 1
+                if last.keys == nil && last.pk + last.count == pk {
+                    pending[i].count += 1
+                    return
+                }
+                if (last.keys?.count ?? Int(last.count)) < maxListedKeys {
+                    if last.keys == nil { pending[i].keys = Array(last.pk..<(last.pk + last.count)) }
+                    pending[i].keys?.append(pk)
+                    pending[i].count += 1
+                    return
+                }
             }
+            pending.append(p)
         }
         let ids = try storage.historyNameIDs(names)
         var entityIDs: [Int64] = []
@@ -78,7 +92,7 @@ enum HistoryRecorder {
             return w.string
         }
         let rows = pending.map { p in
-            HistoryChangeRow(kind: p.kind, entity: ids[p.entity], pk: p.pk, count: p.count, attributes: p.attributes.map { ids[$0] },
+            HistoryChangeRow(kind: p.kind, entity: ids[p.entity], pk: p.pk, count: p.count, keys: p.keys, attributes: p.attributes.map { ids[$0] },
                              tombstone: valuesJSON(p.tombstone), old: valuesJSON(p.old), new: valuesJSON(p.new))
         }
         let t = HistoryTransactionRow(timestamp: now(), author: changes.author, contextName: changes.contextName, entities: entityIDs,

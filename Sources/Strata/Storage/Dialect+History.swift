@@ -14,7 +14,7 @@ extension SQLiteDialect {
             + "timestamp REAL NOT NULL, author TEXT, context TEXT, entities TEXT NOT NULL, origin TEXT)",
         "CREATE INDEX IF NOT EXISTS strata_history_transaction_timestamp ON strata_history_transaction (timestamp)",
         "CREATE TABLE IF NOT EXISTS strata_history_change (token INTEGER NOT NULL, n INTEGER NOT NULL, kind INTEGER NOT NULL, "
-            + "entity INTEGER NOT NULL, pk INTEGER NOT NULL, count INTEGER NOT NULL, attributes TEXT, tombstone TEXT, "
+            + "entity INTEGER NOT NULL, pk INTEGER NOT NULL, count INTEGER NOT NULL, keys TEXT, attributes TEXT, tombstone TEXT, "
             + "old TEXT, new TEXT, PRIMARY KEY (token, n)) WITHOUT ROWID",
     ]
     /// Whether the store keeps history (its tables exist).
@@ -28,9 +28,9 @@ extension SQLiteDialect {
     static let historyRename = "UPDATE strata_history_name SET entity = ?2, property = ?3, live = 1 WHERE id = ?1"
 
     static let historyAppend = "INSERT INTO strata_history_transaction (timestamp, author, context, entities, origin) VALUES (?1, ?2, ?3, ?4, ?5) RETURNING token"
-    static let historyAppendChange = "INSERT INTO strata_history_change (token, n, kind, entity, pk, count, attributes, tombstone, old, new) "
-        + "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
-    static let historyChanges = "SELECT kind, entity, pk, count, attributes, tombstone, old, new FROM strata_history_change WHERE token = ?1 ORDER BY n"
+    static let historyAppendChange = "INSERT INTO strata_history_change (token, n, kind, entity, pk, count, keys, attributes, tombstone, old, new) "
+        + "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+    static let historyChanges = "SELECT kind, entity, pk, count, attributes, tombstone, old, new, keys FROM strata_history_change WHERE token = ?1 ORDER BY n"
 
     /// The newest token ever given (AUTOINCREMENT keeps it after pruning).
     static let historyLatest = "SELECT seq FROM sqlite_sequence WHERE name = 'strata_history_transaction'"

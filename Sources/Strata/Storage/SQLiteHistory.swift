@@ -45,7 +45,8 @@ extension SQLiteSession: HistoryStorage {
             let insert = try connection.statement(SQLiteDialect.historyAppendChange)
             for (n, c) in changes.enumerated() {
                 let attributes: SQLValue = c.attributes.isEmpty ? .null : .text("[" + c.attributes.map(String.init).joined(separator: ",") + "]")
-                try insert.execute([.int(token), .int(Int64(n)), .int(c.kind.rawValue), .int(c.entity), .int(c.pk), .int(c.count), attributes,
+                let keys: SQLValue = c.keys.map { .text("[" + $0.map(String.init).joined(separator: ",") + "]") } ?? .null
+                try insert.execute([.int(token), .int(Int64(n)), .int(c.kind.rawValue), .int(c.entity), .int(c.pk), .int(c.count), keys, attributes,
                                     c.tombstone.map(SQLValue.text) ?? .null, c.old.map(SQLValue.text) ?? .null, c.new.map(SQLValue.text) ?? .null])
             }
             return token
@@ -226,7 +227,19 @@ struct SQLiteHistorySnapshot: HistorySnapshot {
                 }
             }
             func text(_ i: Int32) -> String? { s.columnType(i) == SQLITE_NULL ? nil : s.text(i) }
-            out.append(HistoryChangeRow(kind: kind, entity: s.int64(1), pk: pk, count: count, attributes: attributes,
+            var keys: [Int64]?
+            if let list = text(8) {
+                guard case .array(let items)? = try? JSONValue.parse(list), items.count == Int(count) else {
+                    throw StrataError(.corrupt, "the store's history has a key list that is not a JSON array of \(count) keys (transaction \(token))")
+                }
+                keys = try items.map { i in
+                    guard case .number(let n) = i, let v = Int64(n) else {
+                        throw StrataError(.corrupt, "the store's history has a key that is not an integer (transaction \(token))")
+                    }
+                    return v
+                }
+            }
+            out.append(HistoryChangeRow(kind: kind, entity: s.int64(1), pk: pk, count: count, keys: keys, attributes: attributes,
                                         tombstone: text(5), old: text(6), new: text(7)))
         }
         return out

@@ -87,9 +87,9 @@ public struct HistoryTransactionRow: Sendable {
     }
 }
 
-/// One change row: a run of `count` objects with consecutive keys from `pk`, all of
-/// one entity and kind, with the same changed attributes and no values (a bulk
-/// insert is one row), or one object with its values.
+/// One change row: a run of `count` objects of one entity and kind, with the same
+/// changed attributes and no values — keys `pk`, `pk + 1`, … (a bulk insert is one
+/// row), or the listed `keys` — or one object with its values.
 public struct HistoryChangeRow: Sendable {
     public enum Kind: Int64, Sendable { case insert = 1, update = 2, delete = 3 }
     public var kind: Kind
@@ -97,6 +97,8 @@ public struct HistoryChangeRow: Sendable {
     public var entity: Int64
     public var pk: Int64
     public var count: Int64
+    /// The keys of a run whose keys are not consecutive (`count` of them; `pk` is the first).
+    public var keys: [Int64]?
     /// Numbers of the changed property names (updates).
     public var attributes: [Int64]
     /// JSON objects keyed by property-name numbers: `{"7": "Paris"}`.
@@ -104,8 +106,12 @@ public struct HistoryChangeRow: Sendable {
     public var old: String?
     public var new: String?
 
-    public init(kind: Kind, entity: Int64, pk: Int64, count: Int64 = 1, attributes: [Int64] = [],
+    /// The key of the run's `i`th object.
+    public func key(_ i: Int64) -> Int64 { keys.map { $0[Int(i)] } ?? pk + i }
+
+    public init(kind: Kind, entity: Int64, pk: Int64, count: Int64 = 1, keys: [Int64]? = nil, attributes: [Int64] = [],
                 tombstone: String? = nil, old: String? = nil, new: String? = nil) {
+        self.keys = keys
         self.kind = kind
         self.entity = entity
         self.pk = pk
