@@ -853,8 +853,11 @@ strata_status strata_check_store(const char *path, const strata_config *config, 
  * that do not apply are left out.
  *
  * Cost and growth: a save writes one transaction row plus one change row per
- * changed object; consecutive keys of one entity with nothing else to record
- * share a row (a bulk insert is one row). History grows until pruned with
+ * changed object, where objects changed one after another with the same
+ * entity, kind and changed attributes and nothing else to record share a row
+ * (a bulk insert is one row; a bulk update one per 4096 objects). Values
+ * ("tombstone", "old", "new") make a row per object. History grows until
+ * pruned with
  * strata_delete_history(); prune what every reader has consumed.
  *
  * Migrations keep every history row; entity and attribute renames apply to
