@@ -108,8 +108,17 @@ struct HistoryPredicateTranslator {
         StrataError(.invalid, "\(message) at \(at) (\(HistoryPredicateTranslator.help))", path: at.jsonPath ?? "/predicate")
     }
 
+    /// `names.contains(x)` with `names` an array (bound or literal) is membership, as in
+    /// fetch predicates; the parser cannot tell it from a string's `contains`.
+    private func membership(_ p: Predicate) -> Predicate {
+        guard case .string(.contains, let a, let b, let options, let at) = p, options == [] else { return p }
+        if case .variable(let name, _) = a, case .array? = bindings[name] { return .inCollection(b, a, at: at) }
+        if case .literal(.array, _) = a { return .inCollection(b, a, at: at) }
+        return p
+    }
+
     mutating func transaction(_ p: Predicate) throws -> HistoryFilter {
-        switch p {
+        switch membership(p) {
         case .constant(let b, _): return .constant(b)
         case .conjunction(let parts, _): return .and(try parts.map { try transaction($0) })
         case .disjunction(let parts, _): return .or(try parts.map { try transaction($0) })
@@ -222,7 +231,7 @@ struct HistoryPredicateTranslator {
     // MARK: Changes
 
     private func change(_ p: Predicate) throws -> HistoryEntityTest {
-        switch p {
+        switch membership(p) {
         case .constant(let b, _): return .constant(b)
         case .conjunction(let parts, _): return .and(try parts.map(change))
         case .disjunction(let parts, _): return .or(try parts.map(change))
