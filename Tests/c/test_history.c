@@ -268,6 +268,48 @@ static void test_recording(void) {
     free(path);
 }
 
+/* Links: nullified and moved links are updates of both ends, naming the relationship;
+   pending changes are not history. */
+static void test_links(void) {
+    printf("links\n");
+    char *path = test_store_path("links.store");
+    strata_container *db = open_store(path, NULL);
+    strata_context *ctx = check_context(db);
+    free(insert(ctx, "Trip", "{\"name\": \"A\", \"destination\": \"a\", \"bucketList\": [{\"title\": \"x\"}, {\"title\": \"y\"}]}"));
+    free(insert(ctx, "Trip", "{\"name\": \"B\", \"destination\": \"b\"}"));
+    CHECK_STATUS(strata_save(ctx));
+    json_object *h = history(ctx, NULL);
+    CHECK(json_object_array_length(h) == 1);
+    const char *t0 = check_str_member(json_object_array_get_idx(h, 0), "token");
+    char *since = check_strf("{\"predicate\": \"$0.token > t\", \"bindings\": {\"t\": \"%s\"}}", t0);
+    json_object_put(h);
+
+    /* Pending changes are not history. */
+    CHECK_STATUS(strata_delete(ctx, "BucketListItem/1"));
+    h = history(ctx, since);
+    CHECK_JSON(h, "[]");
+    json_object_put(h);
+    /* Deleting an item (nullify on its side): the trip's bucketList changed. */
+    CHECK_STATUS(strata_save(ctx));
+    /* Moving an item to another trip: the item and both trips. */
+    CHECK_STATUS(strata_update(ctx, "BucketListItem/2", "{\"trip\": \"Trip/2\"}"));
+    CHECK_STATUS(strata_save(ctx));
+    h = history(ctx, since);
+    CHECK(json_object_array_length(h) == 2);
+    CHECK_TX(json_object_array_get_idx(h, 0), NULL, NULL, NULL,
+        "[{\"kind\": \"update\", \"id\": \"Trip/1\", \"entity\": \"Trip\", \"attributes\": [\"bucketList\"]},"
+        " {\"kind\": \"delete\", \"id\": \"BucketListItem/1\", \"entity\": \"BucketListItem\"}]");
+    CHECK_TX(json_object_array_get_idx(h, 1), NULL, NULL, NULL,
+        "[{\"kind\": \"update\", \"id\": \"Trip/1\", \"entity\": \"Trip\", \"attributes\": [\"bucketList\"]},"
+        " {\"kind\": \"update\", \"id\": \"BucketListItem/2\", \"entity\": \"BucketListItem\", \"attributes\": [\"trip\"]},"
+        " {\"kind\": \"update\", \"id\": \"Trip/2\", \"entity\": \"Trip\", \"attributes\": [\"bucketList\"]}]");
+    json_object_put(h);
+    free(since);
+    strata_context_free(ctx);
+    strata_close(db);
+    free(path);
+}
+
 /* ---- 2. the two WWDC25 listings ------------------------------------------ */
 
 /* The latest token, as the session fetches it. */
@@ -721,6 +763,7 @@ static void test_bad_input(void) {
 
 int main(void) {
     test_recording();
+    test_links();
     test_listings();
     test_expiry();
     test_observers();
