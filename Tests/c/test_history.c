@@ -398,6 +398,24 @@ static void test_listings(void) {
     char *d = check_strf("{\"predicate\": \"$0.token > lastToken && $0.changes.contains { "
                          "entityNames.contains($0.changedPersistentIdentifier.entityName) }\","
                          " \"bindings\": {\"lastToken\": \"%s\", \"entityNames\": [\"Trip\", \"LivingAccommodation\"]}}", t1);
+    /* ... walks the primary key from the token on (no scan of every transaction, no sort). */
+    CHECK_STATUS(strata_explain_history(ctx, d, &text));
+    plan = parse_json_or_die(text);
+    strata_free(text);
+    steps = check_member(plan, "queryPlan");
+    int range = 0;
+    for (size_t i = 0; i < json_object_array_length(steps); i++) {
+        const char *detail = check_str_member(json_object_array_get_idx(steps, i), "detail");
+        printf("  plan: %s\n", detail);
+        CHECK(strstr(detail, "TEMP B-TREE") == NULL);
+        if (strstr(detail, "SEARCH t USING INTEGER PRIMARY KEY (rowid>?)")) range = 1;
+    }
+    CHECK(range);
+    json_object_put(plan);
+    free(d);
+    d = check_strf("{\"predicate\": \"$0.token > lastToken && $0.changes.contains { "
+                         "entityNames.contains($0.changedPersistentIdentifier.entityName) }\","
+                         " \"bindings\": {\"lastToken\": \"%s\", \"entityNames\": [\"Trip\", \"LivingAccommodation\"]}}", t1);
     char *got = tokens_of(ctx, d);
     char *want = check_strf("[\"%s\",\"%s\"]", t3, t4);
     CHECK_STR_EQ(got, want);
@@ -618,6 +636,11 @@ static void test_observers(void) {
     CHECK_ERROR_CODE(strata_observe(db, "{\"entityNames\": [\"Nope\"]}", on_change, &bad, free_recorder, &o_bad),
                      STRATA_ERR_INVALID);
     CHECK(o_bad == NULL && bad.freed == 1);
+    {
+        char code[256], at[256];
+        last_error_fields(code, at, sizeof code);
+        CHECK_STR_EQ(at, "/entityNames/0");
+    }
     CHECK_ERROR_CODE(strata_observe(db, "{\"entities\": []}", on_change, &bad, free_recorder, &o_bad), STRATA_ERR_INVALID);
     CHECK_ERROR_CODE(strata_observe(db, "{\"entityNames\": [3]}", on_change, &bad, free_recorder, &o_bad), STRATA_ERR_INVALID);
     CHECK_ERROR_CODE(strata_observe(db, "[", on_change, &bad, free_recorder, &o_bad), STRATA_ERR_INVALID);
