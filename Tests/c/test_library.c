@@ -30,6 +30,7 @@ static const struct {
     {STRATA_ERR_CORRUPT, "corrupt"},
     {STRATA_ERR_NOMEM, "nomem"},
     {STRATA_ERR_INTERNAL, "internal"},
+    {STRATA_ERR_HISTORY_EXPIRED, "history_token_expired"},
 };
 #define N_STATUSES (sizeof statuses / sizeof statuses[0])
 
