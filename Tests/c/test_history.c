@@ -713,6 +713,25 @@ static void test_observers(void) {
     strata_observer_remove(NULL);
     CHECK(all.freed == 1 && trips.freed == 1);
 
+    /* A container without history: its observers hear its saves, without a token. */
+    strata_container *off = check_open("{\"schema\": " SCHEMA ", \"inMemory\": true, \"history\": false}", NULL);
+    recorder quiet = {0};
+    strata_observer *o_quiet = NULL;
+    CHECK_STATUS(strata_observe(off, NULL, on_change, &quiet, free_recorder, &o_quiet));
+    strata_context *octx = check_context(off);
+    free(insert(octx, "LivingAccommodation", "{\"placeName\": \"p\"}"));
+    CHECK_STATUS(strata_save(octx));
+    CHECK(quiet.calls == 1);
+    CHECK_TEXT_JSON(quiet.last, "{\"inserted\": {\"LivingAccommodation\": [\"LivingAccommodation/1\"]}, \"updated\": {}, \"deleted\": {}}");
+    CHECK_STATUS(strata_poll_changes(off));
+    CHECK(quiet.calls == 1);
+    strata_context_free(octx);
+    strata_observer_remove(o_quiet);
+    CHECK(quiet.freed == 1);
+    strata_close(off);
+    CHECK(quiet.freed == 1);
+    free(quiet.last);
+
     free(all.last); free(trips.last); free(self.last); free(left.last);
     free(t1); free(t2); free(t3);
     free(path);
