@@ -32,6 +32,9 @@ public final class ChangeObservers: @unchecked Sendable {
     /// Recorded with each transaction of this container (whose saves are delivered as they
     /// commit): polls skip the transactions that carry it.
     let origin: String
+    /// The history's first complete sequence when polling started or expiry was last
+    /// reported: an expiry is reported once, not at every poll after it.
+    private var reportedCompleteFrom: Int64 = 0
     private var pollSession: StoreSession?
     private let makeSession: () throws -> StoreSession
 
@@ -58,9 +61,12 @@ public final class ChangeObservers: @unchecked Sendable {
             }
             names = all
         }
-        let start: Int64? = try lock.withLock { position } == nil ? latest() : nil
+        let start = try lock.withLock { position } == nil ? bounds() : nil
         return lock.withLock {
-            if position == nil { position = start ?? 0 }
+            if position == nil {
+                position = start?.latest ?? 0
+                reportedCompleteFrom = start?.completeFrom ?? 0
+            }
             nextID += 1
             entries.append(Entry(id: nextID, names: names, callback: callback))
             return nextID
@@ -122,10 +128,10 @@ public final class ChangeObservers: @unchecked Sendable {
         return s
     }
 
-    private func latest() throws -> Int64 {
+    private func bounds() throws -> (latest: Int64, completeFrom: Int64) {
         try pollLock.withLock {
-            guard let storage = try session() as? HistoryStorage else { return 0 }
-            return try storage.readHistory { try $0.bounds().latest }
+            guard let storage = try session() as? HistoryStorage else { return (0, 0) }
+            return try storage.readHistory { try $0.bounds() }
         }
     }
 
@@ -138,9 +144,12 @@ public final class ChangeObservers: @unchecked Sendable {
             let tag = storage.historyStoreTag
             var found: [(Int64, (Set<String>?) -> String?)] = []
             var expiredAt: Int64?
+            let reported = lock.withLock { reportedCompleteFrom }
+            var completeFrom = reported
             let newest: Int64 = try storage.readHistory { snap in
                 let bounds = try snap.bounds()
-                if start < bounds.completeFrom || start > bounds.latest {
+                completeFrom = bounds.completeFrom
+                if (start < bounds.completeFrom && bounds.completeFrom > reported) || start > bounds.latest {
                     expiredAt = bounds.latest
                     return bounds.latest
                 }
@@ -158,6 +167,7 @@ public final class ChangeObservers: @unchecked Sendable {
             lock.withLock {
                 position = max(start, newest)
                 if expiredAt != nil { position = newest }
+                reportedCompleteFrom = max(reportedCompleteFrom, completeFrom)
             }
             if let at = expiredAt {
                 let text = "{\"token\":\"\(HistoryToken(sequence: at, store: tag))\",\"expired\":true}"

@@ -44,7 +44,7 @@ enum HistoryFetch {
     static func explain(_ session: StoreSession, _ request: HistoryRequest, schema: Schema) throws -> [UInt8] {
         let storage = try storage(session)
         return try storage.readHistory { snap in
-            try snap.explain(try request.query(names: try snap.names(), schema: schema, store: storage.historyStoreTag).0)
+            try snap.explain(try request.query(names: try snap.names(), schema: schema, store: storage.historyStoreTag, anyStore: true).0)
         }
     }
 

@@ -76,8 +76,11 @@ public struct HistoryRequest {
 
     /// The store query, and the sequences after which the predicate asks for every
     /// transaction (`token > t`: t; `token >= t`: t - 1), for the expiry check.
-    func query(names: HistoryNameTable, schema: Schema, store: String) throws -> (HistoryQuery, after: [Int64]) {
+    /// With `anyStore` (explaining), a token of another store is taken by its sequence
+    /// instead of failing as expired.
+    func query(names: HistoryNameTable, schema: Schema, store: String, anyStore: Bool = false) throws -> (HistoryQuery, after: [Int64]) {
         var t = HistoryPredicateTranslator(names: names, schema: schema, store: store, bindings: bindings)
+        t.anyStore = anyStore
         var q = HistoryQuery()
         if let p = predicate { q.filter = try t.transaction(p) }
         q.sort = sort
@@ -92,6 +95,8 @@ struct HistoryPredicateTranslator {
     let schema: Schema
     let store: String
     let bindings: [String: JSONValue]
+    /// Accept tokens of other stores (by their sequence): explaining never fails as expired.
+    var anyStore = false
     private(set) var after: [Int64] = []
 
     init(names: HistoryNameTable, schema: Schema, store: String, bindings: [String: JSONValue]) {
@@ -108,8 +113,17 @@ struct HistoryPredicateTranslator {
         StrataError(.invalid, "\(message) at \(at) (\(HistoryPredicateTranslator.help))", path: at.jsonPath ?? "/predicate")
     }
 
+    /// `names.contains(x)` with `names` an array (bound or literal) is membership, as in
+    /// fetch predicates; the parser cannot tell it from a string's `contains`.
+    private func membership(_ p: Predicate) -> Predicate {
+        guard case .string(.contains, let a, let b, let options, let at) = p, options == [] else { return p }
+        if case .variable(let name, _) = a, case .array? = bindings[name] { return .inCollection(b, a, at: at) }
+        if case .literal(.array, _) = a { return .inCollection(b, a, at: at) }
+        return p
+    }
+
     mutating func transaction(_ p: Predicate) throws -> HistoryFilter {
-        switch p {
+        switch membership(p) {
         case .constant(let b, _): return .constant(b)
         case .conjunction(let parts, _): return .and(try parts.map { try transaction($0) })
         case .disjunction(let parts, _): return .or(try parts.map { try transaction($0) })
@@ -200,7 +214,11 @@ struct HistoryPredicateTranslator {
         switch f {
         case .sequence:
             guard case .string(let text) = v else { throw fail("a token compares with a token string (as strata_fetch_history returns it)", at) }
-            return .int(try HistoryToken.sequence(of: text, store: store, path: at.jsonPath))
+            guard let t = HistoryToken.parse(text) else {
+                throw fail("'\(text.prefix(40))' is not a history token (tokens look like \"42@\(store)\")", at)
+            }
+            if anyStore { return .int(t.sequence) }
+            return .int(try HistoryToken.sequence(of: text, store: store, path: at.jsonPath ?? "/predicate"))
         case .timestamp:
             var d = v
             if case .object(let m) = v, m.count == 1, m[0].0 == "date" { d = m[0].1 }
@@ -222,7 +240,7 @@ struct HistoryPredicateTranslator {
     // MARK: Changes
 
     private func change(_ p: Predicate) throws -> HistoryEntityTest {
-        switch p {
+        switch membership(p) {
         case .constant(let b, _): return .constant(b)
         case .conjunction(let parts, _): return .and(try parts.map(change))
         case .disjunction(let parts, _): return .or(try parts.map(change))
