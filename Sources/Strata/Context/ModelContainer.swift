@@ -20,11 +20,11 @@ public final class ModelContainer: @unchecked Sendable {
             guard let s = storeBox.store else { throw StrataError(.misuse, "the container is closed") }
             return try s.makeSession()
         }
+        let origin = observers.origin
         if configuration.history {
-            let origin = observers.origin
             hooks.addParticipant { changes, session in try HistoryRecorder.record(&changes, session, origin: origin) }
         } else {
-            hooks.addParticipant(HistoryRecorder.skip)
+            hooks.addParticipant { changes, session in try HistoryRecorder.skip(&changes, session, origin: origin) }
         }
         hooks.addObserver { [weak observers] changes in observers?.saved(changes) }
         let store = try SQLiteStore(path: path, configuration: configuration, policy: StoreOpener(configuration), saveHooks: hooks)

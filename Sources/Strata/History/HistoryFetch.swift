@@ -81,6 +81,8 @@ enum HistoryFetch {
         w.key("timestamp"); ValueCodec.writeDate(t.timestamp, to: &w)
         if let a = t.author { w.key("author"); w.string(a) }
         if let c = t.contextName { w.key("contextName"); w.string(c) }
+        // A save made with history off: something changed, but what is not known.
+        if t.unrecorded { w.key("unrecorded"); w.bool(true) }
         w.key("changes")
         w.beginArray()
         for c in changes {

@@ -102,8 +102,13 @@ enum HistoryRecorder {
     }
 
     /// The participant of a container that does not record history: the store's
-    /// history (if another container keeps one) learns that a save went unrecorded.
-    static func skip(_ changes: inout ChangeSet, _ session: StoreSession) throws {
-        try (session as? HistoryStorage)?.noteUnrecordedSave()
+    /// history (if another container keeps one) gets a transaction marked unrecorded,
+    /// without changes, and tokens before it expire (their readers must refetch).
+    static func skip(_ changes: inout ChangeSet, _ session: StoreSession, origin: String?) throws {
+        guard let storage = session as? HistoryStorage else { return }
+        let t = HistoryTransactionRow(timestamp: now(), author: changes.author, contextName: changes.contextName, entities: [], origin: origin)
+        if let sequence = try storage.noteUnrecordedSave(t) {
+            changes.token = HistoryToken(sequence: sequence, store: storage.historyStoreTag).description
+        }
     }
 }

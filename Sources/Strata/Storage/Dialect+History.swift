@@ -11,7 +11,7 @@ extension SQLiteDialect {
             + "property TEXT NOT NULL DEFAULT '', live INTEGER NOT NULL DEFAULT 1)",
         "CREATE UNIQUE INDEX IF NOT EXISTS strata_history_name_live ON strata_history_name (entity, property) WHERE live",
         "CREATE TABLE IF NOT EXISTS strata_history_transaction (token INTEGER PRIMARY KEY AUTOINCREMENT, "
-            + "timestamp REAL NOT NULL, author TEXT, context TEXT, entities TEXT NOT NULL, origin TEXT)",
+            + "timestamp REAL NOT NULL, author TEXT, context TEXT, entities TEXT NOT NULL, origin TEXT, unrecorded INTEGER NOT NULL DEFAULT 0)",
         "CREATE INDEX IF NOT EXISTS strata_history_transaction_timestamp ON strata_history_transaction (timestamp)",
         "CREATE TABLE IF NOT EXISTS strata_history_change (token INTEGER NOT NULL, n INTEGER NOT NULL, kind INTEGER NOT NULL, "
             + "entity INTEGER NOT NULL, pk INTEGER NOT NULL, count INTEGER NOT NULL, keys TEXT, attributes TEXT, tombstone TEXT, "
@@ -27,7 +27,7 @@ extension SQLiteDialect {
     static let historyRetireName = "UPDATE strata_history_name SET live = 0 WHERE id = ?1"
     static let historyRename = "UPDATE strata_history_name SET entity = ?2, property = ?3, live = 1 WHERE id = ?1"
 
-    static let historyAppend = "INSERT INTO strata_history_transaction (timestamp, author, context, entities, origin) VALUES (?1, ?2, ?3, ?4, ?5) RETURNING token"
+    static let historyAppend = "INSERT INTO strata_history_transaction (timestamp, author, context, entities, origin, unrecorded) VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING token"
     static let historyAppendChange = "INSERT INTO strata_history_change (token, n, kind, entity, pk, count, keys, attributes, tombstone, old, new) "
         + "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
     static let historyChanges = "SELECT kind, entity, pk, count, attributes, tombstone, old, new, keys FROM strata_history_change WHERE token = ?1 ORDER BY n"
@@ -39,7 +39,7 @@ extension SQLiteDialect {
     static let historyRaiseCompleteFrom = "INSERT INTO strata_metadata (key, value) VALUES ('historyCompleteFrom', ?1) "
         + "ON CONFLICT(key) DO UPDATE SET value = max(coalesce(value, 0), excluded.value)"
 
-    static let historyTransactionColumns = "t.token, t.timestamp, t.author, t.context, t.entities, t.origin"
+    static let historyTransactionColumns = "t.token, t.timestamp, t.author, t.context, t.entities, t.origin, t.unrecorded"
 
     static func historySelect(where condition: String, orderBy: String, limit: String?) -> String {
         "SELECT \(historyTransactionColumns) FROM strata_history_transaction t WHERE \(condition) ORDER BY \(orderBy)"

@@ -36,12 +36,7 @@ extension SQLiteSession: HistoryStorage {
     public func appendHistory(_ t: HistoryTransactionRow, changes: [HistoryChangeRow]) throws -> Int64 {
         try locked {
             try ensureHistoryTables()
-            let entities = "[" + t.entities.map(String.init).joined(separator: ",") + "]"
-            guard case .int(let token)? = try connection.statement(SQLiteDialect.historyAppend)
-                .scalar([.double(t.timestamp), t.author.map(SQLValue.text) ?? .null, t.contextName.map(SQLValue.text) ?? .null, .text(entities),
-                        t.origin.map(SQLValue.text) ?? .null]) else {
-                throw StrataError(.internal, "could not record a history transaction")
-            }
+            let token = try appendTransaction(t)
             let insert = try connection.statement(SQLiteDialect.historyAppendChange)
             for (n, c) in changes.enumerated() {
                 let attributes: SQLValue = c.attributes.isEmpty ? .null : .text("[" + c.attributes.map(String.init).joined(separator: ",") + "]")
@@ -53,11 +48,25 @@ extension SQLiteSession: HistoryStorage {
         }
     }
 
-    public func noteUnrecordedSave() throws {
+    private func appendTransaction(_ t: HistoryTransactionRow) throws -> Int64 {
+        let entities = "[" + t.entities.map(String.init).joined(separator: ",") + "]"
+        guard case .int(let token)? = try connection.statement(SQLiteDialect.historyAppend)
+            .scalar([.double(t.timestamp), t.author.map(SQLValue.text) ?? .null, t.contextName.map(SQLValue.text) ?? .null, .text(entities),
+                     t.origin.map(SQLValue.text) ?? .null, .int(t.unrecorded ? 1 : 0)]) else {
+            throw StrataError(.internal, "could not record a history transaction")
+        }
+        return token
+    }
+
+    public func noteUnrecordedSave(_ t: HistoryTransactionRow) throws -> Int64? {
         try locked {
-            guard try storeKeepsHistory() else { return }
-            let latest = try SQLiteHistorySnapshot(self).bounds().latest
-            try connection.execute(SQLiteDialect.historyRaiseCompleteFrom, [.int(latest + 1)])
+            guard try storeKeepsHistory() else { return nil }
+            var marker = t
+            marker.unrecorded = true
+            marker.entities = []
+            let token = try appendTransaction(marker)
+            try connection.execute(SQLiteDialect.historyRaiseCompleteFrom, [.int(token)])
+            return token
         }
     }
 
@@ -199,7 +208,7 @@ struct SQLiteHistorySnapshot: HistorySnapshot {
             let context: String? = s.columnType(3) == SQLITE_NULL ? nil : s.text(3)
             let origin: String? = s.columnType(5) == SQLITE_NULL ? nil : s.text(5)
             rows.append(HistoryTransactionRow(sequence: s.int64(0), timestamp: s.double(1), author: author, contextName: context,
-                                              entities: entities, origin: origin))
+                                              entities: entities, origin: origin, unrecorded: s.int64(6) != 0))
         }
         for t in rows { try each(t, try changes(t.sequence)) }
     }

@@ -14,9 +14,10 @@ public protocol HistoryStorage: AnyObject {
     /// Appends one transaction and its changes inside the save's transaction; returns
     /// the transaction's sequence number (greater than any the store gave before).
     func appendHistory(_ transaction: HistoryTransactionRow, changes: [HistoryChangeRow]) throws -> Int64
-    /// Records that a save was not recorded (history off): tokens before it can no
-    /// longer list every change after them. Does nothing when the store keeps no history.
-    func noteUnrecordedSave() throws
+    /// Records that a save was not recorded (history off): a transaction without
+    /// changes, marked unrecorded, that tokens before it cannot see past (they expire);
+    /// returns its sequence. Does nothing (nil) when the store keeps no history.
+    func noteUnrecordedSave(_ transaction: HistoryTransactionRow) throws -> Int64?
 
     /// Runs `body` on one committed snapshot of the history.
     func readHistory<T>(_ body: (HistorySnapshot) throws -> T) throws -> T
@@ -76,9 +77,13 @@ public struct HistoryTransactionRow: Sendable {
     public var entities: [Int64]
     /// Which container instance recorded it (its observers heard of it at once; its polls skip it).
     public var origin: String?
+    /// A save made with history off: its changes are not known.
+    public var unrecorded: Bool
 
-    public init(sequence: Int64 = 0, timestamp: Double, author: String?, contextName: String?, entities: [Int64], origin: String? = nil) {
+    public init(sequence: Int64 = 0, timestamp: Double, author: String?, contextName: String?, entities: [Int64], origin: String? = nil,
+                unrecorded: Bool = false) {
         self.origin = origin
+        self.unrecorded = unrecorded
         self.sequence = sequence
         self.timestamp = timestamp
         self.author = author
