@@ -34,6 +34,12 @@ extension SQLiteDialect {
 
     /// The newest token ever given (AUTOINCREMENT keeps it after pruning).
     static let historyLatest = "SELECT seq FROM sqlite_sequence WHERE name = 'strata_history_transaction'"
+    /// Takes token `?1` for a save history does not record (no row: it reads as deleted).
+    static let historySkipToken = [
+        "UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'strata_history_transaction'",
+        "INSERT INTO sqlite_sequence (name, seq) SELECT 'strata_history_transaction', ?1 "
+            + "WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'strata_history_transaction')",
+    ]
     static let historyCompleteFromKey = "historyCompleteFrom"
     /// Raises the first complete token to `?1` (never lowers it).
     static let historyRaiseCompleteFrom = "INSERT INTO strata_metadata (key, value) VALUES ('historyCompleteFrom', ?1) "
