@@ -838,8 +838,11 @@ strata_status strata_check_store(const char *path, const strata_config *config, 
  * or failed save records nothing. A transaction holds
  *   "token"        opaque text, "42@5f0c9a1e": increasing within a store,
  *                  never given twice (not even after pruning), and tied to
- *                  the store (a token of another store is refused)
- *   "timestamp"    ISO-8601 UTC, microseconds
+ *                  the store (a token of another store is refused); a save
+ *                  of a container with "history": false takes one too and
+ *                  is not recorded, so tokens may skip
+ *   "timestamp"    ISO-8601 UTC, microseconds (exactly: a transaction's
+ *                  timestamp given back in a predicate selects it)
  *   "author"       the context's author, else the configuration's (left out
  *                  when there is none)
  *   "contextName"  the context's name (strata_context_set_name), if any

@@ -112,6 +112,7 @@ public final class ChangeObservers: @unchecked Sendable {
         let delivering: Bool = lock.withLock {
             guard let p = position else { return false }
             if let t = changes.token.flatMap(HistoryToken.parse), t.sequence > p { own.insert(t.sequence) }
+            if let s = changes.unrecordedSequence, s > p { own.insert(s) }
             return !entries.isEmpty
         }
         guard delivering else { return }
@@ -143,7 +144,7 @@ public final class ChangeObservers: @unchecked Sendable {
             var expiredAt: Int64?
             let newest: Int64 = try storage.readHistory { snap in
                 let bounds = try snap.bounds()
-                if start < bounds.completeFrom || start > bounds.latest {
+                if start > bounds.latest {
                     expiredAt = bounds.latest
                     return bounds.latest
                 }
@@ -152,10 +153,20 @@ public final class ChangeObservers: @unchecked Sendable {
                 q.filter = .compare(.sequence, .greater, .int(start))
                 q.sort = [(.sequence, true)]
                 let mine = lock.withLock { own }
+                var present: Set<Int64> = []
                 try snap.transactions(q) { t, changes in
+                    present.insert(t.sequence)
                     if mine.contains(t.sequence) { return }
                     let json = try ChangeObservers.changeSetJSON(t, changes, names: names, store: tag)
                     found.append((t.sequence, json))
+                }
+                // Complete when every sequence up to the first complete one is in the history
+                // or was this container's own save (delivered as it committed, recorded or not).
+                var covered = start
+                while covered < bounds.completeFrom, mine.contains(covered + 1) || present.contains(covered + 1) { covered += 1 }
+                if covered < bounds.completeFrom {
+                    expiredAt = bounds.latest
+                    found = []
                 }
                 return bounds.latest
             }

@@ -90,6 +90,6 @@ enum HistoryRecorder {
     /// The participant of a container that does not record history: the store's
     /// history (if another container keeps one) learns that a save went unrecorded.
     static func skip(_ changes: inout ChangeSet, _ session: StoreSession) throws {
-        try (session as? HistoryStorage)?.noteUnrecordedSave()
+        changes.unrecordedSequence = try (session as? HistoryStorage)?.noteUnrecordedSave()
     }
 }

@@ -51,14 +51,16 @@ extension SQLiteSession: HistoryStorage {
         }
     }
 
-    public func noteUnrecordedSave() throws {
+    @discardableResult
+    public func noteUnrecordedSave() throws -> Int64? {
         try locked {
-            guard try storeKeepsHistory() else { return }
+            guard try storeKeepsHistory() else { return nil }
             // The save takes a token of its own, as if recorded and deleted: "token >= t" for the
             // next recorded t stays complete, "token > t" for an older t expires.
             let latest = try SQLiteHistorySnapshot(self).bounds().latest
             for sql in SQLiteDialect.historySkipToken { try connection.execute(sql, [.int(latest + 1)]) }
             try connection.execute(SQLiteDialect.historyRaiseCompleteFrom, [.int(latest + 1)])
+            return latest + 1
         }
     }
 

@@ -28,6 +28,9 @@ public struct ChangeSet: Sendable {
     public internal(set) var contextName: String?
     /// The history token of the save, once recorded (nil with history off).
     public internal(set) var token: String?
+    /// The sequence number a save with history off took without being recorded (its own
+    /// container's observers delivered it, so their polls need not call it missing).
+    var unrecordedSequence: Int64?
 
     /// Every changed object, in the order first changed.
     public var changes: [Change] { records.indices.compactMap(change(at:)) }

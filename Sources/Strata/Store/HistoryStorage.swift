@@ -16,7 +16,9 @@ public protocol HistoryStorage: AnyObject {
     func appendHistory(_ transaction: HistoryTransactionRow, changes: [HistoryChangeRow]) throws -> Int64
     /// Records that a save was not recorded (history off): tokens before it can no
     /// longer list every change after them. Does nothing when the store keeps no history.
-    func noteUnrecordedSave() throws
+    /// - Returns: the sequence number the save took (nil: the store keeps no history).
+    @discardableResult
+    func noteUnrecordedSave() throws -> Int64?
 
     /// Runs `body` on one committed snapshot of the history.
     func readHistory<T>(_ body: (HistorySnapshot) throws -> T) throws -> T

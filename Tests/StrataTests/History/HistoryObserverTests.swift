@@ -165,10 +165,45 @@ final class HistoryObserverTests: HistoryTestCase {
         try a.observers.poll()
         XCTAssertEqual(got.json.last?["expired"], .bool(true))
         XCTAssertEqual(got.all.count, 3)
+        // Deleting a transaction this container delivered as it saved hides nothing from it.
+        let actx = try a.makeContext()
+        _ = try actx.insert(entity: "Trip", json: #"{"name": "own"}"#)
+        try actx.save()
+        XCTAssertEqual(got.all.count, 4)
+        XCTAssertEqual(try bctx.deleteHistory("{}"), 2)
+        try a.observers.poll()
+        XCTAssertEqual(got.all.count, 4)
     }
 
     private func tokenTag(_ ctx: ModelContext) -> Substring {
         guard let s = ctx.session as? HistoryStorage else { return "" }
         return Substring(s.historyStoreTag)
+    }
+    func testContainerWithoutHistory() throws {
+        let on = try openHistory()
+        let onCtx = try on.makeContext()
+        _ = try onCtx.insert(entity: "Item", json: #"{"title": "first"}"#)
+        try onCtx.save()
+        let off = try openHistory { $0.history = false }
+        let got = Received()
+        _ = try off.observers.add(entityNames: nil) { got.add($0) }
+        let ctx = try off.makeContext()
+        _ = try ctx.insert(entity: "Trip", json: #"{"name": "A"}"#)
+        try ctx.save()
+        XCTAssertEqual(got.json, [JSONValue.of(#"{"inserted": {"Trip": ["Trip/1"]}, "updated": {}, "deleted": {}}"#)])
+        // Another container's recorded save reaches it through polling.
+        let item = try onCtx.insert(entity: "Item", json: #"{"title": "second"}"#)
+        try onCtx.save()
+        // Its own unrecorded save was delivered as it committed: the poll finds nothing missing.
+        try off.observers.poll()
+        XCTAssertEqual(got.all.count, 2)
+        XCTAssertEqual(got.json.last?["inserted"], JSONValue.of(#"{"Item": ["\#(item)"]}"#))
+        // Another container's unrecorded save is missing: expired.
+        let third = try openHistory { $0.history = false }.makeContext()
+        _ = try third.insert(entity: "Item", json: #"{"title": "unseen"}"#)
+        try third.save()
+        try off.observers.poll()
+        XCTAssertEqual(got.json.last?["expired"], .bool(true))
+        XCTAssertEqual(got.all.count, 3)
     }
 }

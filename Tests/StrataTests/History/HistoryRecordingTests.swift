@@ -208,4 +208,32 @@ final class HistoryRecordingTests: HistoryTestCase {
         try ctx.save()
         XCTAssertEqual(try history(ctx).count, 0)
     }
+    func testInsertThenDeleteInOneSaveAndEmptySavesRecordNothing() throws {
+        let c = try openHistory()
+        let ctx = try c.makeContext()
+        let t = try ctx.insert(entity: "Trip", json: #"{"name": "gone"}"#)
+        try ctx.delete(id: t.description)
+        try ctx.save()
+        try ctx.save()
+        XCTAssertEqual(try history(ctx).count, 0)
+        if try tableNames(storePath()).contains("strata_history_transaction") {
+            XCTAssertEqual(try rowCount(storePath(), "strata_history_transaction"), 0)
+        }
+        // A save's change set carries its token.
+        _ = try ctx.insert(entity: "Trip", json: #"{"name": "kept"}"#)
+        let changes = try ctx.save()
+        XCTAssertEqual(changes.token, try tokens(ctx).first)
+    }
+
+    func testInMemoryStoreKeepsHistory() throws {
+        let c = try openInMemory(HistoryTestCase.schemaJSON) { $0.author = "mem" }
+        let ctx = try c.makeContext()
+        let t = try ctx.insert(entity: "Trip", json: #"{"name": "A"}"#)
+        try ctx.save()
+        try ctx.update(id: t.description, patch: #"{"name": "B"}"#)
+        try ctx.save()
+        let all = try history(ctx)
+        XCTAssertEqual(all.map(lines), [["insert Trip/1"], [#"update Trip/1 [name] old={"name":"A"} new={"name":"B"}"#]])
+        XCTAssertEqual(all.map { $0["author"]?.stringValue }, ["mem", "mem"])
+    }
 }
