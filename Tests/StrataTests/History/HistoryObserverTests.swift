@@ -206,4 +206,32 @@ final class HistoryObserverTests: HistoryTestCase {
         XCTAssertEqual(got.json.last?["expired"], .bool(true))
         XCTAssertEqual(got.all.count, 3)
     }
+    func testPollingWhileAnotherContainerWrites() throws {
+        let a = try openHistory()
+        let b = try openHistory()
+        let got = Received()
+        _ = try a.observers.add(entityNames: ["Item"]) { got.add($0) }
+        let writer = try b.makeContext()
+        let failures = Received()
+        let done = ManagedFlag()
+        let observers = a.observers
+        let poller = Thread {
+            while !done.value {
+                do { try observers.poll() } catch { failures.add("\(error)") }
+            }
+        }
+        poller.start()
+        for i in 1...40 {
+            _ = try writer.insert(entity: "Item", json: #"{"title": "i\#(i)"}"#)
+            try writer.save()
+        }
+        done.set()
+        while !poller.isFinished { usleep(1000) }
+        try a.observers.poll()
+        XCTAssertEqual(failures.all, [])
+        let delivered = got.json.compactMap { $0["inserted"]?["Item"]?.array?.first?.stringValue }
+        let expected = try fetch(writer, "Item").compactMap { $0["_id"]?.stringValue }
+        XCTAssertEqual(delivered, expected, "each once, in order")
+        XCTAssertEqual(got.json.compactMap { $0["token"]?.stringValue }, try tokens(writer))
+    }
 }

@@ -236,4 +236,30 @@ final class HistoryRecordingTests: HistoryTestCase {
         XCTAssertEqual(all.map(lines), [["insert Trip/1"], [#"update Trip/1 [name] old={"name":"A"} new={"name":"B"}"#]])
         XCTAssertEqual(all.map { $0["author"]?.stringValue }, ["mem", "mem"])
     }
+    func testUpsertAndDeleteMatching() throws {
+        let c = try openHistory()
+        let ctx = try c.makeContext()
+        _ = try ctx.insert(entity: "Trip", json: #"{"name": "Paris", "items": [{"title": "a"}]}"#)
+        _ = try ctx.insert(entity: "Trip", json: #"{"name": "Rome"}"#)
+        try ctx.save()
+        // An upsert onto the saved Paris is an update of it.
+        _ = try ctx.insert(entity: "Trip", json: #"{"name": "Paris", "notes": "again"}"#)
+        try ctx.save()
+        // (The attributes an upsert writes count as changed, its unique key included.)
+        let upsert = try XCTUnwrap(history(ctx).last?["changes"]?.array)
+        XCTAssertEqual(upsert.count, 1)
+        XCTAssertEqual(upsert.first?["kind"], .string("update"))
+        XCTAssertEqual(upsert.first?["id"], .string("Trip/1"))
+        XCTAssertEqual(upsert.first?["attributes"]?.array?.contains(.string("notes")), true)
+        // A delete by predicate: tombstones and cascades as one by one.
+        var d = FetchDescriptor(entity: try XCTUnwrap(ctx.schema.entity(named: "Trip")))
+        d.includePendingChanges = true
+        XCTAssertEqual(try ctx.delete(matching: d), 2)
+        try ctx.save()
+        XCTAssertEqual(Set(try history(ctx).last.map(lines) ?? []), [
+            #"delete Trip/1 tombstone={"name":"Paris","start":null}"#,
+            #"delete Trip/2 tombstone={"name":"Rome","start":null}"#,
+            "delete Item/1",
+        ])
+    }
 }
