@@ -839,7 +839,8 @@ strata_status strata_check_store(const char *path, const strata_config *config, 
  *   "token"        opaque text, "42@5f0c9a1e": increasing within a store,
  *                  never given twice (not even after pruning), and tied to
  *                  the store (a token of another store is refused)
- *   "timestamp"    ISO-8601 UTC, microseconds
+ *   "timestamp"    ISO-8601 UTC, microseconds (exactly: a transaction's
+ *                  timestamp given back in a predicate selects it)
  *   "author"       the context's author, else the configuration's (left out
  *                  when there is none)
  *   "contextName"  the context's name (strata_context_set_name), if any
@@ -848,6 +849,10 @@ strata_status strata_check_store(const char *path, const strata_config *config, 
  *                    "tombstone": {preserveValueOnDeletion values} (delete),
  *                    "old": {...}, "new": {...} (update of attributes
  *                    declared with "historyValues": true)}]
+ *   "unrecorded"   true for the mark a save of a container with
+ *                  "history": false leaves when the store keeps history:
+ *                  "changes" is empty (what changed is not known) and the
+ *                  tokens before it expire; left out otherwise
  * Changes include what delete rules did (cascaded deletes, nullified links:
  * both ends of a changed link are updates naming the relationship). Keys
  * that do not apply are left out.
@@ -856,9 +861,10 @@ strata_status strata_check_store(const char *path, const strata_config *config, 
  * changed object, where objects changed one after another with the same
  * entity, kind and changed attributes and nothing else to record share a row
  * (a bulk insert is one row; a bulk update one per 4096 objects). Values
- * ("tombstone", "old", "new") make a row per object. History grows until
- * pruned with
- * strata_delete_history(); prune what every reader has consumed.
+ * ("tombstone", "old", "new") make a row per object, and "historyValues"
+ * reads each updated object's old values before writing. History grows
+ * until pruned with strata_delete_history(); prune what every reader has
+ * consumed.
  *
  * Migrations keep every history row; entity and attribute renames apply to
  * older history, which then reads under the new names. Saves of migration
@@ -962,10 +968,13 @@ typedef struct strata_observer strata_observer;
  *    "inserted": {"Trip": ["Trip/1", …], …},
  *    "updated":  {"Trip": [{"id": "Trip/2", "attributes": ["name"]}], …},
  *    "deleted":  {"Trip": [{"id": "Trip/3", "tombstone": {"name": "Paris"}}], …}}
- * with only the entities the observer asked for ("token" is left out for a
- * save of a container with "history": false). When the history no longer
- * covers everything since the last delivered transaction, a poll delivers
- * {"token": <latest>, "expired": true} once instead: refetch everything.
+ * with only the entities the observer asked for, and always all three keys
+ * ("token" is left out for a store that keeps no history: a container with
+ * "history": false on a store no container recorded history in). When the
+ * history no longer covers everything since the last delivered transaction
+ * (transactions deleted, or an unrecorded save of another container), a
+ * poll delivers {"token": <latest>, "expired": true} once instead: refetch
+ * everything.
  */
 typedef void (*strata_change_fn)(const char *changes_json, void *userdata);
 

@@ -32,9 +32,6 @@ public final class ChangeObservers: @unchecked Sendable {
     /// Recorded with each transaction of this container (whose saves are delivered as they
     /// commit): polls skip the transactions that carry it.
     let origin: String
-    /// The history's first complete sequence when polling started or expiry was last
-    /// reported: an expiry is reported once, not at every poll after it.
-    private var reportedCompleteFrom: Int64 = 0
     private var pollSession: StoreSession?
     private let makeSession: () throws -> StoreSession
 
@@ -63,10 +60,7 @@ public final class ChangeObservers: @unchecked Sendable {
         }
         let start = try lock.withLock { position } == nil ? bounds() : nil
         return lock.withLock {
-            if position == nil {
-                position = start?.latest ?? 0
-                reportedCompleteFrom = start?.completeFrom ?? 0
-            }
+            if position == nil { position = start?.latest ?? 0 }
             nextID += 1
             entries.append(Entry(id: nextID, names: names, callback: callback))
             return nextID
@@ -117,7 +111,14 @@ public final class ChangeObservers: @unchecked Sendable {
 
     /// A save of this container committed (a save hook's observer).
     func saved(_ changes: ChangeSet) {
-        guard lock.withLock({ position != nil && !entries.isEmpty }) else { return }
+        let delivering: Bool = lock.withLock {
+            guard let p = position else { return false }
+            // Delivered now: when it is the next transaction, polls need not look at it again
+            // (nor call it missing if it is deleted before they run).
+            if let t = changes.token.flatMap(HistoryToken.parse), t.sequence == p + 1 { position = t.sequence }
+            return !entries.isEmpty
+        }
+        guard delivering else { return }
         deliver { changes.json(entityNames: $0) }
     }
 
@@ -137,40 +138,40 @@ public final class ChangeObservers: @unchecked Sendable {
 
     /// Delivers the transactions recorded since the last delivered one that this container
     /// did not make, one callback per transaction, in order, on the calling thread.
+    ///
+    /// The transactions since then are complete unless one is missing (deleted: sequences
+    /// are never skipped otherwise) or another container saved with history off (an
+    /// unrecorded transaction); then observers hear `{"token": <latest>, "expired": true}` once.
     public func poll() throws {
         try pollLock.withLock {
             guard let start = lock.withLock({ position }) else { return }
             guard let storage = try session() as? HistoryStorage else { return }
             let tag = storage.historyStoreTag
             var found: [(Int64, (Set<String>?) -> String?)] = []
-            var expiredAt: Int64?
-            let reported = lock.withLock { reportedCompleteFrom }
-            var completeFrom = reported
+            var expired = false
             let newest: Int64 = try storage.readHistory { snap in
                 let bounds = try snap.bounds()
-                completeFrom = bounds.completeFrom
-                if (start < bounds.completeFrom && bounds.completeFrom > reported) || start > bounds.latest {
-                    expiredAt = bounds.latest
+                if start > bounds.latest {
+                    expired = true
                     return bounds.latest
                 }
                 let names = try snap.names()
                 var q = HistoryQuery()
                 q.filter = .compare(.sequence, .greater, .int(start))
                 q.sort = [(.sequence, true)]
+                var expected = start + 1
                 try snap.transactions(q) { t, changes in
-                    if t.origin == origin { return }
-                    let json = try ChangeObservers.changeSetJSON(t, changes, names: names, store: tag)
-                    found.append((t.sequence, json))
+                    if t.sequence != expected || (t.unrecorded && t.origin != origin) { expired = true }
+                    expected = t.sequence + 1
+                    if expired || t.origin == origin { return }
+                    found.append((t.sequence, try ChangeObservers.changeSetJSON(t, changes, names: names, store: tag)))
                 }
+                if expected <= bounds.latest { expired = true }
                 return bounds.latest
             }
-            lock.withLock {
-                position = max(start, newest)
-                if expiredAt != nil { position = newest }
-                reportedCompleteFrom = max(reportedCompleteFrom, completeFrom)
-            }
-            if let at = expiredAt {
-                let text = "{\"token\":\"\(HistoryToken(sequence: at, store: tag))\",\"expired\":true}"
+            lock.withLock { position = expired ? newest : max(start, newest) }
+            if expired {
+                let text = "{\"token\":\"\(HistoryToken(sequence: newest, store: tag))\",\"expired\":true}"
                 deliver { _ in text }
                 return
             }

@@ -9,11 +9,13 @@ import Glibc
 enum HistoryRecorder {
     static let maxListedKeys = 4096
 
-    /// Seconds since 1970, with the clock's resolution.
+    /// Seconds since 1970, exactly as the ISO-8601 text history returns reads back
+    /// (microseconds): a transaction's own timestamp, given back in a predicate, selects it.
     static func now() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+        let seconds = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+        return ISO8601.format(seconds).flatMap { ISO8601.parse($0.utf8) } ?? seconds
     }
 
     /// The participant of a container that records history; `origin` tells the

@@ -140,6 +140,9 @@ struct HistoryPredicateTranslator {
                 return try compare(field, op.flipped, lhs, at)
             }
             throw fail("a comparison needs a field of the transaction on one side", at)
+        case .string(.contains, let collection, let element, [], let at) where isCollection(collection):
+            // `tokens.contains($0.token)`: membership, as `in`.
+            return try transaction(.inCollection(element, collection, at: at))
         case .inCollection(let element, let collection, let at):
             guard let field = try field(element) else { throw fail("'in' needs a field of the transaction on its left", at) }
             let items = try list(collection, at)
@@ -171,12 +174,21 @@ struct HistoryPredicateTranslator {
     }
 
     private mutating func compare(_ f: HistoryField, _ op: ComparisonOperator, _ e: PredicateExpression, _ at: SourceLocation) throws -> HistoryFilter {
-        let v = try fieldValue(f, try value(e), at, op: op)
+        let v = try fieldValue(f, try value(e), e.location, op: op)
         if f == .sequence, case .int(let n) = v {
             if op == .greater { after.append(n) } else if op == .greaterOrEqual { after.append(n - 1) }
         }
         if v == .null, op != .equal, op != .notEqual { throw fail("nil compares only with == and !=", at) }
         return .compare(f, op, v)
+    }
+
+    /// Whether `e` is an array: a literal, or a variable bound to one.
+    private func isCollection(_ e: PredicateExpression) -> Bool {
+        switch e {
+        case .literal(.array, _): return true
+        case .variable(let name, _): if case .array? = bindings[name] { return true } else { return false }
+        default: return false
+        }
     }
 
     private func binding(_ name: String, _ at: SourceLocation) throws -> JSONValue {
@@ -254,11 +266,9 @@ struct HistoryPredicateTranslator {
             guard case .string(let name) = try value(other) else { throw fail("an entity name compares with a string", at) }
             let test = HistoryEntityTest.isIn(ids([name]))
             return op == .equal ? test : .not(test)
-        case .string(.contains, let collection, let element, let options, let at) where options == []:
-            // `entityNames.contains($0.changedPersistentIdentifier.entityName)`: the parser reads a variable's
-            // contains(x) as a string test (it knows no types); here it is membership in a list of names.
-            guard try isEntityName(element) else { throw fail("a change's test compares $0.changedPersistentIdentifier.entityName", at) }
-            return .isIn(ids(try entityNames(collection, at)))
+        case .string(.contains, let collection, let element, [], let at) where isCollection(collection):
+            // `entityNames.contains($0.changedPersistentIdentifier.entityName)`: membership, as `in`.
+            return try change(.inCollection(element, collection, at: at))
         case .inCollection(let element, let collection, let at):
             guard try isEntityName(element) else { throw fail("'in' over changes tests $0.changedPersistentIdentifier.entityName", at) }
             return .isIn(ids(try entityNames(collection, at)))

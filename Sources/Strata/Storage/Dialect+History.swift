@@ -34,6 +34,7 @@ extension SQLiteDialect {
 
     /// The newest token ever given (AUTOINCREMENT keeps it after pruning).
     static let historyLatest = "SELECT seq FROM sqlite_sequence WHERE name = 'strata_history_transaction'"
+    /// Takes token `?1` for a save history does not record (no row: it reads as deleted).
     static let historyCompleteFromKey = "historyCompleteFrom"
     /// Raises the first complete token to `?1` (never lowers it).
     static let historyRaiseCompleteFrom = "INSERT INTO strata_metadata (key, value) VALUES ('historyCompleteFrom', ?1) "

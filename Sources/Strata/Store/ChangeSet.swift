@@ -26,7 +26,8 @@ public struct ChangeSet: Sendable {
     /// Who saved: the context's author (or the configuration's) and the context's name.
     public internal(set) var author: String?
     public internal(set) var contextName: String?
-    /// The history token of the save, once recorded (nil with history off).
+    /// The history token of the save: of its transaction, or with history off of the
+    /// unrecorded transaction that marks it (nil when the store keeps no history).
     public internal(set) var token: String?
 
     /// Every changed object, in the order first changed.
