@@ -919,7 +919,8 @@ strata_status strata_fetch_history(strata_context *ctx, const char *descriptor_j
 /**
  * How strata_fetch_history() would run a descriptor:
  * {"sql": "…", "parameterCount": n, "queryPlan": [{"id", "parent", "detail"}]}
- * ("sql": null and an empty plan when the store has no history yet).
+ * ("sql": null, "parameterCount": 0 and an empty plan when the store has no
+ * history yet).
  * Fails as strata_fetch_history(), never with STRATA_ERR_HISTORY_EXPIRED.
  */
 strata_status strata_explain_history(strata_context *ctx, const char *descriptor_json, char **out_json);

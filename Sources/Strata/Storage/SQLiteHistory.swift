@@ -255,29 +255,17 @@ struct SQLiteHistorySnapshot: HistorySnapshot {
     }
 
     func explain(_ query: HistoryQuery) throws -> [UInt8] {
-        var w = JSONWriter()
-        w.beginObject()
         guard try session.storeKeepsHistory() else {
+            var w = JSONWriter()
+            w.beginObject()
             w.key("sql"); w.null()
+            w.key("parameterCount"); w.int(0)
             w.key("queryPlan"); w.beginArray(); w.endArray()
             w.endObject()
             return w.bytes
         }
         let (sql, args) = select(query)
-        w.key("sql"); w.string(sql)
-        w.key("parameterCount"); w.int(Int64(args.count))
-        w.key("queryPlan")
-        w.beginArray()
-        try connection.statement(SQLiteDialect.queryPlan(sql)).query(args) { s in
-            w.beginObject()
-            w.key("id"); w.int(s.int64(0))
-            w.key("parent"); w.int(s.int64(1))
-            w.key("detail"); w.string(s.text(3))
-            w.endObject()
-        }
-        w.endArray()
-        w.endObject()
-        return w.bytes
+        return try connection.explainJSON(sql, args)
     }
 }
 

@@ -137,23 +137,7 @@ extension SQLiteSession {
         try read(pending) {
             let q = CompiledFetch(d, dialect: dialect)
             let plan = ObjectPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
-            let sql = q.objectsSQL(plan)
-            var w = JSONWriter()
-            w.beginObject()
-            w.key("sql"); w.string(sql)
-            w.key("parameterCount"); w.int(Int64(q.args.count))
-            w.key("queryPlan")
-            w.beginArray()
-            try connection.statement(SQLiteDialect.queryPlan(sql)).query(q.args) { s in
-                w.beginObject()
-                w.key("id"); w.int(s.int64(0))
-                w.key("parent"); w.int(s.int64(1))
-                w.key("detail"); w.string(s.text(3))
-                w.endObject()
-            }
-            w.endArray()
-            w.endObject()
-            return w.bytes
+            return try connection.explainJSON(q.objectsSQL(plan), q.args)
         }
     }
 
@@ -171,5 +155,28 @@ extension SQLiteSession {
             guard let range = objects.ranges[0] else { return nil }
             return Array(objects.bytes[range])
         }
+    }
+}
+
+extension Connection {
+    /// How SQLite runs a statement: `{"sql": …, "parameterCount": n, "queryPlan":
+    /// [{"id", "parent", "detail"}]}` (the rows of EXPLAIN QUERY PLAN).
+    func explainJSON(_ sql: String, _ args: [SQLValue]) throws -> [UInt8] {
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("sql"); w.string(sql)
+        w.key("parameterCount"); w.int(Int64(args.count))
+        w.key("queryPlan")
+        w.beginArray()
+        try statement(SQLiteDialect.queryPlan(sql)).query(args) { s in
+            w.beginObject()
+            w.key("id"); w.int(s.int64(0))
+            w.key("parent"); w.int(s.int64(1))
+            w.key("detail"); w.string(s.text(3))
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+        return w.bytes
     }
 }
