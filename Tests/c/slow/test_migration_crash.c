@@ -441,7 +441,9 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
     return h;
 }
 
-/* What the parent checks on the file: integrity, the schema objects and every row. */
+/* What the parent checks on the file: integrity, the schema objects and every row (the
+   history's too: the stages' deduplications are recorded, and a resumed stage records them
+   again under the same tokens). */
 typedef struct {
     char *schema;        /* the tables' and indexes' SQL, sorted */
     uint64_t digest;     /* order-independent digest of every row of every table */
@@ -472,6 +474,11 @@ static store_facts inspect(const char *path, int readonly) {
         while ((rc = sqlite3_step(rows)) == SQLITE_ROW) {
             uint64_t h = table_hash;
             for (int c = 0; c < sqlite3_column_count(rows); c++) {
+                /* When a history transaction was recorded (the clock) and by which container
+                   instance (a random origin) differ from run to run; the rest must not. */
+                const char *column = sqlite3_column_name(rows, c);
+                if (strcmp(table, "strata_history_transaction") == 0
+                    && (strcmp(column, "timestamp") == 0 || strcmp(column, "origin") == 0)) continue;
                 int type = sqlite3_column_type(rows, c);
                 h = fnv(h, &type, sizeof type);
                 const void *bytes = type == SQLITE_BLOB ? sqlite3_column_blob(rows, c) : sqlite3_column_text(rows, c);
