@@ -42,16 +42,20 @@ public func strata_delete_history(_ ctx: OpaquePointer?, _ descriptor: UnsafePoi
     }
 }
 
+/// An author or context name argument: NULL (none), or 1-256 bytes of valid UTF-8.
+private func label(_ p: UnsafePointer<CChar>?, _ what: String) throws -> String? {
+    try p.map { p in
+        guard let s = String(validatingCString: p) else { throw StrataError(.invalid, "the \(what) is not valid UTF-8") }
+        try StoreConfiguration.checkLabel(s, what)
+        return s
+    }
+}
+
 @_cdecl("strata_context_set_author")
 public func strata_context_set_author(_ ctx: OpaquePointer?, _ author: UnsafePointer<CChar>?) -> Int32 {
     shim {
         let c = try context(ctx)
-        let text = try author.map { p -> String in
-            guard let s = String(validatingCString: p) else { throw StrataError(.invalid, "the author is not valid UTF-8") }
-            try StoreConfiguration.checkLabel(s, "author")
-            return s
-        }
-        c.author = text
+        c.author = try label(author, "author")
     }
 }
 
@@ -59,12 +63,7 @@ public func strata_context_set_author(_ ctx: OpaquePointer?, _ author: UnsafePoi
 public func strata_context_set_name(_ ctx: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> Int32 {
     shim {
         let c = try context(ctx)
-        let text = try name.map { p -> String in
-            guard let s = String(validatingCString: p) else { throw StrataError(.invalid, "the context name is not valid UTF-8") }
-            try StoreConfiguration.checkLabel(s, "context name")
-            return s
-        }
-        c.name = text
+        c.name = try label(name, "context name")
     }
 }
 
