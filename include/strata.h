@@ -839,7 +839,8 @@ strata_status strata_check_store(const char *path, const strata_config *config, 
  *   "token"        opaque text, "42@5f0c9a1e": increasing within a store,
  *                  never given twice (not even after pruning), and tied to
  *                  the store (a token of another store is refused)
- *   "timestamp"    ISO-8601 UTC, microseconds (exactly: a transaction's
+ *   "timestamp"    ISO-8601 UTC to the microsecond, written as other dates
+ *                  (.uuuuuu, .mmm for a whole millisecond; exactly: a transaction's
  *                  timestamp given back in a predicate selects it)
  *   "author"       the context's author, else the configuration's (left out
  *                  when there is none)
