@@ -13,35 +13,26 @@ public final class ModelContainer: @unchecked Sendable {
     /// history (or, with `"history": false`, marks the history incomplete before it).
     public init(path: String?, configuration: StoreConfiguration) throws {
         self.configuration = configuration
+        // Before the store opens: a migration's stage hooks save through the participant too.
         let hooks = SaveHooks()
-        // Made before the store, whose store is made later: the box lends it to the poll session.
-        let storeBox = StoreBox()
-        let observers = ChangeObservers(schema: configuration.schema) {
-            guard let s = storeBox.store else { throw StrataError(.misuse, "the container is closed") }
-            return try s.makeSession()
-        }
-        let origin = observers.origin
+        let origin = UUIDText.random()
         if configuration.history {
             hooks.addParticipant { changes, session in try HistoryRecorder.record(&changes, session, origin: origin) }
         } else {
             hooks.addParticipant { changes, session in try HistoryRecorder.skip(&changes, session, origin: origin) }
         }
-        hooks.addObserver { [weak observers] changes in observers?.saved(changes) }
         let store = try SQLiteStore(path: path, configuration: configuration, policy: StoreOpener(configuration), saveHooks: hooks)
-        storeBox.store = store
         self.store = store
+        // Observers begin with the open container (a migration's saves come before any observer).
+        let observers = ChangeObservers(schema: configuration.schema, origin: origin) { try store.makeSession() }
         self.observers = observers
+        hooks.addObserver { [weak observers] changes in observers?.saved(changes) }
     }
 
     /// A new context with its own connection (in-memory stores share one).
     public func makeContext() throws -> ModelContext {
         ModelContext(container: self, session: try store.makeSession())
     }
-}
-
-/// The store a container's observers poll through, set once the store is open.
-private final class StoreBox: @unchecked Sendable {
-    weak var store: DataStore?
 }
 
 // MARK: Dry runs

@@ -35,10 +35,10 @@ public final class ChangeObservers: @unchecked Sendable {
     private var pollSession: StoreSession?
     private let makeSession: () throws -> StoreSession
 
-    init(schema: Schema, makeSession: @escaping () throws -> StoreSession) {
+    init(schema: Schema, origin: String, makeSession: @escaping () throws -> StoreSession) {
         self.schema = schema
+        self.origin = origin
         self.makeSession = makeSession
-        origin = UUIDText.random()
     }
 
     /// Adds an observer of the named entities (and their subentities; nil: all).
@@ -147,7 +147,7 @@ public final class ChangeObservers: @unchecked Sendable {
             guard let start = lock.withLock({ position }) else { return }
             guard let storage = try session() as? HistoryStorage else { return }
             let tag = storage.historyStoreTag
-            var found: [(Int64, (Set<String>?) -> String?)] = []
+            var found: [(Set<String>?) -> String?] = []
             var expired = false
             let newest: Int64 = try storage.readHistory { snap in
                 let bounds = try snap.bounds()
@@ -164,7 +164,7 @@ public final class ChangeObservers: @unchecked Sendable {
                     if t.sequence != expected || (t.unrecorded && t.origin != origin) { expired = true }
                     expected = t.sequence + 1
                     if expired || t.origin == origin { return }
-                    found.append((t.sequence, try ChangeObservers.changeSetJSON(t, changes, names: names, store: tag)))
+                    found.append(try ChangeObservers.changeSetJSON(t, changes, names: names, store: tag))
                 }
                 if expected <= bounds.latest { expired = true }
                 return bounds.latest
@@ -175,7 +175,7 @@ public final class ChangeObservers: @unchecked Sendable {
                 deliver { _ in text }
                 return
             }
-            for (_, json) in found { deliver(json) }
+            for json in found { deliver(json) }
         }
     }
 

@@ -8,7 +8,8 @@ import CSQLite
 extension SQLiteSession: HistoryStorage {
     public var historyStoreTag: String { sqliteStore.historyStoreTag }
 
-    /// Makes the history tables inside the caller's transaction (a rolled-back save undoes them too).
+    /// Makes the history tables inside the caller's transaction (a rolled-back save undoes them
+    /// too). A save numbers its names first (`historyNameIDs`), so that call makes them.
     private func ensureHistoryTables() throws {
         if try !storeKeepsHistory() {
             for sql in SQLiteDialect.historyDDL { try connection.execute(script: sql) }
@@ -35,12 +36,11 @@ extension SQLiteSession: HistoryStorage {
 
     public func appendHistory(_ t: HistoryTransactionRow, changes: [HistoryChangeRow]) throws -> Int64 {
         try locked {
-            try ensureHistoryTables()
             let token = try appendTransaction(t)
             let insert = try connection.statement(SQLiteDialect.historyAppendChange)
             for (n, c) in changes.enumerated() {
-                let attributes: SQLValue = c.attributes.isEmpty ? .null : .text("[" + c.attributes.map(String.init).joined(separator: ",") + "]")
-                let keys: SQLValue = c.keys.map { .text("[" + $0.map(String.init).joined(separator: ",") + "]") } ?? .null
+                let attributes = c.attributes.isEmpty ? .null : SQLiteHistory.jsonArray(c.attributes)
+                let keys = c.keys.map(SQLiteHistory.jsonArray) ?? .null
                 try insert.execute([.int(token), .int(Int64(n)), .int(c.kind.rawValue), .int(c.entity), .int(c.pk), .int(c.count), keys, attributes,
                                     c.tombstone.map(SQLValue.text) ?? .null, c.old.map(SQLValue.text) ?? .null, c.new.map(SQLValue.text) ?? .null])
             }
@@ -49,9 +49,9 @@ extension SQLiteSession: HistoryStorage {
     }
 
     private func appendTransaction(_ t: HistoryTransactionRow) throws -> Int64 {
-        let entities = "[" + t.entities.map(String.init).joined(separator: ",") + "]"
         guard case .int(let token)? = try connection.statement(SQLiteDialect.historyAppend)
-            .scalar([.double(t.timestamp), t.author.map(SQLValue.text) ?? .null, t.contextName.map(SQLValue.text) ?? .null, .text(entities),
+            .scalar([.double(t.timestamp), t.author.map(SQLValue.text) ?? .null, t.contextName.map(SQLValue.text) ?? .null,
+                     SQLiteHistory.jsonArray(t.entities),
                      t.origin.map(SQLValue.text) ?? .null, .int(t.unrecorded ? 1 : 0)]) else {
             throw StrataError(.internal, "could not record a history transaction")
         }
@@ -200,10 +200,8 @@ struct SQLiteHistorySnapshot: HistorySnapshot {
         let (sql, args) = select(query)
         var rows: [HistoryTransactionRow] = []
         try connection.statement(sql).query(args) { s in
-            var entities: [Int64] = []
-            if case .array(let items)? = try? JSONValue.parse(s.text(4)) {
-                for i in items { if case .number(let n) = i, let v = Int64(n) { entities.append(v) } }
-            }
+            // Read by the SQL filters only (json_each): not checked here.
+            let entities = SQLiteHistory.integers(s.text(4)) ?? []
             let author: String? = s.columnType(2) == SQLITE_NULL ? nil : s.text(2)
             let context: String? = s.columnType(3) == SQLITE_NULL ? nil : s.text(3)
             let origin: String? = s.columnType(5) == SQLITE_NULL ? nil : s.text(5)
@@ -223,30 +221,20 @@ struct SQLiteHistorySnapshot: HistorySnapshot {
             guard count >= 1, count <= Int64(Int32.max), pk <= Int64.max - count else {
                 throw StrataError(.corrupt, "the store's history has a change run of \(count) objects from key \(pk) (transaction \(token))")
             }
-            var attributes: [Int64] = []
-            if s.columnType(4) != SQLITE_NULL {
-                guard case .array(let items)? = try? JSONValue.parse(s.text(4)) else {
-                    throw StrataError(.corrupt, "the store's history has changed attributes that are not a JSON array (transaction \(token))")
-                }
-                for i in items {
-                    guard case .number(let n) = i, let v = Int64(n) else {
-                        throw StrataError(.corrupt, "the store's history has a changed attribute that is not a name number (transaction \(token))")
-                    }
-                    attributes.append(v)
-                }
-            }
             func text(_ i: Int32) -> String? { s.columnType(i) == SQLITE_NULL ? nil : s.text(i) }
+            var attributes: [Int64] = []
+            if let list = text(4) {
+                guard let numbers = SQLiteHistory.integers(list) else {
+                    throw StrataError(.corrupt, "the store's history has changed attributes that are not a JSON array of name numbers (transaction \(token))")
+                }
+                attributes = numbers
+            }
             var keys: [Int64]?
             if let list = text(8) {
-                guard case .array(let items)? = try? JSONValue.parse(list), items.count == Int(count) else {
-                    throw StrataError(.corrupt, "the store's history has a key list that is not a JSON array of \(count) keys (transaction \(token))")
+                guard let numbers = SQLiteHistory.integers(list), numbers.count == Int(count) else {
+                    throw StrataError(.corrupt, "the store's history has a key list that is not a JSON array of \(count) integer keys (transaction \(token))")
                 }
-                keys = try items.map { i in
-                    guard case .number(let n) = i, let v = Int64(n) else {
-                        throw StrataError(.corrupt, "the store's history has a key that is not an integer (transaction \(token))")
-                    }
-                    return v
-                }
+                keys = numbers
             }
             out.append(HistoryChangeRow(kind: kind, entity: s.int64(1), pk: pk, count: count, keys: keys, attributes: attributes,
                                         tombstone: text(5), old: text(6), new: text(7)))
@@ -269,23 +257,47 @@ struct SQLiteHistorySnapshot: HistorySnapshot {
     }
 }
 
+/// JSON arrays of integers, as history rows keep name numbers and keys.
+enum SQLiteHistory {
+    static func jsonArray(_ numbers: [Int64]) -> SQLValue { PredicateCompiler.jsonArray(numbers.map(SQLValue.int)) }
+
+    /// The integers of a JSON array, or nil when the text is not one.
+    static func integers(_ text: String) -> [Int64]? {
+        guard case .array(let items)? = try? JSONValue.parse(text) else { return nil }
+        var out: [Int64] = []
+        out.reserveCapacity(items.count)
+        for i in items {
+            guard case .number(let n) = i, let v = Int64(n) else { return nil }
+            out.append(v)
+        }
+        return out
+    }
+}
+
+extension HistoryFieldValue {
+    var sqlValue: SQLValue {
+        switch self {
+        case .null: return .null
+        case .int(let n): return .int(n)
+        case .double(let d): return .double(d)
+        case .text(let s): return .text(s)
+        }
+    }
+}
+
 /// A history filter as a SQL condition over `strata_history_transaction t`, every value bound.
 struct SQLiteHistoryFilter {
     var args: [SQLValue] = []
 
     private mutating func bind(_ v: HistoryFieldValue) -> String {
-        switch v {
-        case .null: args.append(.null)
-        case .int(let n): args.append(.int(n))
-        case .double(let d): args.append(.double(d))
-        case .text(let s): args.append(.text(s))
-        }
+        args.append(v.sqlValue)
         return "?"
     }
 
-    private mutating func bindList(_ values: [String]) -> String {
-        args.append(.text("[" + values.joined(separator: ",") + "]"))
-        return "(SELECT value FROM json_each(?))"
+    /// `expression IN` the values, bound as one JSON array.
+    private mutating func inList(_ expression: String, _ values: [SQLValue]) -> String {
+        args.append(PredicateCompiler.jsonArray(values))
+        return SQLiteDialect().inJSONArray(expression, parameter: "?")
     }
 
     mutating func condition(_ f: HistoryFilter) -> String {
@@ -303,21 +315,8 @@ struct SQLiteHistoryFilter {
             }
         case .isIn(let field, let values):
             let column = SQLiteDialect.historyColumn(field)
-            var items: [String] = []
-            var hasNull = false
-            for v in values {
-                switch v {
-                case .null: hasNull = true
-                case .int(let n): items.append(String(n))
-                case .double(let d): items.append(d.isFinite ? "\(d)" : "null")
-                case .text(let s):
-                    var w = JSONWriter()
-                    w.string(s)
-                    items.append(w.string)
-                }
-            }
-            let inList = "\(column) IN \(bindList(items))"
-            return hasNull ? "(\(inList) OR \(column) IS NULL)" : "(\(inList))"
+            let test = inList(column, values.filter { $0 != .null }.map(\.sqlValue))
+            return values.contains(.null) ? "(\(test) OR \(column) IS NULL)" : "(\(test))"
         case .changes(let all, let test):
             let inner = entityCondition(test)
             return all ? "NOT EXISTS (SELECT 1 FROM json_each(t.entities) e WHERE NOT \(inner))"
@@ -328,7 +327,7 @@ struct SQLiteHistoryFilter {
     private mutating func entityCondition(_ test: HistoryEntityTest) -> String {
         switch test {
         case .constant(let b): return b ? "1" : "0"
-        case .isIn(let ids): return "(e.value IN \(bindList(ids.map(String.init))))"
+        case .isIn(let ids): return "(" + inList("e.value", ids.map(SQLValue.int)) + ")"
         case .and(let parts): return parts.isEmpty ? "1" : "(" + parts.map { entityCondition($0) }.joined(separator: " AND ") + ")"
         case .or(let parts): return parts.isEmpty ? "0" : "(" + parts.map { entityCondition($0) }.joined(separator: " OR ") + ")"
         case .not(let inner): return "NOT " + entityCondition(inner)
