@@ -26,6 +26,7 @@
 #include <json-c/json.h>
 #include <strata.h>
 #include "check.h"
+#include "history_check.h"
 
 #define SCHEMA                                                                                              \
     "{\"version\": \"1.0.0\", \"entities\": ["                                                              \
@@ -61,38 +62,6 @@ static char *insert(strata_context *ctx, const char *entity, const char *json) {
     return id;
 }
 
-/* The transactions a descriptor fetches (json_object_put it). */
-static json_object *history(strata_context *ctx, const char *descriptor) {
-    char *text = NULL;
-    CHECK_STATUS(strata_fetch_history(ctx, descriptor, &text));
-    json_object *a = parse_json_or_die(text);
-    strata_free(text);
-    CHECK(json_object_is_type(a, json_type_array));
-    return a;
-}
-
-static const char *plain(json_object *o) {
-    return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-}
-
-/* `got` equals the JSON text `expected` exactly (same keys, same order in arrays). */
-#define CHECK_JSON(got, expected) check_json_((got), (expected), __FILE__, __LINE__)
-static void check_json_(json_object *got, const char *expected, const char *file, int line) {
-    json_object *want = parse_json_or_die(expected);
-    if (!json_object_equal(got, want)) {
-        fprintf(stderr, "%s:%d: JSON differs\n  got:      %s\n", file, line, got ? plain(got) : "(missing)");
-        fprintf(stderr, "  expected: %s\n", plain(want));
-        exit(1);
-    }
-    json_object_put(want);
-}
-
-static void check_text_json_(const char *got, const char *expected, const char *file, int line) {
-    json_object *o = parse_json_or_die(got);
-    check_json_(o, expected, file, line);
-    json_object_put(o);
-}
-#define CHECK_TEXT_JSON(got, expected) check_text_json_((got), (expected), __FILE__, __LINE__)
 
 /* "2026-11-24T00:03:14.123456Z": to the microsecond, written as every date is, with 6
    fraction digits, 3 for a whole millisecond, none for a whole second. */
@@ -141,10 +110,6 @@ static const char *check_tx_(json_object *tx, const char *token, const char *aut
     return t;
 }
 
-static int token_sequence(const char *token) {
-    CHECK(token != NULL);
-    return atoi(token);
-}
 
 /* The last error's "code" and "path" (either may be NULL), copied into the buffers. */
 static void last_error_fields(char *code, char *path, size_t n) {
@@ -318,17 +283,6 @@ static void test_links(void) {
 }
 
 /* ---- 2. the two WWDC25 listings ------------------------------------------ */
-
-/* The latest token, as the session fetches it. */
-#define LATEST "{\"sortBy\": [{\"key\": \"transactionIdentifier\", \"order\": \"reverse\"}], \"fetchLimit\": 1}"
-
-static char *latest_token(strata_context *ctx) {
-    json_object *h = history(ctx, LATEST);
-    CHECK(json_object_array_length(h) == 1);
-    char *t = strdup(check_str_member(json_object_array_get_idx(h, 0), "token"));
-    json_object_put(h);
-    return t;
-}
 
 /* The tokens of a fetch, as one plain JSON array text (malloc'd). */
 static char *tokens_of(strata_context *ctx, const char *descriptor) {

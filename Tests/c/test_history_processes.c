@@ -25,6 +25,7 @@
 #include <json-c/json.h>
 #include <strata.h>
 #include "check.h"
+#include "history_check.h"
 
 #define SCHEMA                                                                                              \
     "{\"version\": \"1.0.0\", \"entities\": ["                                                              \
@@ -112,40 +113,12 @@ static void on_change(const char *json, void *userdata) {
 
 static void free_recorder(void *userdata) { ((recorder *)userdata)->freed++; }
 
-static void check_text_json(const char *got, const char *expected) {
-    json_object *a = parse_json_or_die(got), *b = parse_json_or_die(expected);
-    if (!json_object_equal(a, b)) {
-        fprintf(stderr, "JSON differs\n  got:      %s\n  expected: %s\n", got, expected);
-        exit(1);
-    }
-    json_object_put(a);
-    json_object_put(b);
-}
-
 /* The transactions after `token` (json_object_put it). */
 static json_object *history_after(strata_context *ctx, const char *token) {
     char *d = check_strf("{\"predicate\": \"$0.token > t\", \"bindings\": {\"t\": \"%s\"}}", token);
-    char *text = NULL;
-    CHECK_STATUS(strata_fetch_history(ctx, d, &text));
-    json_object *h = parse_json_or_die(text);
-    strata_free(text);
+    json_object *h = history(ctx, d);
     free(d);
     return h;
-}
-
-/* The sequence of a token "42@tag". */
-static int token_sequence(const char *token) { return atoi(token); }
-
-static char *latest_token(strata_context *ctx) {
-    char *text = NULL;
-    CHECK_STATUS(strata_fetch_history(ctx, "{\"sortBy\": [{\"key\": \"transactionIdentifier\", \"order\": \"reverse\"}],"
-                                           " \"fetchLimit\": 1}", &text));
-    json_object *h = parse_json_or_die(text);
-    strata_free(text);
-    CHECK(json_object_array_length(h) == 1);
-    char *t = strdup(check_str_member(json_object_array_get_idx(h, 0), "token"));
-    json_object_put(h);
-    return t;
 }
 
 int main(int argc, char **argv) {
@@ -174,7 +147,7 @@ int main(int argc, char **argv) {
     CHECK(a.calls == 1);
     char *want = check_strf("{\"token\": \"%s\", \"inserted\": {}, \"updated\": {\"Trip\": [{\"id\": \"Trip/1\","
                             " \"attributes\": [\"destination\"]}]}, \"deleted\": {}}", own);
-    check_text_json(a.last, want);
+    CHECK_TEXT_JSON(a.last, want);
     free(want);
 
     /* Round 1: B saves a trip, then an item alone. */
@@ -197,7 +170,7 @@ int main(int argc, char **argv) {
     CHECK(a.calls == 2);
     want = check_strf("{\"token\": \"%s\", \"inserted\": {\"LivingAccommodation\": [\"%s\"], \"BusinessTrip\": [\"%s\"]},"
                       " \"updated\": {}, \"deleted\": {}}", check_str_member(trip_tx, "token"), la, bt);
-    check_text_json(a.last, want);
+    CHECK_TEXT_JSON(a.last, want);
     free(want);
     json_object_put(h);
     /* Nothing new: nothing delivered. */
@@ -222,7 +195,7 @@ int main(int argc, char **argv) {
     CHECK(a.calls == 4);
     want = check_strf("{\"token\": \"%s\", \"inserted\": {}, \"updated\": {},"
                       " \"deleted\": {\"Trip\": [{\"id\": \"Trip/1\", \"tombstone\": {\"name\": \"A trip 2\"}}]}}", b_delete);
-    check_text_json(a.last, want);
+    CHECK_TEXT_JSON(a.last, want);
     free(want);
     CHECK_STATUS(strata_poll_changes(db));
     CHECK(a.calls == 4);
@@ -236,7 +209,7 @@ int main(int argc, char **argv) {
     char *mark = latest_token(ctx);
     CHECK(token_sequence(mark) == token_sequence(b_delete) + 1);
     want = check_strf("{\"token\": \"%s\", \"expired\": true}", mark);
-    check_text_json(a.last, want);
+    CHECK_TEXT_JSON(a.last, want);
     free(want);
     free(mark);
     CHECK_STATUS(strata_poll_changes(db));
@@ -260,8 +233,8 @@ int main(int argc, char **argv) {
     CHECK(c.calls == 1 && a.calls == 6);
     want = check_strf("{\"token\": \"%s\", \"inserted\": {\"LivingAccommodation\": [\"%s\"]}, \"updated\": {}, \"deleted\": {}}",
                       last, id);
-    check_text_json(c.last, want);
-    check_text_json(a.last, want);
+    CHECK_TEXT_JSON(c.last, want);
+    CHECK_TEXT_JSON(a.last, want);
     free(want);
     strata_free(id);
     free(last);
