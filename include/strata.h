@@ -553,7 +553,11 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  *    "fetchLimit": 10, "fetchOffset": 0,
  *    "propertiesToFetch": ["name"],
  *    "relationshipKeyPathsForPrefetching": ["livingAccommodation"],
+ *    "includeRelationshipIdentifiers": true,
  *    "includeSubentities": true, "includePendingChanges": true}
+ *   "includeRelationshipIdentifiers": false leaves out the relationships that
+ *   are not prefetched (not read, keys absent), without listing every
+ *   attribute in "propertiesToFetch".
  *   In a didMigrate hook, "fromVersion": "<the stage's old version>" reads the
  *   objects as the old version laid them out (same identifiers, as committed
  *   before the stage began), so values can move between shapes in one stage.
@@ -562,11 +566,13 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  * Only "entity" is required. Without sortBy, objects come in primary-key
  * order (insertion order within one context; keys are reserved in blocks
  * per context, see docs/JSON.md). The fetch is one SQL query with every
- * value bound as a parameter, plus one query per prefetched relationship and
- * one per relationship whose identifiers live in another table (to-many, and
- * to-one whose link the other side holds) — never one per object — all in
- * one read transaction (the trace hook reports the queries, not the
- * BEGIN/ROLLBACK around them).
+ * value bound as a parameter, which also reads the identifiers of
+ * relationships whose links live in another table (to-many, and to-one whose
+ * link the other side holds); each prefetched relationship adds one prepared
+ * query of one owner's related objects, run for each owner row as it is
+ * written; all in one read transaction (the trace hook reports each query
+ * once per fetch, not the BEGIN/ROLLBACK around them). The result is written
+ * once, into the buffer returned.
  *
  * @param[out] out_json  new string, free with strata_free(); NULL on failure.
  * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx, NULL descriptor or out),

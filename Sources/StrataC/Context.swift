@@ -82,7 +82,7 @@ public func strata_fetch(_ ctx: OpaquePointer?, _ descriptor: UnsafePointer<CCha
         let o = try out(outJSON, "out_json")
         let c = try context(ctx)
         let request = try withBytes(descriptor, "descriptor_json") { try c.descriptor($0) }
-        o.pointee = try cString(try c.fetch(request))
+        o.pointee = try cString(try c.fetchBuffer(request))
     }
 }
 

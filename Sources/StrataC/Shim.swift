@@ -112,6 +112,12 @@ func cString(_ bytes: [UInt8]) throws -> UnsafeMutablePointer<CChar> {
 
 func cString(_ s: String) throws -> UnsafeMutablePointer<CChar> { try cString(Array(s.utf8)) }
 
+/// The buffer itself (malloc'd, NUL-terminated, freed with strata_free()): no copy.
+func cString(_ buffer: JSONBuffer) throws -> UnsafeMutablePointer<CChar> {
+    guard let p = buffer.take() else { throw StrataError(.internal, "a result buffer was handed out twice") }
+    return p
+}
+
 /// Checks an out-parameter and clears it.
 func out<T>(_ p: UnsafeMutablePointer<T?>?, _ what: String) throws -> UnsafeMutablePointer<T?> {
     guard let p else { throw StrataError(.misuse, "\(what) (the out-parameter) is NULL") }

@@ -740,6 +740,11 @@ public final class ModelContext {
         try lock.withLock { let (s, p) = source(descriptor); return try s.fetchJSON(descriptor, pending: p) }
     }
 
+    /// The fetch's JSON in one buffer the caller may take over (the C layer hands it out as is).
+    public func fetchBuffer(_ descriptor: FetchDescriptor) throws -> JSONBuffer {
+        try lock.withLock { let (s, p) = source(descriptor); return try s.fetchBuffer(descriptor, pending: p) }
+    }
+
     public func fetchCount(_ descriptor: FetchDescriptor) throws -> Int64 {
         try lock.withLock { let (s, p) = source(descriptor); return try s.count(descriptor, pending: p) }
     }

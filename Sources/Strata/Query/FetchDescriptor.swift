@@ -7,6 +7,7 @@
 ///      "fetchLimit": 1, "fetchOffset": 0,
 ///      "propertiesToFetch": ["name"],
 ///      "relationshipKeyPathsForPrefetching": ["livingAccommodation"],
+///      "includeRelationshipIdentifiers": true,
 ///      "includeSubentities": true, "includePendingChanges": true}
 public struct FetchDescriptor {
     public struct SortKey {
@@ -25,6 +26,9 @@ public struct FetchDescriptor {
     public internal(set) var propertiesToFetch: [String]?
     /// To-one and to-many relationships whose objects are returned inline.
     public internal(set) var prefetch: [Relationship] = []
+    /// False leaves the relationships that are not prefetched out of every object written
+    /// (neither read nor written): `"includeRelationshipIdentifiers": false`.
+    public var includeRelationshipIdentifiers = true
     public var includeSubentities = true
     public var includePendingChanges = true
     /// Reads the objects as an earlier version laid them out (a didMigrate hook of a
@@ -45,7 +49,7 @@ public struct FetchDescriptor {
     var entities: [Entity] { includeSubentities ? entity.descendants : [entity] }
 
     static let keys = ["entity", "predicate", "bindings", "sortBy", "fetchLimit", "fetchOffset", "propertiesToFetch",
-                       "relationshipKeyPathsForPrefetching", "includeSubentities", "includePendingChanges", "fromVersion"]
+                       "relationshipKeyPathsForPrefetching", "includeRelationshipIdentifiers", "includeSubentities", "includePendingChanges", "fromVersion"]
 
     /// Decodes and checks a descriptor. Unknown keys, entities, key paths and
     /// type errors are `.invalid` errors naming the JSON path.
@@ -82,6 +86,7 @@ public struct FetchDescriptor {
         }
         var d = FetchDescriptor(entity: e, predicate: predicate)
         d.includeSubentities = try o.bool("includeSubentities") ?? true
+        d.includeRelationshipIdentifiers = try o.bool("includeRelationshipIdentifiers") ?? true
         d.includePendingChanges = try o.bool("includePendingChanges") ?? true
         d.fromVersion = try o.string("fromVersion")
         if let limit = try o.int("fetchLimit") {

@@ -1,7 +1,7 @@
-/// The select list of an ``ObjectPlan``'s rows: leading expressions, the key,
-/// the entity name, then one expression per selection, over the table aliased `alias`.
-func selectList(_ plan: ObjectPlan, alias: String, leading: [String] = [], dialect: any QueryDialect = SQLiteDialect()) -> String {
-    var select = leading + ["\(alias)._pk", "\(alias)._entity"]
+/// The select list of an ``ObjectPlan``'s rows: the key, the entity name, then one
+/// expression per selection, over the table aliased `alias`.
+func selectList(_ plan: ObjectPlan, alias: String, dialect: any QueryDialect = SQLiteDialect()) -> String {
+    var select = ["\(alias)._pk", "\(alias)._entity"]
     var subqueries = 0
     for s in plan.selections {
         switch s {
@@ -12,9 +12,44 @@ func selectList(_ plan: ObjectPlan, alias: String, leading: [String] = [], diale
             let ra = "r\(alias)\(subqueries)"
             subqueries += 1
             select.append(SQLiteDialect.entity(of: dialect.table(r.destination), alias: ra, key: "\(alias).\(dialect.quote(dialect.column(.link(r))))"))
+        case .identifiers(let r):
+            let ra = "r\(alias)\(subqueries)"
+            subqueries += 1
+            select.append(identifiersSQL(r, owner: "\(alias)._pk", alias: ra, dialect: dialect))
         }
     }
     return select.joined(separator: ", ")
+}
+
+/// The rows related to an owner through `rel`, aliased `alias`: `FROM …`, the owner expression, and
+/// the related key as the index on the owner gives it (the pair's target: no sort step).
+func relatedRows(_ rel: Relationship, alias d: String, dialect: any QueryDialect) -> (from: String, owner: String, key: String) {
+    let dest = "\(dialect.quote(dialect.table(rel.destination))) \(d)"
+    switch rel.placement {
+    case .inRow:
+        let o = "o\(d)"
+        return ("\(dialect.quote(dialect.table(rel.entity))) \(o) JOIN \(dest) ON \(d)._pk = \(o).\(dialect.quote(dialect.column(.link(rel))))",
+                "\(o)._pk", "\(d)._pk")
+    case .inInverseRows:
+        return (dest, "\(d).\(dialect.quote(dialect.column(.link(rel.inverse ?? rel))))", "\(d)._pk")
+    case .inPairs:
+        let (table, ownerCol, targetCol) = dialect.pairTable(rel)
+        let j = "j\(d)"
+        let target = "\(j).\(dialect.quote(targetCol))"
+        return ("\(dialect.quote(table)) \(j) JOIN \(dest) ON \(d)._pk = \(target)", "\(j).\(dialect.quote(ownerCol))", target)
+    }
+}
+
+/// A correlated scalar subquery: the identifiers related to `owner` through `rel`, ordered by key, as
+/// one text (``ObjectPlan/Selection/identifiers(_:)``): keys joined by commas, or `Entity/key`
+/// items when the destination has subentities; a to-one's first; NULL when there is none.
+func identifiersSQL(_ rel: Relationship, owner: String, alias d: String, dialect: any QueryDialect) -> String {
+    let src = relatedRows(rel, alias: d, dialect: dialect)
+    let item = rel.destination.root.isInHierarchy ? "\(d)._entity || '/' || \(d)._pk" : "\(d)._pk"
+    let rows = SQLiteDialect.select("\(item) AS v", from: src.from, where: "\(src.owner) = \(owner)", orderBy: src.key,
+                                    paging: rel.isToMany ? "" : dialect.limit("1", offset: nil))
+    // group_concat keeps the order of its ordered subquery (SQLite does not flatten it into an aggregate).
+    return rel.isToMany ? "(SELECT group_concat(v, ',') FROM (\(rows)))" : "(\(rows))"
 }
 
 /// A descriptor compiled to SQL: `FROM … WHERE … ORDER BY … LIMIT …` with its arguments.

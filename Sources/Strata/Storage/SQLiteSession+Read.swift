@@ -1,21 +1,4 @@
 extension SQLiteSession {
-    /// Runs a row query and writes its objects with `writer`, then reads the
-    /// identifiers of the relationships the writer has no values for yet (one
-    /// query per relationship, owners bound as the keys of the rows written).
-    func readObjects(_ writer: inout ObjectWriter, sql: String, args: [SQLValue]) throws {
-        let stmt = try connection.statement(sql)
-        defer { stmt.reset() }
-        stmt.bind(args)
-        var cursor = SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder)
-        try writer.write(&cursor)
-        guard writer.isDeferred else { return }
-        let keys = writer.keys
-        guard !keys.isEmpty else { return }
-        for (i, rel) in writer.plan.deferred.enumerated() where !writer.hasRelated(i) {
-            writer.setRelated(i, try relatedIdentifiers(rel, owners: keys))
-        }
-    }
-
     static func pkArray(_ pks: [Int64]) -> SQLValue {
         var bytes: [UInt8] = [UInt8(ascii: "[")]
         for (i, pk) in pks.enumerated() {
@@ -42,55 +25,49 @@ extension SQLiteSession {
         }
     }
 
-    /// Identifiers related through `rel` for each owner key (one query, owners bound as one JSON array).
-    func relatedIdentifiers(_ rel: Relationship, owners: [Int64]) throws -> RelatedValues {
-        let src = relatedSource(rel, ownerTable: rel.entity)
-        return try relatedIdentifiers(rel, src, where: dialect.inJSONArray(src.owner, parameter: dialect.parameter(1)),
-                                      args: [SQLiteSession.pkArray(owners)])
+    /// The object writer and cursors of a fetch (call inside `read`): the objects query, and per
+    /// prefetched relationship a statement of the related rows of one owner (`?1`), run per owner row.
+    /// Identifiers of the other relationships are read by the objects query itself (one pass).
+    /// Reset the returned cursors' statements when done (`finishObjects`).
+    func objectCursors(_ d: FetchDescriptor) throws -> (writer: ObjectWriter, rows: SQLiteRowCursor, prefetched: [SQLiteRowCursor]) {
+        let q = CompiledFetch(d, dialect: dialect)
+        let plan = ObjectPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch,
+                              relationships: d.includeRelationshipIdentifiers)
+        var plans: [ObjectPlan] = []
+        var prefetched: [SQLiteRowCursor] = []
+        for rel in plan.prefetched {
+            let relPlan = ObjectPlan(entities: rel.destination.descendants, relationships: d.includeRelationshipIdentifiers)
+            let src = relatedRows(rel, alias: "d", dialect: dialect)
+            let sql = SQLiteDialect.select(selectList(relPlan, alias: "d", dialect: dialect), from: src.from,
+                                           where: "\(src.owner) = \(dialect.parameter(1))", orderBy: src.key)
+            plans.append(relPlan)
+            prefetched.append(SQLiteRowCursor(statement: try connection.statement(sql), folder: sqliteStore.externalFolder))
+        }
+        let stmt = try connection.statement(q.objectsSQL(plan))
+        stmt.bind(q.args)
+        return (ObjectWriter(plan: plan, prefetched: plans), SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder), prefetched)
     }
 
-    /// Identifiers related through `rel` for the owners a fetch matches (its keys as a subquery).
-    func relatedIdentifiers(_ rel: Relationship, of q: CompiledFetch) throws -> RelatedValues {
-        let src = relatedSource(rel, ownerTable: rel.entity)
-        return try relatedIdentifiers(rel, src, where: "\(src.owner) IN (\(q.keysSQL))", args: q.args)
-    }
-
-    private func relatedIdentifiers(_ rel: Relationship, _ src: (owner: String, from: String, order: String),
-                                    where condition: String, args: [SQLValue]) throws -> RelatedValues {
-        let sql = SQLiteDialect.select("\(src.owner), d._pk, d._entity", from: src.from, where: condition, orderBy: src.order)
-        let stmt = try connection.statement(sql)
-        defer { stmt.reset() }
-        stmt.bind(args)
-        var cursor = SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder)
-        return try ObjectWriter.identifiers(&cursor, toMany: rel.isToMany)
+    /// Resets the statements of `objectCursors`.
+    func finishObjects(_ rows: SQLiteRowCursor, _ prefetched: [SQLiteRowCursor]) {
+        rows.statement.reset()
+        for c in prefetched { c.statement.reset() }
     }
 
     // MARK: Reads
 
     /// The objects a descriptor matches, as a JSON array.
     public func fetchJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
+        try fetchBuffer(d, pending: pending).bytes
+    }
+
+    /// The objects a descriptor matches, as a JSON array in one buffer the caller may take over.
+    public func fetchBuffer(_ d: FetchDescriptor, pending: PendingReplay?) throws -> JSONBuffer {
         try read(pending) {
-            let q = CompiledFetch(d, dialect: dialect)
-            let plan = ObjectPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
-            var related = [RelatedValues?](repeating: nil, count: plan.deferred.count)
-            for rel in d.prefetch {
-                // One query per relationship: the related rows of every matching owner, owners given by the fetch as a subquery.
-                let src = relatedSource(rel, ownerTable: d.entity)
-                let relPlan = ObjectPlan(entities: rel.destination.descendants, leading: 1)
-                let sql = SQLiteDialect.select(selectList(relPlan, alias: "d", leading: [src.owner], dialect: dialect), from: src.from,
-                                               where: "\(src.owner) IN (\(q.keysSQL))", orderBy: src.order)
-                var writer = ObjectWriter(plan: relPlan, grouping: rel.isToMany ? .toMany : .toOne)
-                try readObjects(&writer, sql: sql, args: q.args)
-                let objects = writer.finishGroups()
-                if let i = plan.deferred.firstIndex(where: { $0 === rel }) { related[i] = objects }
-            }
-            // The other relationships: identifiers, one query per relationship, owners again the fetch's keys.
-            for (i, rel) in plan.deferred.enumerated() where related[i] == nil {
-                related[i] = try relatedIdentifiers(rel, of: q)
-            }
-            var writer = ObjectWriter(plan: plan, related: related)
-            try readObjects(&writer, sql: q.objectsSQL(plan), args: q.args)
-            return writer.finishArray()
+            var (writer, rows, prefetched) = try objectCursors(d)
+            defer { finishObjects(rows, prefetched) }
+            try writer.write(&rows, prefetched: &prefetched)
+            return writer.takeBatch()
         }
     }
 
@@ -136,7 +113,8 @@ extension SQLiteSession {
     public func explain(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
         try read(pending) {
             let q = CompiledFetch(d, dialect: dialect)
-            let plan = ObjectPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
+            let plan = ObjectPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch,
+                                  relationships: d.includeRelationshipIdentifiers)
             return try connection.explainJSON(q.objectsSQL(plan), q.args)
         }
     }
@@ -148,12 +126,17 @@ extension SQLiteSession {
             let plan = ObjectPlan(entities: [concrete])
             let sql = SQLiteDialect.select(selectList(plan, alias: "t", dialect: dialect), from: "\(dialect.quote(dialect.table(concrete))) t",
                                            where: "t._pk = \(dialect.parameter(1))")
-            let related = try plan.deferred.map { try relatedIdentifiers($0, owners: [id.pk]) }
-            var writer = ObjectWriter(plan: plan, grouping: .toOne, related: related)
-            try readObjects(&writer, sql: sql, args: [.int(id.pk)])
-            let objects = writer.finishGroups()
-            guard let range = objects.ranges[0] else { return nil }
-            return Array(objects.bytes[range])
+            let stmt = try connection.statement(sql)
+            defer { stmt.reset() }
+            stmt.bind([.int(id.pk)])
+            var rows = SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder)
+            var none: [SQLiteRowCursor] = []
+            let writer = ObjectWriter(plan: plan)
+            try writer.write(&rows, prefetched: &none, limit: 1)
+            let array = writer.takeBatch().bytes
+            // `[{…}]`: the object; `[]`: none.
+            guard array.count > 2 else { return nil }
+            return Array(array[1..<(array.count - 1)])
         }
     }
 }

@@ -63,6 +63,8 @@ public protocol StoreSession: AnyObject {
 
     /// The objects a descriptor matches, as a JSON array.
     func fetchJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8]
+    /// The same, in one buffer the caller may take over (`JSONBuffer.take()`) without a copy.
+    func fetchBuffer(_ d: FetchDescriptor, pending: PendingReplay?) throws -> JSONBuffer
     func count(_ d: FetchDescriptor, pending: PendingReplay?) throws -> Int64
     /// The matching identifiers, as a JSON array.
     func identifiersJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8]
@@ -171,4 +173,13 @@ enum PendingChange {
     case setRelated(ObjectID, Relationship, [ObjectID])
     /// Deletes an object, applying delete rules.
     case delete(ObjectID)
+}
+
+extension StoreSession {
+    /// A store that writes `[UInt8]` only: one copy into a buffer.
+    public func fetchBuffer(_ d: FetchDescriptor, pending: PendingReplay?) throws -> JSONBuffer {
+        var sink = ByteSink(capacity: 0)
+        sink.append(try fetchJSON(d, pending: pending))
+        return sink.finish()
+    }
 }

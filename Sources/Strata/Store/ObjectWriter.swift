@@ -3,8 +3,12 @@
 /// transient constants and the relationships written after the row.
 ///
 /// The plan names what a row must provide (`selections`); the store turns
-/// that into its own query. A row is: the leading columns, the primary key,
-/// the concrete entity name, then one result column per selection.
+/// that into its own query. A row is: the primary key, the concrete entity
+/// name, then one result column per selection. The identifiers of a
+/// relationship not held in the row are one selection too (the store reads
+/// them in the same query, e.g. with a correlated subquery); the objects of a
+/// prefetched relationship come from a second cursor per relationship, run
+/// once per owner row (``RowCursor/start(key:)``).
 ///
 /// Everything the row loop touches is a trivial value: keys and fixed JSON
 /// text live in one byte pool and are addressed by ranges, so writing a row
@@ -16,6 +20,23 @@ struct ObjectPlan {
         case column(String)
         /// The concrete entity name of the row that a to-one link (a column of this table) names.
         case linkedEntity(Relationship)
+        /// The identifiers related through a relationship not held in the row, ordered by key, as
+        /// text: keys separated by commas (`3,4`), or `Entity/key` items when the destination
+        /// has subentities; a to-one gives its first (lowest) one; NULL when there is none.
+        case identifiers(Relationship)
+    }
+
+    /// A relationship written after the row's columns.
+    struct Deferred {
+        /// `,"name":`
+        let key: Range<Int>
+        let isToMany: Bool
+        /// Prefetched: the index of its cursor (its position in `prefetched`), else -1.
+        let slot: Int
+        /// Identifiers: the result column, else -1.
+        let column: Int32
+        /// Identifiers: what precedes a key (`"Destination/`), or `"` when items name their entity.
+        let prefix: Range<Int>
     }
 
     enum Encoding: UInt8 { case text, int, bool, double, date, json, data, externalData, link }
@@ -53,12 +74,13 @@ struct ObjectPlan {
     private(set) var deferredIndices = ContiguousArray<Int>()
     /// `,"name":` of each deferred relationship.
     private(set) var deferredKeys = ContiguousArray<Range<Int>>()
-    /// Relationships written after the row: identifiers read in one query per relationship, or prefetched objects.
+    /// Relationships written after the row: identifiers (a selection), or prefetched objects.
     private(set) var deferred: [Relationship] = []
+    private(set) var deferredInfo = ContiguousArray<Deferred>()
+    /// The prefetched relationships, by slot (the first entries of `deferred`).
+    private(set) var prefetched: [Relationship] = []
     private(set) var externalAttributes: [Attribute] = []
     private(set) var selections: [Selection] = []
-    /// Leading columns before the primary key.
-    let leading: Int32
     /// Whether every row is of `entities[0]` (no entity-name lookup per row).
     let isSingle: Bool
 
@@ -78,18 +100,21 @@ struct ObjectPlan {
     /// - Parameters:
     ///   - properties: names to read (nil: all).
     ///   - prefetched: relationships returned as objects (always read, written after the row).
-    ///   - leading: how many values a row has before its primary key (e.g. the owner of a prefetched object).
-    init(entities list: [Entity], properties: [String]? = nil, prefetched: [Relationship] = [], leading: Int = 0) {
-        self.leading = Int32(leading)
+    ///   - relationships: false leaves out every relationship that is not prefetched (no link
+    ///     column, no identifiers read).
+    init(entities list: [Entity], properties: [String]? = nil, prefetched: [Relationship] = [], relationships: Bool = true) {
         isSingle = list.count == 1 && !list[0].root.isInHierarchy
-        let first = Int32(leading + 2)
+        let first: Int32 = 2
         var columnIndex: [String: Int32] = [:]
         var entityColumnIndex: [String: Int32] = [:]
         func wanted(_ name: String) -> Bool { properties.map { $0.contains(name) } ?? true }
         // Prefetched relationships come first, in the order asked for, then the others as met.
         for r in prefetched where !deferred.contains(where: { $0 === r }) && list.contains(where: { $0.relationshipByName[r.name] === r }) {
+            let key = add(ObjectPlan.keyBytes(r.name))
+            deferredInfo.append(Deferred(key: key, isToMany: r.isToMany, slot: self.prefetched.count, column: -1, prefix: 0..<0))
+            self.prefetched.append(r)
             deferred.append(r)
-            deferredKeys.append(add(ObjectPlan.keyBytes(r.name)))
+            deferredKeys.append(key)
         }
         for e in list {
             let name = add(e.name.utf8)
@@ -130,7 +155,7 @@ struct ObjectPlan {
             }
             for r in e.relationships {
                 let isPrefetched = prefetched.contains { $0 === r }
-                guard wanted(r.name) || isPrefetched else { continue }
+                guard (relationships && wanted(r.name)) || isPrefetched else { continue }
                 if r.isHeldInRow, !isPrefetched {
                     let col = r.name
                     let index: Int32
@@ -153,8 +178,13 @@ struct ObjectPlan {
                     let d: Int
                     if let i = deferred.firstIndex(where: { $0 === r }) { d = i } else {
                         d = deferred.count
+                        let key = add(ObjectPlan.keyBytes(r.name))
+                        let named = r.destination.root.isInHierarchy
+                        let prefix = add(named ? [UInt8(ascii: "\"")] : Array("\"\(r.destination.name)/".utf8))
+                        // Its column comes after every other selection (set below).
+                        deferredInfo.append(Deferred(key: key, isToMany: r.isToMany, slot: -1, column: -1, prefix: prefix))
                         deferred.append(r)
-                        deferredKeys.append(add(ObjectPlan.keyBytes(r.name)))
+                        deferredKeys.append(key)
                     }
                     deferredIndices.append(d)
                 }
@@ -170,108 +200,152 @@ struct ObjectPlan {
                                        constants: constantsStart..<pool.count, columns: columnsStart..<columns.count,
                                        deferred: deferredStart..<deferredIndices.count))
         }
-    }
-}
-
-/// JSON values of a relationship per owner key, all in one buffer: an array of
-/// objects or identifiers (to-many), or one object or identifier (to-one).
-struct RelatedValues {
-    var bytes: [UInt8] = []
-    var ranges: [Int64: Range<Int>] = [:]
-}
-
-/// Writes rows as JSON objects (docs/JSON.md): `_id`, `_entity`, attributes
-/// encoded by type, to-one links as identifiers, and relationships read after
-/// the rows (identifiers, or prefetched objects nested under their owner).
-///
-/// When the values of every relationship read after the rows are known before
-/// them, objects are written straight into the result; otherwise rows go to a
-/// scratch buffer and each object is copied once into the result, completed
-/// with its relationships.
-struct ObjectWriter {
-    enum Grouping {
-        /// One JSON array of every object, in row order.
-        case array
-        /// Per owner (rows ordered by owner): an array of objects.
-        case toMany
-        /// Per owner: the first object.
-        case toOne
-    }
-
-    private struct Span {
-        let owner: Int64
-        let pk: Int64
-        let entity: Int
-        let start: Int
-        let end: Int
-    }
-
-    let plan: ObjectPlan
-    let grouping: Grouping
-    private var out = JSONWriter(capacity: 4096)
-    /// Rows of deferred objects, without their closing brace.
-    private var rows = JSONWriter(capacity: 0)
-    private var spans = ContiguousArray<Span>()
-    private var ranges: [Int64: Range<Int>] = [:]
-    private var owner: Int64 = 0
-    private var groupStart = -1
-    private var objects = 0
-    /// Values of `plan.deferred`, by index (set them with `setRelated` after `write`).
-    private var related: [RelatedValues?]
-
-    /// - Parameter related: values of `plan.deferred` known before the rows, by index; with all of
-    ///   them, objects are written straight into the result.
-    init(plan: ObjectPlan, grouping: Grouping = .array, related: [RelatedValues?] = []) {
-        self.plan = plan
-        self.grouping = grouping
-        self.related = plan.deferred.indices.map { $0 < related.count ? related[$0] : nil }
-        if grouping == .array { out.bytes.append(UInt8(ascii: "[")) }
-    }
-
-    /// Whether `write` keeps objects open for relationships whose values are not known yet.
-    private(set) var isDeferred = false
-
-    /// The primary keys of the rows written (when deferred).
-    var keys: [Int64] { spans.map(\.pk) }
-
-    func hasRelated(_ index: Int) -> Bool { related[index] != nil }
-    mutating func setRelated(_ index: Int, _ values: RelatedValues) { related[index] = values }
-
-    /// Writes every row of `cursor`.
-    mutating func write<C: RowCursor>(_ cursor: inout C) throws {
-        let plan = self.plan
-        let pkColumn = plan.leading
-        let related = self.related
-        isDeferred = related.contains { $0 == nil }
-        let direct = !isDeferred
-        try plan.pool.withUnsafeBufferPointer { pool in
-            try plan.columns.withUnsafeBufferPointer { columns in
-                try plan.entities.withUnsafeBufferPointer { entities in
-                    while try cursor.next() {
-                        let pk = cursor.int64(pkColumn)
-                        var ei = 0
-                        if !plan.isSingle {
-                            let name = cursor.text(pkColumn + 1)
-                            ei = -1
-                            for i in 0..<entities.count where ObjectWriter.equal(name, pool, entities[i].name) { ei = i; break }
-                            if ei < 0 { continue }
-                        }
-                        let owner = plan.leading > 0 ? cursor.int64(0) : 0
-                        if direct {
-                            guard open(owner) else { continue }
-                            try ObjectWriter.writeObject(cursor, pk: pk, entities[ei], plan, pool, columns, into: &out)
-                            ObjectWriter.appendRelated(pk: pk, entities[ei], plan, related, pool, to: &out.bytes)
-                            out.bytes.append(UInt8(ascii: "}"))
-                            close(owner)
-                        } else {
-                            let start = rows.bytes.count
-                            try ObjectWriter.writeObject(cursor, pk: pk, entities[ei], plan, pool, columns, into: &rows)
-                            spans.append(Span(owner: owner, pk: pk, entity: ei, start: start, end: rows.bytes.count))
-                        }
-                    }
-                }
-            }
+        // Identifiers after the columns: one selection per relationship not prefetched nor held in the row.
+        for (d, info) in deferredInfo.enumerated() where info.slot < 0 {
+            deferredInfo[d] = Deferred(key: info.key, isToMany: info.isToMany, slot: -1,
+                                       column: first + Int32(selections.count), prefix: info.prefix)
+            selections.append(.identifiers(deferred[d]))
         }
+    }
+}
+
+
+/// A plan's tables copied once into memory it owns, read by the row loop through
+/// ``ObjectPlan/View`` (unsafe buffers: no array, class or closure touched per row).
+final class PlanStorage {
+    let plan: ObjectPlan
+    let view: ObjectPlan.View
+    private let externals: UnsafeMutableBufferPointer<Attribute>
+
+    init(_ plan: ObjectPlan) {
+        self.plan = plan
+        func copy<T>(_ a: some Collection<T>) -> UnsafeBufferPointer<T> {
+            let p = UnsafeMutableBufferPointer<T>.allocate(capacity: max(a.count, 1))
+            _ = p.initialize(from: a)
+            return UnsafeBufferPointer(rebasing: p[0..<a.count])
+        }
+        externals = .allocate(capacity: max(plan.externalAttributes.count, 1))
+        _ = externals.initialize(from: plan.externalAttributes)
+        view = ObjectPlan.View(pool: copy(plan.pool), columns: copy(plan.columns), entities: copy(plan.entities),
+                               deferredIndices: copy(plan.deferredIndices), deferred: copy(plan.deferredInfo),
+                               externals: UnsafeBufferPointer(rebasing: externals[0..<plan.externalAttributes.count]),
+                               isSingle: plan.isSingle)
+    }
+
+    deinit {
+        UnsafeMutableBufferPointer(mutating: view.pool).deallocate()
+        UnsafeMutableBufferPointer(mutating: view.columns).deallocate()
+        UnsafeMutableBufferPointer(mutating: view.entities).deallocate()
+        UnsafeMutableBufferPointer(mutating: view.deferredIndices).deallocate()
+        UnsafeMutableBufferPointer(mutating: view.deferred).deallocate()
+        _ = UnsafeMutableBufferPointer(rebasing: externals[0..<view.externals.count]).deinitialize()
+        externals.deallocate()
+    }
+}
+
+extension ObjectPlan {
+    /// The plan as the row loop reads it: a trivial value of unsafe buffers, valid while its
+    /// ``PlanStorage`` lives.
+    struct View {
+        let pool: UnsafeBufferPointer<UInt8>
+        let columns: UnsafeBufferPointer<Member>
+        let entities: UnsafeBufferPointer<EntityPlan>
+        let deferredIndices: UnsafeBufferPointer<Int>
+        let deferred: UnsafeBufferPointer<Deferred>
+        let externals: UnsafeBufferPointer<Attribute>
+        let isSingle: Bool
+
+        @inline(__always) func bytes(_ r: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(rebasing: pool[r])
+        }
+    }
+}
+
+/// Writes rows as JSON objects (docs/JSON.md) straight into one growing buffer:
+/// `_id`, `_entity`, attributes encoded by type, to-one links and the
+/// identifiers of other relationships (read in the row), and prefetched objects
+/// nested under their owner (read per owner row from the prefetch cursors, in
+/// the same pass). Nothing is written to a scratch buffer or copied afterwards.
+///
+/// Resumable: `write(_:prefetched:limit:)` writes at most `limit` objects of a
+/// live cursor and can be called again to continue where it stopped; each
+/// `takeBatch()` hands over the objects written since the previous one as one
+/// JSON array (a cursor's batches, or a whole fetch):
+///
+///     let writer = ObjectWriter(plan: plan, prefetched: plans)
+///     while try writer.write(&rows, prefetched: &cursors, limit: 100) {
+///         deliver(writer.takeBatch())   // 100 objects
+///     }
+///     deliver(writer.takeBatch())       // the rest (maybe `[]`)
+final class ObjectWriter {
+    private let storage: PlanStorage
+    /// Plans of the prefetched relationships' objects, by slot.
+    private let prefetchStorage: [PlanStorage]
+    private let prefetchViews: UnsafeMutableBufferPointer<ObjectPlan.View>
+    private var out = ByteSink()
+    private var scratch: [UInt8] = []
+    /// Objects in the current batch.
+    private var objects = 0
+
+    var plan: ObjectPlan { storage.plan }
+
+    /// - Parameter prefetched: the plans of `plan.prefetched`'s objects, by slot.
+    init(plan: ObjectPlan, prefetched: [ObjectPlan] = []) {
+        storage = PlanStorage(plan)
+        prefetchStorage = prefetched.map(PlanStorage.init)
+        prefetchViews = .allocate(capacity: max(prefetched.count, 1))
+        _ = prefetchViews.initialize(from: prefetchStorage.map(\.view))
+        out.append(UInt8(ascii: "["))
+    }
+
+    deinit {
+        out.deallocate()
+        prefetchViews.deallocate()
+    }
+
+    /// Writes the next rows of `rows`, at most `limit` objects; relationships of each row are
+    /// resolved with it (prefetched objects from `prefetched`, by slot, each restarted per row).
+    /// - Returns: true when it stopped at `limit` (rows may remain), false when `rows` is done.
+    @discardableResult
+    func write<C: RowCursor>(_ rows: inout C, prefetched: inout [C], limit: Int = .max) throws -> Bool {
+        precondition(prefetched.count >= prefetchStorage.count, "a cursor per prefetched relationship")
+        var out = self.out
+        var scratch = self.scratch
+        var objects = self.objects
+        defer { self.out = out; self.scratch = scratch; self.objects = objects }
+        let view = storage.view
+        let nested = UnsafeBufferPointer(prefetchViews)
+        return try prefetched.withUnsafeMutableBufferPointer { cursors in
+            var written = 0
+            while written < limit {
+                guard try rows.next() else { return false }
+                guard let e = ObjectWriter.entity(rows, view) else { continue }
+                if objects > 0 { out.append(UInt8(ascii: ",")) }
+                try ObjectWriter.writeObject(&rows, e, view, cursors, nested, &out, &scratch)
+                objects += 1
+                written += 1
+            }
+            return true
+        }
+    }
+
+    /// The objects written since the last call, as one JSON array; the writer continues with a new one.
+    func takeBatch() -> JSONBuffer {
+        out.append(UInt8(ascii: "]"))
+        let done = out.finish()
+        out = ByteSink()
+        out.append(UInt8(ascii: "["))
+        objects = 0
+        return done
+    }
+
+    /// The plan of the row's concrete entity, or nil for a row of an entity the plan does not read.
+    @inline(__always)
+    private static func entity<C: RowCursor>(_ c: C, _ view: ObjectPlan.View) -> ObjectPlan.EntityPlan? {
+        if view.isSingle { return view.entities[0] }
+        let name = c.text(1)
+        for e in view.entities where equal(name, view.pool, e.name) { return e }
+        return nil
     }
 
     @inline(__always)
@@ -281,176 +355,122 @@ struct ObjectWriter {
         return true
     }
 
-    @inline(__always)
-    private static func append(_ pool: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: pool[r]))
-    }
-
-    /// One object without its closing brace.
-    @inline(__always)
-    private static func writeObject<C: RowCursor>(_ c: C, pk: Int64, _ e: ObjectPlan.EntityPlan, _ plan: ObjectPlan, _ pool: UnsafeBufferPointer<UInt8>,
-                                           _ columns: UnsafeBufferPointer<ObjectPlan.Member>, into w: inout JSONWriter) throws {
-        ObjectWriter.append(pool, e.idPrefix, to: &w.bytes)
-        JSONWriter.appendInt(pk, to: &w.bytes)
-        ObjectWriter.append(pool, e.entityPart, to: &w.bytes)
+    /// One object of the current row of `c`, with its relationships.
+    private static func writeObject<C: RowCursor>(_ c: inout C, _ e: ObjectPlan.EntityPlan, _ view: ObjectPlan.View,
+                                                  _ cursors: UnsafeMutableBufferPointer<C>, _ nested: UnsafeBufferPointer<ObjectPlan.View>,
+                                                  _ out: inout ByteSink, _ scratch: inout [UInt8]) throws {
+        let pk = c.int64(0)
+        out.append(view.bytes(e.idPrefix))
+        out.int(pk)
+        out.append(view.bytes(e.entityPart))
         for k in e.columns {
-            let col = columns[k]
-            ObjectWriter.append(pool, col.key, to: &w.bytes)
-            w.needsComma = false
+            let col = view.columns[k]
+            out.append(view.bytes(col.key))
             let i = col.index
             let kind = c.kind(i)
-            if kind == .null { w.null(); continue }
+            if kind == .null { out.null(); continue }
             switch col.type {
-            case .text: w.string(utf8: c.text(i))
-            case .int: w.int(c.int64(i))
-            case .bool: w.bool(c.int64(i) != 0)
-            case .double: w.double(c.double(i))
-            case .date: ValueCodec.writeDate(c.double(i), to: &w)
-            case .json: w.raw(bytes: c.text(i))
+            case .text: out.string(c.text(i))
+            case .int: out.int(c.int64(i))
+            case .bool: out.bool(c.int64(i) != 0)
+            case .double: out.double(c.double(i))
+            case .date:
+                scratch.removeAll(keepingCapacity: true)
+                let seconds = c.double(i)
+                out.append(UInt8(ascii: "\""))
+                if ISO8601.format(seconds, into: &scratch) {
+                    out.append(scratch)
+                } else {
+                    // Outside years 0000-9999 (as ValueCodec.writeDate): the number of seconds as text.
+                    var s = "\(seconds)"
+                    s.withUTF8 { out.append($0) }
+                }
+                out.append(UInt8(ascii: "\""))
+            case .json: out.append(c.text(i))
             case .data, .externalData:
-                w.beginRawString()
+                scratch.removeAll(keepingCapacity: true)
                 if col.type == .externalData && kind == .text {
                     // The column names where the value lives (the backend checks it: the store is untrusted).
-                    let bytes = try c.externalData(c.text(i), of: plan.externalAttributes[col.attribute], pk: pk)
-                    bytes.withUnsafeBytes { Base64.encode($0, into: &w.bytes) }
+                    let bytes = try c.externalData(c.text(i), of: view.externals[col.attribute], pk: pk)
+                    bytes.withUnsafeBytes { Base64.encode($0, into: &scratch) }
                 } else {
-                    Base64.encode(c.blob(i), into: &w.bytes)
+                    Base64.encode(c.blob(i), into: &scratch)
                 }
-                w.endRawString()
+                out.append(UInt8(ascii: "\""))
+                out.append(scratch)
+                out.append(UInt8(ascii: "\""))
             case .link:
                 let target = c.int64(i)
-                w.beginRawString()
+                out.append(UInt8(ascii: "\""))
                 if col.entityColumn >= 0, c.kind(col.entityColumn) != .null {
-                    w.bytes.append(contentsOf: c.text(col.entityColumn))
+                    out.append(c.text(col.entityColumn))
                 } else {
                     // No subentities, or a dangling link (noAction): the declared destination.
-                    ObjectWriter.append(pool, col.fallback, to: &w.bytes)
+                    out.append(view.bytes(col.fallback))
                 }
-                w.bytes.append(UInt8(ascii: "/"))
-                JSONWriter.appendInt(target, to: &w.bytes)
-                w.endRawString()
+                out.append(UInt8(ascii: "/"))
+                out.int(target)
+                out.append(UInt8(ascii: "\""))
             }
         }
-        ObjectWriter.append(pool, e.constants, to: &w.bytes)
-    }
-
-    /// `,"name":value` of each relationship of `e` read after the rows: `[]` or `null` when an owner has none.
-    @inline(__always)
-    private static func appendRelated(pk: Int64, _ e: ObjectPlan.EntityPlan, _ plan: ObjectPlan, _ related: [RelatedValues?],
-                                      _ pool: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) {
+        out.append(view.bytes(e.constants))
         for k in e.deferred {
-            let d = plan.deferredIndices[k]
-            append(pool, plan.deferredKeys[d], to: &bytes)
-            if let values = related[d], let r = values.ranges[pk] {
-                values.bytes.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[r])) }
-            } else if plan.deferred[d].isToMany {
-                bytes.append(UInt8(ascii: "[")); bytes.append(UInt8(ascii: "]"))
+            let d = view.deferred[view.deferredIndices[k]]
+            out.append(view.bytes(d.key))
+            if d.slot >= 0 {
+                try writePrefetched(d, owner: pk, &cursors[d.slot], nested[d.slot], &out, &scratch)
+            } else if c.kind(d.column) == .null {
+                if d.isToMany { out.append(UInt8(ascii: "["), UInt8(ascii: "]")) } else { out.null() }
             } else {
-                bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+                writeIdentifiers(c.text(d.column), d, view, &out)
             }
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// The objects of a prefetched relationship of `owner`: an array (to-many), the first one or null (to-one).
+    private static func writePrefetched<C: RowCursor>(_ d: ObjectPlan.Deferred, owner: Int64, _ c: inout C, _ view: ObjectPlan.View,
+                                                      _ out: inout ByteSink, _ scratch: inout [UInt8]) throws {
+        try c.start(key: owner)
+        let none = UnsafeMutableBufferPointer<C>(start: nil, count: 0)
+        let noPlans = UnsafeBufferPointer<ObjectPlan.View>(start: nil, count: 0)
+        if d.isToMany {
+            out.append(UInt8(ascii: "["))
+            var n = 0
+            while try c.next() {
+                guard let e = entity(c, view) else { continue }
+                if n > 0 { out.append(UInt8(ascii: ",")) }
+                try writeObject(&c, e, view, none, noPlans, &out, &scratch)
+                n += 1
+            }
+            out.append(UInt8(ascii: "]"))
+        } else {
+            while try c.next() {
+                guard let e = entity(c, view) else { continue }
+                try writeObject(&c, e, view, none, noPlans, &out, &scratch)
+                return
+            }
+            out.null()
         }
     }
 
-    /// Starts an object of `owner` in the result; false when it is not written (a second object of a to-one).
+    /// Identifiers from the text of an `.identifiers` selection: `3,4` → `["D/3","D/4"]`
+    /// (or `"D/3"` for a to-one), items `E/3` quoted as they are.
     @inline(__always)
-    private mutating func open(_ owner: Int64) -> Bool {
-        switch grouping {
-        case .array:
-            if objects > 0 { out.bytes.append(UInt8(ascii: ",")) }
-        case .toMany:
-            if groupStart >= 0 && owner == self.owner {
-                out.bytes.append(UInt8(ascii: ","))
-            } else {
-                closeGroup()
-                self.owner = owner
-                groupStart = out.bytes.count
-                out.bytes.append(UInt8(ascii: "["))
-            }
-        case .toOne:
-            if ranges[owner] != nil { return false }
-            groupStart = out.bytes.count
+    private static func writeIdentifiers(_ text: UnsafeBufferPointer<UInt8>, _ d: ObjectPlan.Deferred, _ view: ObjectPlan.View,
+                                         _ out: inout ByteSink) {
+        let prefix = view.bytes(d.prefix)
+        if d.isToMany { out.append(UInt8(ascii: "[")) }
+        out.append(prefix)
+        var start = 0
+        for i in 0..<text.count where text[i] == UInt8(ascii: ",") {
+            out.append(UnsafeBufferPointer(rebasing: text[start..<i]))
+            out.append(UInt8(ascii: "\""), UInt8(ascii: ","))
+            out.append(prefix)
+            start = i + 1
         }
-        objects += 1
-        return true
-    }
-
-    @inline(__always)
-    private mutating func close(_ owner: Int64) {
-        if grouping == .toOne { ranges[owner] = groupStart..<out.bytes.count }
-    }
-
-    private mutating func closeGroup() {
-        guard grouping == .toMany, groupStart >= 0 else { return }
-        out.bytes.append(UInt8(ascii: "]"))
-        ranges[owner] = groupStart..<out.bytes.count
-        groupStart = -1
-    }
-
-    /// Completes deferred objects with their relationships.
-    private mutating func assemble() {
-        guard isDeferred else { return }
-        let spans = self.spans
-        let related = self.related
-        let plan = self.plan
-        let scratch = rows.bytes
-        rows = JSONWriter(capacity: 0)
-        out.bytes.reserveCapacity(out.bytes.count + scratch.count + spans.count * 2)
-        scratch.withUnsafeBufferPointer { rows in
-            plan.pool.withUnsafeBufferPointer { pool in
-                for span in spans {
-                    guard open(span.owner) else { continue }
-                    out.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: rows[span.start..<span.end]))
-                    ObjectWriter.appendRelated(pk: span.pk, plan.entities[span.entity], plan, related, pool, to: &out.bytes)
-                    out.bytes.append(UInt8(ascii: "}"))
-                    close(span.owner)
-                }
-            }
-        }
-    }
-
-    /// A JSON array of every object (grouping `.array`).
-    mutating func finishArray() -> [UInt8] {
-        assemble()
-        out.bytes.append(UInt8(ascii: "]"))
-        return out.bytes
-    }
-
-    /// The objects by owner (grouping `.toMany` or `.toOne`).
-    mutating func finishGroups() -> RelatedValues {
-        assemble()
-        closeGroup()
-        return RelatedValues(bytes: out.bytes, ranges: ranges)
-    }
-
-    /// The identifiers of related rows by owner, from rows of (owner, key, concrete entity name) ordered by owner.
-    static func identifiers<C: RowCursor>(_ c: inout C, toMany: Bool) throws -> RelatedValues {
-        var result = RelatedValues()
-        var current: Int64 = 0
-        var start = -1
-        while try c.next() {
-            let owner = c.int64(0)
-            if start >= 0 && owner == current {
-                if !toMany { continue }
-                result.bytes.append(UInt8(ascii: ","))
-            } else {
-                if start >= 0 {
-                    if toMany { result.bytes.append(UInt8(ascii: "]")) }
-                    result.ranges[current] = start..<result.bytes.count
-                }
-                current = owner
-                start = result.bytes.count
-                if toMany { result.bytes.append(UInt8(ascii: "[")) }
-            }
-            result.bytes.append(UInt8(ascii: "\""))
-            result.bytes.append(contentsOf: c.text(2))
-            result.bytes.append(UInt8(ascii: "/"))
-            JSONWriter.appendInt(c.int64(1), to: &result.bytes)
-            result.bytes.append(UInt8(ascii: "\""))
-        }
-        if start >= 0 {
-            if toMany { result.bytes.append(UInt8(ascii: "]")) }
-            result.ranges[current] = start..<result.bytes.count
-        }
-        return result
+        out.append(UnsafeBufferPointer(rebasing: text[start..<text.count]))
+        out.append(UInt8(ascii: "\""))
+        if d.isToMany { out.append(UInt8(ascii: "]")) }
     }
 }

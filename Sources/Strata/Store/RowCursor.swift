@@ -10,6 +10,9 @@ enum ColumnKind: UInt8 {
 protocol RowCursor {
     /// Moves to the next row; false when there is none.
     mutating func next() throws -> Bool
+    /// Runs the query again for another owner (its first parameter): the next `next()` gives the
+    /// owner's first row. The rows of a prefetched relationship are read this way, once per owner row.
+    mutating func start(key: Int64) throws
     func kind(_ column: Int32) -> ColumnKind
     func int64(_ column: Int32) -> Int64
     func double(_ column: Int32) -> Double
