@@ -319,7 +319,7 @@ final class ObjectWriter {
             var written = 0
             while written < limit {
                 guard try rows.next() else { return false }
-                guard let e = ObjectWriter.entity(rows, view) else { continue }
+                guard let e = ObjectWriter.entity(&rows, view) else { continue }
                 if objects > 0 { out.append(UInt8(ascii: ",")) }
                 try ObjectWriter.writeObject(&rows, e, view, cursors, nested, &out, &scratch)
                 objects += 1
@@ -341,7 +341,7 @@ final class ObjectWriter {
 
     /// The plan of the row's concrete entity, or nil for a row of an entity the plan does not read.
     @inline(__always)
-    private static func entity<C: RowCursor>(_ c: C, _ view: ObjectPlan.View) -> ObjectPlan.EntityPlan? {
+    private static func entity<C: RowCursor>(_ c: inout C, _ view: ObjectPlan.View) -> ObjectPlan.EntityPlan? {
         if view.isSingle { return view.entities[0] }
         let name = c.text(1)
         for e in view.entities where equal(name, view.pool, e.name) { return e }
@@ -438,7 +438,7 @@ final class ObjectWriter {
             out.append(UInt8(ascii: "["))
             var n = 0
             while try c.next() {
-                guard let e = entity(c, view) else { continue }
+                guard let e = entity(&c, view) else { continue }
                 if n > 0 { out.append(UInt8(ascii: ",")) }
                 try writeObject(&c, e, view, none, noPlans, &out, &scratch)
                 n += 1
@@ -446,7 +446,7 @@ final class ObjectWriter {
             out.append(UInt8(ascii: "]"))
         } else {
             while try c.next() {
-                guard let e = entity(c, view) else { continue }
+                guard let e = entity(&c, view) else { continue }
                 try writeObject(&c, e, view, none, noPlans, &out, &scratch)
                 return
             }
