@@ -29,10 +29,14 @@ extension SQLiteSession {
     /// prefetched relationship a statement of the related rows of one owner (`?1`), run per owner row.
     /// Identifiers of the other relationships are read by the objects query itself (one pass).
     /// Reset the returned cursors' statements when done (`finishObjects`).
-    func objectCursors(_ d: FetchDescriptor) throws -> (writer: ObjectWriter, rows: SQLiteRowCursor, prefetched: [SQLiteRowCursor]) {
-        let q = CompiledFetch(d, dialect: dialect)
-        let plan = ObjectPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch,
-                              relationships: d.includeRelationshipIdentifiers)
+    /// - Parameter cached: false prepares statements of their own (a cursor holds them between calls).
+    func objectCursors(_ d: FetchDescriptor, _ q: CompiledFetch? = nil, _ plan: ObjectPlan? = nil, cached: Bool = true) throws
+        -> (writer: ObjectWriter, rows: SQLiteRowCursor, prefetched: [SQLiteRowCursor]) {
+        let q = q ?? CompiledFetch(d, dialect: dialect)
+        let plan = plan ?? ObjectPlan(d)
+        func statement(_ sql: String) throws -> Statement {
+            cached ? try connection.statement(sql) : try Statement(connection: connection, sql: sql)
+        }
         var plans: [ObjectPlan] = []
         var prefetched: [SQLiteRowCursor] = []
         for rel in plan.prefetched {
@@ -41,9 +45,9 @@ extension SQLiteSession {
             let sql = SQLiteDialect.select(selectList(relPlan, alias: "d", dialect: dialect), from: src.from,
                                            where: "\(src.owner) = \(dialect.parameter(1))", orderBy: src.key)
             plans.append(relPlan)
-            prefetched.append(SQLiteRowCursor(statement: try connection.statement(sql), folder: sqliteStore.externalFolder))
+            prefetched.append(SQLiteRowCursor(statement: try statement(sql), folder: sqliteStore.externalFolder))
         }
-        let stmt = try connection.statement(q.objectsSQL(plan))
+        let stmt = try statement(q.objectsSQL(plan))
         stmt.bind(q.args)
         return (ObjectWriter(plan: plan, prefetched: plans), SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder), prefetched)
     }
@@ -63,8 +67,17 @@ extension SQLiteSession {
 
     /// The objects a descriptor matches, as a JSON array in one buffer the caller may take over.
     public func fetchBuffer(_ d: FetchDescriptor, pending: PendingReplay?) throws -> JSONBuffer {
+        try fetchBuffer(d, CompiledFetch(d, dialect: dialect), ObjectPlan(d), pending: pending)
+    }
+
+    /// The objects of a compiled fetch (a prepared fetch compiles once and binds each run's values).
+    func fetchJSON(_ d: FetchDescriptor, _ q: CompiledFetch, _ plan: ObjectPlan, pending: PendingReplay?) throws -> [UInt8] {
+        try fetchBuffer(d, q, plan, pending: pending).bytes
+    }
+
+    func fetchBuffer(_ d: FetchDescriptor, _ q: CompiledFetch, _ plan: ObjectPlan, pending: PendingReplay?) throws -> JSONBuffer {
         try read(pending) {
-            var (writer, rows, prefetched) = try objectCursors(d)
+            var (writer, rows, prefetched) = try objectCursors(d, q, plan)
             defer { finishObjects(rows, prefetched) }
             try writer.write(&rows, prefetched: &prefetched)
             return writer.takeBatch()
@@ -72,8 +85,11 @@ extension SQLiteSession {
     }
 
     public func count(_ d: FetchDescriptor, pending: PendingReplay?) throws -> Int64 {
+        try count(d, CompiledFetch(d, dialect: dialect), pending: pending)
+    }
+
+    func count(_ d: FetchDescriptor, _ q: CompiledFetch, pending: PendingReplay?) throws -> Int64 {
         try read(pending) {
-            let q = CompiledFetch(d, dialect: dialect)
             let sql = d.fetchLimit == nil && d.fetchOffset == 0
                 ? SQLiteDialect.count(from: q.source, where: q.condition)
                 : SQLiteDialect.count(of: q.keysSQL)
@@ -83,9 +99,11 @@ extension SQLiteSession {
     }
 
     public func identifiersJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
-        try read(pending) {
-            try identifiers(d).bytes
-        }
+        try identifiersJSON(d, CompiledFetch(d, dialect: dialect), pending: pending)
+    }
+
+    func identifiersJSON(_ d: FetchDescriptor, _ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8] {
+        try read(pending) { try identifiers(d, q).bytes }
     }
 
     public func identifierList(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [ObjectID] {
@@ -93,8 +111,8 @@ extension SQLiteSession {
     }
 
     /// Matching identifiers (call inside `read`).
-    func identifiers(_ d: FetchDescriptor) throws -> (bytes: [UInt8], ids: [ObjectID]) {
-        let q = CompiledFetch(d, dialect: dialect)
+    func identifiers(_ d: FetchDescriptor, _ compiled: CompiledFetch? = nil) throws -> (bytes: [UInt8], ids: [ObjectID]) {
+        let q = compiled ?? CompiledFetch(d, dialect: dialect)
         var w = JSONWriter()
         var ids: [ObjectID] = []
         w.beginArray()
@@ -113,9 +131,7 @@ extension SQLiteSession {
     public func explain(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
         try read(pending) {
             let q = CompiledFetch(d, dialect: dialect)
-            let plan = ObjectPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch,
-                                  relationships: d.includeRelationshipIdentifiers)
-            return try connection.explainJSON(q.objectsSQL(plan), q.args)
+            return try connection.explainJSON(q.objectsSQL(ObjectPlan(d)), q.args)
         }
     }
 
@@ -161,5 +177,13 @@ extension Connection {
         w.endArray()
         w.endObject()
         return w.bytes
+    }
+}
+
+extension ObjectPlan {
+    /// The plan of a fetch's objects.
+    init(_ d: FetchDescriptor) {
+        self.init(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch,
+                  relationships: d.includeRelationshipIdentifiers)
     }
 }

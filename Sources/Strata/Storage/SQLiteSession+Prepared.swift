@@ -1,0 +1,149 @@
+/// Prepared fetches and cursors on SQLite.
+extension SQLiteSession {
+    public func prepare(_ d: FetchDescriptor) throws -> PreparedRead {
+        SQLitePreparedRead(session: self, descriptor: d)
+    }
+
+    public func openCursor(_ d: FetchDescriptor, pending: PendingReplay?) throws -> ObjectCursor {
+        // Inside a transaction (a migration stage's hook) or on an in-memory store's one
+        // connection, a statement left open between calls would see the caller's own later
+        // writes: the objects are read at once, on this snapshot, and handed out in batches.
+        let materialized = locked { connection.isInTransaction } || sqliteStore.sharesConnection
+        if materialized { return MaterializedCursor(try fetchJSON(d, pending: pending)) }
+        // Its own connection, holding one read transaction from the first batch to the last.
+        guard let own = try sqliteStore.makeSession() as? SQLiteSession else {
+            throw StrataError(.internal, "the store made a session of another kind")
+        }
+        return try SQLiteObjectCursor(session: own, descriptor: d, pending: pending)
+    }
+}
+
+/// A descriptor compiled once: SQL, plan and argument slots; each run binds its values.
+final class SQLitePreparedRead: PreparedRead {
+    let session: SQLiteSession
+    let descriptor: FetchDescriptor
+    let compiled: CompiledFetch
+    let plan: ObjectPlan
+
+    init(session: SQLiteSession, descriptor: FetchDescriptor) {
+        self.session = session
+        self.descriptor = descriptor
+        compiled = CompiledFetch(descriptor, dialect: session.dialect)
+        plan = ObjectPlan(descriptor)
+    }
+
+    func fetchJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> [UInt8] {
+        try session.fetchJSON(descriptor, compiled.binding(values), plan, pending: pending)
+    }
+
+    func count(_ values: [SQLValue], pending: PendingReplay?) throws -> Int64 {
+        try session.count(descriptor, compiled.binding(values), pending: pending)
+    }
+
+    func identifiersJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> [UInt8] {
+        try session.identifiersJSON(descriptor, compiled.binding(values), pending: pending)
+    }
+}
+
+/// A cursor on its own connection: one read transaction (and the pending changes'
+/// overlay) from opening to the last batch; each batch steps the one statement on.
+final class SQLiteObjectCursor: ObjectCursor {
+    private let session: SQLiteSession
+    /// The resumable writer and its cursors (the objects query, one per prefetched relationship);
+    /// nil once every row was read or the cursor was closed.
+    private var reading: (writer: ObjectWriter, rows: SQLiteRowCursor, prefetched: [SQLiteRowCursor])?
+
+    init(session: SQLiteSession, descriptor: FetchDescriptor, pending: PendingReplay?) throws {
+        self.session = session
+        try session.locked {
+            let c = session.connection
+            try c.beginRead()
+            do {
+                if let pending { try pending(SQLiteWriter(session: session, saving: false)) }
+                // Not from the connection's cache: the cursor holds them between calls.
+                reading = try session.objectCursors(descriptor, cached: false)
+            } catch {
+                c.endRead()
+                throw error
+            }
+        }
+    }
+
+    deinit { close() }
+
+    func next(_ limit: Int) throws -> [UInt8] {
+        try session.locked {
+            guard var r = reading else { return Array("[]".utf8) }
+            do {
+                // Each row is written with its relationships: the writer stops after `limit` objects.
+                let more = try r.writer.write(&r.rows, prefetched: &r.prefetched, limit: limit)
+                let batch = r.writer.takeBatch()
+                if more { reading = r } else { end() }
+                return batch.bytes
+            } catch {
+                end()
+                throw error
+            }
+        }
+    }
+
+    func close() { session.locked { end() } }
+
+    private func end() {
+        guard reading != nil else { return }
+        reading = nil
+        session.connection.endRead()
+    }
+}
+
+/// The objects of a fetch read at once, handed out in batches.
+final class MaterializedCursor: ObjectCursor {
+    private var bytes: [UInt8]
+    /// Where the next element starts (after `[` or a `,`).
+    private var position = 1
+    private let lock = Lock()
+
+    init(_ array: [UInt8]) { bytes = array }
+
+    func next(_ limit: Int) throws -> [UInt8] {
+        lock.withLock {
+            var out: [UInt8] = [UInt8(ascii: "[")]
+            guard limit > 0 else { return out + [UInt8(ascii: "]")] }
+            var count = 0
+            var depth = 0
+            var inString = false
+            var escaped = false
+            let start = position
+            var end = position
+            scan: while end < bytes.count {
+                let b = bytes[end]
+                if inString {
+                    if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") { inString = false }
+                } else {
+                    switch b {
+                    case UInt8(ascii: "\""): inString = true
+                    case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                    case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                        if depth == 0 { break scan }  // the array's end
+                        depth -= 1
+                    case UInt8(ascii: ","):
+                        if depth == 0 {
+                            count += 1
+                            if count == limit { break scan }
+                        }
+                    default: break
+                    }
+                }
+                end += 1
+            }
+            out.append(contentsOf: bytes[start..<end])
+            out.append(UInt8(ascii: "]"))
+            // Past the separating comma, or at the closing bracket for good.
+            position = end < bytes.count && bytes[end] == UInt8(ascii: ",") ? end + 1 : end
+            if position >= bytes.count - 1 { bytes = [UInt8(ascii: "["), UInt8(ascii: "]")]; position = 1 }
+            return out
+        }
+    }
+
+    func close() { lock.withLock { bytes = [UInt8(ascii: "["), UInt8(ascii: "]")]; position = 1 } }
+}
