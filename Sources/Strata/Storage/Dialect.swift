@@ -61,7 +61,18 @@ extension SQLiteDialect: QueryDialect {
     }
 
     func fold(_ expression: String, options: Int) -> String { "strata_fold(\(expression), \(options))" }
-    func localizedStandardContains(_ text: String, _ needle: String) -> String { "strata_lsc(\(text), \(needle))" }
+    func localizedStandardContains(_ text: String, _ foldedNeedle: String) -> String { "strata_lsc(\(text), \(foldedNeedle))" }
+    func foldedCompare(_ op: ComparisonOperator, _ text: String, _ folded: String, options: Int) -> String {
+        "strata_compare(\(text), \(folded), \(options & 3 | SQLFunctions.compareCode(op) << 2))"
+    }
+    func foldedTest(_ op: StringOperator, _ text: String, _ folded: String, options: Int) -> String {
+        switch op {
+        case .contains: return "strata_contains(\(text), \(folded), \(options & 3))"
+        case .hasPrefix: return "strata_has_prefix(\(text), \(folded), \(options & 3))"
+        case .hasSuffix: return "strata_has_suffix(\(text), \(folded), \(options & 3))"
+        case .localizedStandardContains: return localizedStandardContains(text, folded)
+        }
+    }
     func length(_ expression: String) -> String { "strata_length(\(expression))" }
 
     // Prefix and suffix compare bytes (SQLite's text length() stops at a NUL character;

@@ -13,6 +13,12 @@ final class QueryDialectTests: StoreTestCase {
         func collate(_ expression: String, _ collation: Collation) -> String { "\(expression) COLLATED(\(collation))" }
         func fold(_ expression: String, options: Int) -> String { "FOLD\(options)(\(expression))" }
         func localizedStandardContains(_ text: String, _ needle: String) -> String { "LSC(\(text), \(needle))" }
+        func foldedCompare(_ op: ComparisonOperator, _ text: String, _ folded: String, options: Int) -> String {
+            "FOLDCMP\(options)(\(text) \(op.rawValue) \(folded))"
+        }
+        func foldedTest(_ op: StringOperator, _ text: String, _ folded: String, options: Int) -> String {
+            "FOLDTEST\(options)(\(op.rawValue), \(text), \(folded))"
+        }
         func length(_ expression: String) -> String { "LEN(\(expression))" }
         func contains(_ text: String, _ needle: String) -> String { "HAS(\(text), \(needle))" }
         func hasPrefix(_ text: String, _ needle: String) -> String { "STARTS(\(text), \(needle))" }
