@@ -31,18 +31,9 @@ extension TextFolding {
             guard n > 0, let src = p.baseAddress else { return body(p) }
             if mode & 1 == 0 {
                 // Diacritic folding leaves ASCII as it is.
-                var acc: UInt8 = 0
-                for i in 0..<n { acc |= src[i] }
-                if acc < 0x80 { return body(p) }
-            } else if let dst = asciiBuffer(n) {
-                var i = 0
-                while i < n {
-                    let b = src[i]
-                    if b >= 0x80 { break }
-                    dst[i] = (b &- 0x41) < 26 ? b | 0x20 : b
-                    i += 1
-                }
-                if i == n { return body(UnsafeBufferPointer(start: dst, count: n)) }
+                if TextFolding.isASCII(src, n) { return body(p) }
+            } else if let dst = asciiBuffer(n), TextFolding.lowercaseASCII(src, n, into: dst) {
+                return body(UnsafeBufferPointer(start: dst, count: n))
             }
             folded.removeAll(keepingCapacity: true)
             foldBytes(p, mode: mode, into: &folded)
@@ -58,6 +49,46 @@ extension TextFolding {
             }
             return ascii
         }
+    }
+
+    private static let highBits: UInt64 = 0x8080_8080_8080_8080
+    private static let ones: UInt64 = 0x0101_0101_0101_0101
+
+    /// Whether `n` bytes at `p` are ASCII, eight at a time.
+    @inline(__always) static func isASCII(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        let raw = UnsafeRawPointer(p)
+        var acc: UInt64 = 0
+        var i = 0
+        while i + 8 <= n {
+            acc |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        var tail: UInt8 = 0
+        while i < n { tail |= p[i]; i += 1 }
+        return acc & highBits == 0 && tail < 0x80
+    }
+
+    /// Copies `n` bytes at `p` to `dst` with A-Z lowercased, eight at a time; false (and a
+    /// partial copy) as soon as a byte is not ASCII.
+    @inline(__always) static func lowercaseASCII(_ p: UnsafePointer<UInt8>, _ n: Int, into dst: UnsafeMutablePointer<UInt8>) -> Bool {
+        let raw = UnsafeRawPointer(p), out = UnsafeMutableRawPointer(dst)
+        var i = 0
+        while i + 8 <= n {
+            let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            if x & highBits != 0 { return false }
+            // Per byte (all below 0x80, so no carry crosses a byte): the high bit of
+            // x + (0x80 - 'A') is set from 'A' up, that of x + (0x80 - 'Z' - 1) above 'Z'.
+            let upper = (x &+ ones &* (0x80 - 0x41)) & ~(x &+ ones &* (0x80 - 0x5B)) & highBits
+            out.storeBytes(of: x | upper >> 2, toByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < n {
+            let b = p[i]
+            if b >= 0x80 { return false }
+            dst[i] = (b &- 0x41) < 26 ? b | 0x20 : b
+            i += 1
+        }
+        return true
     }
 
     /// The tests of ``Evaluation/stringTest(_:_:_:options:)`` on folded bytes

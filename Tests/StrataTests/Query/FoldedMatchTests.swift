@@ -19,6 +19,9 @@ final class FoldedMatchTests: StoreTestCase {
         "Zürich", "zurich", "ZURICH", "zür", "ＡＢＣ", "ａｂｃ",
         "が", "か\u{3099}", "か", "ᾳ", "ΑΙ", "α", "Ⅻ", "ⅻ", "😀", "❤️", "❤", "łódź", "LODZ",
         "한국", "\u{1100}\u{1161}", "가", "\u{10400}", "\u{10428}",
+        // Longer than a word (ASCII is folded eight bytes at a time), the letters' neighbours @ [ ` {.
+        "@[`{AZaz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ@[`{ 0123456789", "abcdefghijklmnopqrstuvwxyz", "Z@", "Z[",
+        "ABCDEFGHIJKLMNOé", "PARISPARIS\u{301}x", "abcdefghE\u{301}", "The Quick Brown Fox\u{0}Jumps Over",
     ]
 
     /// Texts no Swift string holds: invalid UTF-8 stored in a TEXT column.
