@@ -162,19 +162,9 @@ struct PredicateCompiler {
             if op == .localizedStandardContains {
                 return dialect.localizedStandardContains(expression(a), operand(b, [.caseInsensitive, .diacriticInsensitive]))
             }
-            if !options.isEmpty {
-                return "(\(dialect.foldedTest(op, expression(a), operand(b, options), options: Int(options.rawValue))))"
-            }
-            let x = operand(a, options)
-            let y = operand(b, options)
-            let c: String
-            switch op {
-            case .contains: c = dialect.contains(x, y)
-            case .hasPrefix: c = dialect.hasPrefix(x, y)
-            case .hasSuffix: c = dialect.hasSuffix(x, y)
-            case .localizedStandardContains: c = dialect.boolean(false)
-            }
-            return twoValued(c, safe)
+            // One function call per row, never NULL (no two-valued wrapper); it folds `a` into
+            // a reused buffer, `b` is folded once when constant.
+            return "(\(dialect.foldedTest(op, expression(a), operand(b, options), options: Int(options.rawValue))))"
         case .inList(let e, let values, let domain):
             let x = expression(e)
             let nonNull = values.filter { !$0.isNull }
@@ -314,13 +304,8 @@ extension PredicateCompiler {
             if !options.isEmpty && domain != .attribute(.decimal) { return foldedCallDepth(a, b) }
             let fold = options.isEmpty ? 0 : 3
             return wrap + max(2 + fold + depth(a), 4 + fold + depth(b))
-        case .string(let op, let a, let b, let options):
-            if op == .localizedStandardContains || !options.isEmpty { return foldedCallDepth(a, b) }
-            switch op {
-            case .localizedStandardContains: return foldedCallDepth(a, b)
-            case .contains: return wrap + max(4 + depth(a), 5 + depth(b))
-            case .hasPrefix, .hasSuffix: return wrap + 20 + max(depth(a), depth(b))
-            }
+        case .string(_, let a, let b, _):
+            return foldedCallDepth(a, b)
         case .inList(let e, let values, let domain):
             if domain == .attribute(.decimal) {
                 // A balanced OR of `x COLLATE strata_decimal = ?`.
@@ -339,7 +324,7 @@ extension PredicateCompiler {
     }
 
     /// `(strata_contains(a, b, 1))` and its kind (never NULL: no wrapper), `b` in
-    /// `strata_fold(b, 1)` unless a constant (folded when compiled).
+    /// `strata_fold(b, 1)` unless a constant (folded when compiled) or without options.
     static func foldedCallDepth(_ a: TypedExpression, _ b: TypedExpression) -> Int {
         let folded: Int
         if case .constant = b { folded = 1 } else { folded = 4 + depth(b) }

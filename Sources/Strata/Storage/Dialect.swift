@@ -75,16 +75,6 @@ extension SQLiteDialect: QueryDialect {
     }
     func length(_ expression: String) -> String { "strata_length(\(expression))" }
 
-    // Prefix and suffix compare bytes (SQLite's text length() stops at a NUL character;
-    // substr of an empty blob is NULL, hence the test for an empty needle).
-    func contains(_ text: String, _ needle: String) -> String { "instr(\(text), \(needle)) > 0" }
-    func hasPrefix(_ x: String, _ y: String) -> String {
-        "(\(x) IS NOT NULL AND (length(CAST(\(y) AS BLOB)) = 0 OR substr(CAST(\(x) AS BLOB), 1, length(CAST(\(y) AS BLOB))) = CAST(\(y) AS BLOB)))"
-    }
-    func hasSuffix(_ x: String, _ y: String) -> String {
-        "(\(x) IS NOT NULL AND (length(CAST(\(y) AS BLOB)) = 0 OR substr(CAST(\(x) AS BLOB), -length(CAST(\(y) AS BLOB))) = CAST(\(y) AS BLOB)))"
-    }
-
     /// `coalesce(a, b, …)`, nested after every 100 arguments (SQLite takes at most 127).
     func coalesce(_ terms: [String]) -> String {
         if terms.count <= 100 { return "coalesce(" + terms.joined(separator: ", ") + ")" }

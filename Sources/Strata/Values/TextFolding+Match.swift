@@ -1,4 +1,4 @@
-// Matching raw UTF-8 text against an already folded operand (the SQL
+// Matching raw UTF-8 text against an already folded (or, without options, plain) operand (the SQL
 // functions strata_contains, strata_has_prefix, strata_has_suffix,
 // strata_compare, strata_lsc): the raw side is folded into a reusable scratch
 // buffer, ASCII text by a single lowercasing pass, other text by `foldBytes`,
@@ -23,7 +23,8 @@ extension TextFolding {
             folded = []
         }
 
-        /// Calls `body` with `p` folded in `mode` (1...3): `p` itself when
+        /// Calls `body` with `p` folded in `mode` (0...3; 0: as is, invalid UTF-8
+        /// repaired with U+FFFD as `String(decoding:as:)` does): `p` itself when
         /// folding changes nothing, else bytes in this buffer.
         @inline(__always)
         mutating func withFolded<R>(_ p: UnsafeBufferPointer<UInt8>, mode: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
@@ -36,7 +37,12 @@ extension TextFolding {
                 return body(UnsafeBufferPointer(start: dst, count: n))
             }
             folded.removeAll(keepingCapacity: true)
-            foldBytes(p, mode: mode, into: &folded)
+            if mode == 0 {
+                if TextFolding.isValidUTF8(p) { return body(p) }
+                folded.append(contentsOf: String(decoding: p, as: UTF8.self).utf8)
+            } else {
+                foldBytes(p, mode: mode, into: &folded)
+            }
             return folded.withUnsafeBufferPointer(body)
         }
 

@@ -22,6 +22,8 @@ final class FoldedMatchTests: StoreTestCase {
         // Longer than a word (ASCII is folded eight bytes at a time), the letters' neighbours @ [ ` {.
         "@[`{AZaz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ@[`{ 0123456789", "abcdefghijklmnopqrstuvwxyz", "Z@", "Z[",
         "ABCDEFGHIJKLMNOé", "PARISPARIS\u{301}x", "abcdefghE\u{301}", "The Quick Brown Fox\u{0}Jumps Over",
+        // What invalid UTF-8 reads as.
+        "\u{FFFD}", "a\u{FFFD}", "\u{FFFD}(",
     ]
 
     /// Texts no Swift string holds: invalid UTF-8 stored in a TEXT column.
@@ -29,7 +31,8 @@ final class FoldedMatchTests: StoreTestCase {
         [0xFF], [0x61, 0xC3], [0xC3, 0x28], [0xED, 0xA0, 0x80], [0x41, 0x80, 0x42], [0xC0, 0xAF], [0x50, 0x41, 0xFE, 0x52],
     ]
 
-    static let optionSets: [StringOptions] = [.caseInsensitive, .diacriticInsensitive, [.caseInsensitive, .diacriticInsensitive]]
+    /// Without options too: string tests without options use the same functions.
+    static let optionSets: [StringOptions] = [[], .caseInsensitive, .diacriticInsensitive, [.caseInsensitive, .diacriticInsensitive]]
 
     /// A table `s(id, v)` of the corpus, the invalid texts and a NULL; returns each row's value as read back.
     private func corpusTable() throws -> (Connection, [Int64: SQLValue]) {
@@ -88,7 +91,7 @@ final class FoldedMatchTests: StoreTestCase {
             XCTAssertEqual(try ids(c, "SELECT id FROM s WHERE \(sql)", [.null]), [])
             XCTAssertEqual(try ids(c, "SELECT id FROM s WHERE NOT \(sql)", [.null]), Set(rows.keys))
         }
-        XCTAssertEqual(checked, Self.corpus.count * 9)
+        XCTAssertEqual(checked, Self.corpus.count * 12)
     }
 
     /// `==`, `!=`, `<`, `<=`, `>`, `>=` with options, between every two rows (the right-hand
@@ -155,6 +158,10 @@ final class FoldedMatchTests: StoreTestCase {
                 }
                 predicates.append(#"{"not": {"contains": [{"key": "name"}, \#(n)], "options": "\#(options)"}}"#)
                 predicates.append(#"{"contains": [\#(n), {"key": "name"}], "options": "\#(options)"}"#)
+            }
+            for op in ["contains", "hasPrefix", "hasSuffix"] {
+                predicates.append(#"{"\#(op)": [{"key": "name"}, \#(n)]}"#)
+                predicates.append(#"{"not": {"\#(op)": [{"key": "name"}, \#(n)]}}"#)
             }
             predicates.append(#"{"localizedStandardContains": [{"key": "name"}, \#(n)]}"#)
             predicates.append(#"{"not": {"localizedStandardContains": [{"key": "name"}, \#(n)]}}"#)
