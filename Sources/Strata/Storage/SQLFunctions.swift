@@ -26,7 +26,7 @@ import CSQLite
 ///
 /// The folding functions fold `x` into a buffer of their own per connection
 /// (SQLite runs a connection's functions one at a time): ASCII text in one
-/// lowercasing pass, other text with ``TextFolding/foldBytes(_:mode:into:)``,
+/// lowercasing pass, other text with ``TextFolding/foldFast(_:mode:into:)``,
 /// no allocation per row once the buffer has grown. They never return text
 /// but `strata_fold`, whose result SQLite copies (SQLITE_TRANSIENT): two
 /// folded operands of one expression can be alive at once.

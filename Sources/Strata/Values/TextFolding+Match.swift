@@ -1,59 +1,105 @@
 // Matching raw UTF-8 text against an already folded (or, without options, plain) operand (the SQL
 // functions strata_contains, strata_has_prefix, strata_has_suffix,
 // strata_compare, strata_lsc): the raw side is folded into a reusable scratch
-// buffer, ASCII text by a single lowercasing pass, other text by `foldBytes`,
+// buffer, ASCII text by a single lowercasing pass, other text by `foldFast`,
 // so that a row costs no allocation once the buffer has grown.
 
 import Glibc
 
+/// Where ``TextFolding/foldFast(_:mode:into:)`` writes: an array, or a scratch buffer.
+protocol FoldOutput {
+    mutating func append(_ b: UInt8)
+    mutating func append(bytes: UnsafeBufferPointer<UInt8>)
+}
+
+extension Array: FoldOutput where Element == UInt8 {
+    @inline(__always) mutating func append(bytes: UnsafeBufferPointer<UInt8>) { append(contentsOf: bytes) }
+}
+
 extension TextFolding {
-    /// A growable byte buffer reused across calls (one per database
-    /// connection: SQLite calls a connection's functions one at a time).
+    /// Buffers reused across calls (one set per database connection: SQLite
+    /// calls a connection's functions one at a time).
     struct Scratch {
-        /// Non-ASCII text folded by ``foldBytes``.
+        /// ASCII text lowercased, or other text folded by ``foldFast(_:mode:into:)``.
+        var buffer = ByteBuffer()
+        /// Text that needs the slow path (``foldSlow(_:mode:into:)``) or repair.
         var folded: [UInt8] = []
-        /// ASCII text lowercased.
-        var ascii: UnsafeMutablePointer<UInt8>? = nil
-        var asciiCapacity = 0
 
         mutating func release() {
-            ascii?.deallocate()
-            ascii = nil
-            asciiCapacity = 0
+            buffer.release()
             folded = []
         }
 
         /// Calls `body` with `p` folded in `mode` (0...3; 0: as is, invalid UTF-8
         /// repaired with U+FFFD as `String(decoding:as:)` does): `p` itself when
-        /// folding changes nothing, else bytes in this buffer.
+        /// folding changes nothing, else bytes in these buffers.
         @inline(__always)
         mutating func withFolded<R>(_ p: UnsafeBufferPointer<UInt8>, mode: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
             let n = p.count
             guard n > 0, let src = p.baseAddress else { return body(p) }
+            buffer.count = 0
+            let dst = buffer.reserve(n)
             if mode & 1 == 0 {
                 // Diacritic folding leaves ASCII as it is.
                 if TextFolding.isASCII(src, n) { return body(p) }
-            } else if let dst = asciiBuffer(n), TextFolding.lowercaseASCII(src, n, into: dst) {
+            } else if TextFolding.lowercaseASCII(src, n, into: dst) {
                 return body(UnsafeBufferPointer(start: dst, count: n))
             }
-            folded.removeAll(keepingCapacity: true)
             if mode == 0 {
                 if TextFolding.isValidUTF8(p) { return body(p) }
+                folded.removeAll(keepingCapacity: true)
                 folded.append(contentsOf: String(decoding: p, as: UTF8.self).utf8)
-            } else {
-                foldBytes(p, mode: mode, into: &folded)
+                return folded.withUnsafeBufferPointer(body)
             }
+            if TextFolding.foldFast(p, mode: mode, into: &buffer) {
+                return body(UnsafeBufferPointer(start: buffer.base, count: buffer.count))
+            }
+            folded.removeAll(keepingCapacity: true)
+            foldSlow(String(decoding: p, as: UTF8.self), mode: mode, into: &folded)
             return folded.withUnsafeBufferPointer(body)
         }
+    }
 
-        @inline(__always)
-        private mutating func asciiBuffer(_ n: Int) -> UnsafeMutablePointer<UInt8>? {
-            if asciiCapacity < n {
-                ascii?.deallocate()
-                asciiCapacity = max(n, 64, asciiCapacity * 2)
-                ascii = UnsafeMutablePointer<UInt8>.allocate(capacity: asciiCapacity)
+    /// A growable byte buffer, appended to without Array's uniqueness and
+    /// capacity bookkeeping.
+    struct ByteBuffer: FoldOutput {
+        private(set) var base: UnsafeMutablePointer<UInt8>? = nil
+        var count = 0
+        private var capacity = 0
+
+        /// Room for `extra` more bytes; returns where they go.
+        @inline(__always) mutating func reserve(_ extra: Int) -> UnsafeMutablePointer<UInt8> {
+            if count + extra > capacity { grow(count + extra) }
+            return base.unsafelyUnwrapped + count
+        }
+
+        private mutating func grow(_ needed: Int) {
+            let newCapacity = max(needed, 64, capacity * 2)
+            let b = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+            if let base {
+                b.update(from: base, count: count)
+                base.deallocate()
             }
-            return ascii
+            base = b
+            capacity = newCapacity
+        }
+
+        @inline(__always) mutating func append(_ b: UInt8) {
+            reserve(1).pointee = b
+            count += 1
+        }
+
+        @inline(__always) mutating func append(bytes: UnsafeBufferPointer<UInt8>) {
+            guard let src = bytes.baseAddress, bytes.count > 0 else { return }
+            reserve(bytes.count).update(from: src, count: bytes.count)
+            count += bytes.count
+        }
+
+        mutating func release() {
+            base?.deallocate()
+            base = nil
+            count = 0
+            capacity = 0
         }
     }
 
