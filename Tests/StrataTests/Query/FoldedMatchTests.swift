@@ -136,6 +136,20 @@ final class FoldedMatchTests: StoreTestCase {
         }
     }
 
+    /// The strata_standard collation orders the corpus (invalid UTF-8 and NUL characters
+    /// included) as ``TextFolding/standardCompare(_:_:)`` orders what the rows read as.
+    func testStandardCollationAgreesWithStandardCompare() throws {
+        let (c, rows) = try corpusTable()
+        var got: [Int64] = []
+        try c.statement("SELECT id FROM s WHERE v IS NOT NULL ORDER BY v COLLATE strata_standard, id").query { got.append($0.int64(0)) }
+        let texts = rows.compactMap { id, v -> (Int64, String)? in if case .text(let s) = v { return (id, s) } else { return nil } }
+        let expected = texts.sorted { a, b in
+            let o = TextFolding.standardCompare(a.1, b.1)
+            return o != 0 ? o < 0 : a.0 < b.0
+        }.map(\.0)
+        XCTAssertEqual(got, expected)
+    }
+
     /// Through a store: fetches with folded string tests, comparisons and
     /// localizedStandardContains (also negated) select what the evaluator selects, and a
     /// localizedStandard sort orders as ``TextFolding/standardCompare(_:_:)``.
