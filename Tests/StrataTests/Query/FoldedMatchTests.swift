@@ -197,3 +197,28 @@ final class FoldedMatchTests: StoreTestCase {
 }
 
 private let SQLITE_NULL_TYPE: Int32 = 5
+
+/// The ASCII pass of the localizedStandard comparison skips the bytes two texts share
+/// (backing up to the start of a number): it still agrees with the general collation.
+final class StandardCompareTests: XCTestCase {
+    func testASCIIComparisonWithSharedPrefixesAgreesWithTheGeneralCollation() {
+        let alphabet = Array("aAzZ09 0-_.1".utf8)
+        var state: UInt64 = 0x5EED
+        func next() -> Int { state = state &* 6364136223846793005 &+ 1442695040888963407; return Int(state >> 33) }
+        let tails: [[UInt8]] = (0..<120).map { _ in (0..<(next() % 6)).map { _ in alphabet[next() % alphabet.count] } }
+        let prefixes = ["", "Trip 1", "Trip 10", "x00", "x0", "ab 12 cd", "Paris trip 1234", "0", "AAAAAAAAaaaaaaaa"].map { Array($0.utf8) }
+        for p in prefixes {
+            for ta in tails {
+                for tb in tails.prefix(60) {
+                    let a = p + ta, b = p + tb
+                    a.withUnsafeBufferPointer { pa in
+                        b.withUnsafeBufferPointer { pb in
+                            XCTAssertEqual(TextFolding.asciiCompare(pa, pb), TextFolding.collate(pa, pb),
+                                           "\(String(decoding: a, as: UTF8.self).debugDescription) vs \(String(decoding: b, as: UTF8.self).debugDescription)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
