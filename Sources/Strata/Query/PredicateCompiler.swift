@@ -159,6 +159,10 @@ struct PredicateCompiler {
         case .or(let parts): return junction(parts, "OR", safe: safe)
         case .not(let inner): return "NOT \(predicate(inner, safe: true))"
         case .compare(let op, let a, let b, let domain, let options):
+            if !options.isEmpty && domain != .attribute(.decimal) {
+                // One function call per row that folds `a` into a reused buffer; `b` folded once when constant.
+                return "(\(dialect.foldedCompare(op, expression(a), operand(b, options), options: Int(options.rawValue))))"
+            }
             let x = operand(a, options)
             let y = operand(b, options)
             // The collation goes on the left operand: SQLite 3.40 can answer a
@@ -172,18 +176,11 @@ struct PredicateCompiler {
             }
         case .string(let op, let a, let b, let options):
             if op == .localizedStandardContains {
-                return dialect.localizedStandardContains(expression(a), expression(b))
+                return dialect.localizedStandardContains(expression(a), operand(b, [.caseInsensitive, .diacriticInsensitive]))
             }
-            let x = operand(a, options)
-            let y = operand(b, options)
-            let c: String
-            switch op {
-            case .contains: c = dialect.contains(x, y)
-            case .hasPrefix: c = dialect.hasPrefix(x, y)
-            case .hasSuffix: c = dialect.hasSuffix(x, y)
-            case .localizedStandardContains: c = dialect.boolean(false)
-            }
-            return twoValued(c, safe)
+            // One function call per row, never NULL (no two-valued wrapper); it folds `a` into
+            // a reused buffer, `b` is folded once when constant.
+            return "(\(dialect.foldedTest(op, expression(a), operand(b, options), options: Int(options.rawValue))))"
         case .inList(let e, let values, let domain):
             let x = expression(e)
             let nonNull = values.filter { !$0.isNull }
@@ -321,16 +318,12 @@ extension PredicateCompiler {
         case .and(let parts), .or(let parts):
             return junctionDepth(parts.map { depth($0, safe: safe) })
         case .not(let inner): return 1 + depth(inner, safe: true)
-        case .compare(_, let a, let b, _, let options):
+        case .compare(_, let a, let b, let domain, let options):
+            if !options.isEmpty && domain != .attribute(.decimal) { return foldedCallDepth(a, b) }
             let fold = options.isEmpty ? 0 : 3
             return wrap + max(2 + fold + depth(a), 4 + fold + depth(b))
-        case .string(let op, let a, let b, let options):
-            let fold = options.isEmpty ? 0 : 3
-            switch op {
-            case .localizedStandardContains: return max(3 + depth(a), 4 + depth(b))
-            case .contains: return wrap + max(4 + fold + depth(a), 5 + fold + depth(b))
-            case .hasPrefix, .hasSuffix: return wrap + 20 + fold + max(depth(a), depth(b))
-            }
+        case .string(_, let a, let b, _):
+            return foldedCallDepth(a, b)
         case .inList(let e, let values, let domain):
             if domain == .attribute(.decimal) {
                 // A balanced OR of `x COLLATE strata_decimal = ?`.
@@ -346,6 +339,18 @@ extension PredicateCompiler {
             return max(3 + depth(t), 6 + depth(a, safe: true), 6 + depth(b, safe: true))
         case .boolValue(let e): return wrap + depth(e)
         }
+    }
+
+    /// `(strata_contains(a, b, 1))` and its kind (never NULL: no wrapper), `b` in
+    /// `strata_fold(b, 1)` unless a constant (folded when compiled), a variable (folded
+    /// when bound) or without options.
+    static func foldedCallDepth(_ a: TypedExpression, _ b: TypedExpression) -> Int {
+        let folded: Int
+        switch b {
+        case .constant, .parameter: folded = 1
+        default: folded = 4 + depth(b)
+        }
+        return max(5 + depth(a), 7 + folded)
     }
 
     static func depth(_ e: TypedExpression) -> Int {

@@ -25,14 +25,18 @@ protocol QueryDialect {
     func collate(_ expression: String, _ collation: Collation) -> String
     /// `expression` folded for case- and diacritic-insensitive comparison (``StringOptions`` raw value).
     func fold(_ expression: String, options: Int) -> String
-    /// `text.localizedStandardContains(needle)` as 0 or 1.
-    func localizedStandardContains(_ text: String, _ needle: String) -> String
+    /// `text` folded with `options` (non-empty), then compared with `folded`, a value
+    /// already folded with them: 0 or 1, never NULL (``Evaluation``: `nil == nil`,
+    /// an ordering with nil is false).
+    func foldedCompare(_ op: ComparisonOperator, _ text: String, _ folded: String, options: Int) -> String
+    /// `text` folded with `options` (0: as is) contains, starts or ends with `folded`,
+    /// a value already folded with them (not `.localizedStandardContains`): 0 or 1, 0 with a nil.
+    func foldedTest(_ op: StringOperator, _ text: String, _ folded: String, options: Int) -> String
+    /// `text.localizedStandardContains(needle)` as 0 or 1 (0 with a nil), `foldedNeedle`
+    /// being the needle folded with both options.
+    func localizedStandardContains(_ text: String, _ foldedNeedle: String) -> String
     /// The length of a string in characters, as ``Evaluation`` counts them.
     func length(_ expression: String) -> String
-    /// Conditions on bytes: `text` contains, starts or ends with `needle` (NULL when `text` is).
-    func contains(_ text: String, _ needle: String) -> String
-    func hasPrefix(_ text: String, _ needle: String) -> String
-    func hasSuffix(_ text: String, _ needle: String) -> String
     /// The first non-null value of `terms` (any number of them).
     func coalesce(_ terms: [String]) -> String
     /// Equality and inequality where NULL equals NULL.

@@ -61,18 +61,19 @@ extension SQLiteDialect: QueryDialect {
     }
 
     func fold(_ expression: String, options: Int) -> String { "strata_fold(\(expression), \(options))" }
-    func localizedStandardContains(_ text: String, _ needle: String) -> String { "strata_lsc(\(text), \(needle))" }
+    func localizedStandardContains(_ text: String, _ foldedNeedle: String) -> String { "strata_lsc(\(text), \(foldedNeedle))" }
+    func foldedCompare(_ op: ComparisonOperator, _ text: String, _ folded: String, options: Int) -> String {
+        "strata_compare(\(text), \(folded), \(options & 3 | SQLFunctions.compareCode(op) << 2))"
+    }
+    func foldedTest(_ op: StringOperator, _ text: String, _ folded: String, options: Int) -> String {
+        switch op {
+        case .contains: return "strata_contains(\(text), \(folded), \(options & 3))"
+        case .hasPrefix: return "strata_has_prefix(\(text), \(folded), \(options & 3))"
+        case .hasSuffix: return "strata_has_suffix(\(text), \(folded), \(options & 3))"
+        case .localizedStandardContains: return localizedStandardContains(text, folded)
+        }
+    }
     func length(_ expression: String) -> String { "strata_length(\(expression))" }
-
-    // Prefix and suffix compare bytes (SQLite's text length() stops at a NUL character;
-    // substr of an empty blob is NULL, hence the test for an empty needle).
-    func contains(_ text: String, _ needle: String) -> String { "instr(\(text), \(needle)) > 0" }
-    func hasPrefix(_ x: String, _ y: String) -> String {
-        "(\(x) IS NOT NULL AND (length(CAST(\(y) AS BLOB)) = 0 OR substr(CAST(\(x) AS BLOB), 1, length(CAST(\(y) AS BLOB))) = CAST(\(y) AS BLOB)))"
-    }
-    func hasSuffix(_ x: String, _ y: String) -> String {
-        "(\(x) IS NOT NULL AND (length(CAST(\(y) AS BLOB)) = 0 OR substr(CAST(\(x) AS BLOB), -length(CAST(\(y) AS BLOB))) = CAST(\(y) AS BLOB)))"
-    }
 
     /// `coalesce(a, b, …)`, nested after every 100 arguments (SQLite takes at most 127).
     func coalesce(_ terms: [String]) -> String {

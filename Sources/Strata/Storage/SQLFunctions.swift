@@ -1,41 +1,105 @@
 import CSQLite
 
 /// SQL functions and collations Strata registers on every connection, so
-/// that SQL agrees with ``Evaluation`` (SQLite's own LIKE/lower are ASCII-only):
+/// that SQL agrees with ``Evaluation`` (SQLite's own LIKE/lower are ASCII-only).
+/// In the functions below, `flags` 1 is case-insensitive, 2 diacritic-insensitive
+/// (``StringOptions`` raw values), 0 neither; `x` is raw text, folded per row, and
+/// `y` is already folded with the same flags (the compiler folds constants once,
+/// other operands with `strata_fold`). A value that is not text is taken as its
+/// text; invalid UTF-8 is read as `String(decoding:as:)` repairs it (U+FFFD), as
+/// the rest of Strata reads it, so SQL agrees with ``Evaluation`` on it too.
 ///
-/// - `strata_fold(text, flags)`: case (1) and/or diacritic (2) folding.
-/// - `strata_lsc(text, text)`: localizedStandardContains, 0 or 1 (0 with a NULL).
+/// - `strata_fold(text, flags)`: the folded text (NULL with a NULL).
+/// - `strata_contains` and its kind also serve string tests without options
+///   (flags 0): a byte search, faster than instr() and exact on invalid UTF-8.
+/// - `strata_contains(x, y, flags)`, `strata_has_prefix(x, y, flags)`,
+///   `strata_has_suffix(x, y, flags)`: 1 or 0 (0 with a NULL; an empty `y` is
+///   contained, a prefix and a suffix).
+/// - `strata_compare(x, y, code)`: the comparison `code >> 2` (``compareCode(_:)``)
+///   of folded `x` and `y` with flags `code & 3`, 1 or 0, NULL as ``Evaluation``
+///   treats nil (`==` is 1 for two NULLs, ordering with a NULL is 0).
+/// - `strata_lsc(x, y)`: localizedStandardContains, `y` folded with flags 3; 1 or 0
+///   (0 with a NULL or an empty `y`).
 /// - `strata_length(text)`: the number of Unicode scalars (NULL with a NULL).
 /// - collation `strata_standard`: localizedStandard order (Finder order).
 /// - collation `strata_decimal`: exact numeric order of decimal text.
+///
+/// The folding functions fold `x` into a buffer of their own per connection
+/// (SQLite runs a connection's functions one at a time): ASCII text in one
+/// lowercasing pass, other text with ``TextFolding/foldFast(_:mode:into:)``,
+/// no allocation per row once the buffer has grown. They never return text
+/// but `strata_fold`, whose result SQLite copies (SQLITE_TRANSIENT): two
+/// folded operands of one expression can be alive at once.
 enum SQLFunctions {
+    /// `strata_compare`'s operator code.
+    static func compareCode(_ op: ComparisonOperator) -> Int {
+        switch op {
+        case .equal: return 0
+        case .notEqual: return 1
+        case .less: return 2
+        case .lessOrEqual: return 3
+        case .greater: return 4
+        case .greaterOrEqual: return 5
+        }
+    }
+
+    typealias Function = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
+
     static func register(_ db: OpaquePointer) {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
-        sqlite3_create_function_v2(db, "strata_fold", 2, flags, nil, { ctx, argc, argv in
+        /// Registers a function with a scratch buffer of its own, freed with the connection.
+        func withScratch(_ name: String, _ argc: Int32, _ f: Function) {
+            let scratch = UnsafeMutablePointer<TextFolding.Scratch>.allocate(capacity: 1)
+            scratch.initialize(to: TextFolding.Scratch())
+            sqlite3_create_function_v2(db, name, argc, flags, scratch, f, nil, nil, { p in
+                guard let s = p?.assumingMemoryBound(to: TextFolding.Scratch.self) else { return }
+                s.pointee.release()
+                s.deinitialize(count: 1)
+                s.deallocate()
+            })
+        }
+        withScratch("strata_fold", 2) { ctx, argc, argv in
             guard let ctx, let argv, argc == 2, let a0 = argv[0], let a1 = argv[1] else { return }
-            guard sqlite3_value_type(a0) != SQLITE_NULL, let p = sqlite3_value_text(a0) else { sqlite3_result_null(ctx); return }
-            let n = Int(sqlite3_value_bytes(a0))
-            let options = sqlite3_value_int(a1)
-            var out: [UInt8] = []
-            out.reserveCapacity(n)
-            TextFolding.fold(utf8: UnsafeBufferPointer(start: p, count: n), caseInsensitive: options & 1 != 0,
-                             diacriticInsensitive: options & 2 != 0, into: &out)
-            out.withUnsafeBytes { buf in
-                if let base = buf.baseAddress {
-                    sqlite3_result_text(ctx, base.assumingMemoryBound(to: CChar.self), Int32(buf.count), SQLITE_TRANSIENT_PTR)
-                } else {
-                    sqlite3_result_text(ctx, "", 0, SQLITE_TRANSIENT_PTR)
-                }
+            guard let x = SQLFunctions.text(a0) else { sqlite3_result_null(ctx); return }
+            let mode = Int(sqlite3_value_int(a1) & 3)
+            SQLFunctions.scratch(ctx).pointee.withFolded(x, mode: mode) { SQLFunctions.resultText(ctx, $0) }
+        }
+        withScratch("strata_contains", 3) { ctx, argc, argv in
+            SQLFunctions.test(ctx, argc, argv) { h, n in TextFolding.contains(h, n) }
+        }
+        withScratch("strata_has_prefix", 3) { ctx, argc, argv in
+            SQLFunctions.test(ctx, argc, argv) { h, n in TextFolding.hasPrefix(h, n) }
+        }
+        withScratch("strata_has_suffix", 3) { ctx, argc, argv in
+            SQLFunctions.test(ctx, argc, argv) { h, n in TextFolding.hasSuffix(h, n) }
+        }
+        withScratch("strata_compare", 3) { ctx, argc, argv in
+            guard let ctx, let argv, argc == 3, let a0 = argv[0], let a1 = argv[1], let a2 = argv[2] else { return }
+            let code = Int(sqlite3_value_int(a2))
+            let op = code >> 2
+            guard let x = SQLFunctions.text(a0), let y = SQLFunctions.text(a1) else {
+                let bothNull = sqlite3_value_type(a0) == SQLITE_NULL && sqlite3_value_type(a1) == SQLITE_NULL
+                sqlite3_result_int(ctx, op == 0 ? (bothNull ? 1 : 0) : op == 1 ? (bothNull ? 0 : 1) : 0)
+                return
             }
-        }, nil, nil, nil)
-        sqlite3_create_function_v2(db, "strata_lsc", 2, flags, nil, { ctx, argc, argv in
+            let c = SQLFunctions.scratch(ctx).pointee.withFolded(x, mode: code & 3) { TextFolding.byteCompare($0, y) }
+            let r: Bool
+            switch op {
+            case 0: r = c == 0
+            case 1: r = c != 0
+            case 2: r = c < 0
+            case 3: r = c <= 0
+            case 4: r = c > 0
+            default: r = c >= 0
+            }
+            sqlite3_result_int(ctx, r ? 1 : 0)
+        }
+        withScratch("strata_lsc", 2) { ctx, argc, argv in
             guard let ctx, let argv, argc == 2, let a0 = argv[0], let a1 = argv[1] else { return }
-            guard sqlite3_value_type(a0) != SQLITE_NULL, sqlite3_value_type(a1) != SQLITE_NULL,
-                  let p0 = sqlite3_value_text(a0), let p1 = sqlite3_value_text(a1) else { sqlite3_result_int(ctx, 0); return }
-            let h = String(decoding: UnsafeBufferPointer(start: p0, count: Int(sqlite3_value_bytes(a0))), as: UTF8.self)
-            let n = String(decoding: UnsafeBufferPointer(start: p1, count: Int(sqlite3_value_bytes(a1))), as: UTF8.self)
-            sqlite3_result_int(ctx, TextFolding.localizedStandardContains(h, n) ? 1 : 0)
-        }, nil, nil, nil)
+            guard let x = SQLFunctions.text(a0), let y = SQLFunctions.text(a1), y.count > 0 else { sqlite3_result_int(ctx, 0); return }
+            let r = SQLFunctions.scratch(ctx).pointee.withFolded(x, mode: 3) { TextFolding.contains($0, y) }
+            sqlite3_result_int(ctx, r ? 1 : 0)
+        }
         sqlite3_create_function_v2(db, "strata_length", 1, flags, nil, { ctx, argc, argv in
             guard let ctx, let argv, argc == 1, let a0 = argv[0] else { return }
             guard sqlite3_value_type(a0) != SQLITE_NULL, let p = sqlite3_value_text(a0) else { sqlite3_result_null(ctx); return }
@@ -54,5 +118,34 @@ enum SQLFunctions {
             let b = String(decoding: UnsafeBufferPointer(start: p2?.assumingMemoryBound(to: UInt8.self), count: Int(n2)), as: UTF8.self)
             return Int32(DecimalText.compare(a, b))
         }, nil)
+    }
+
+    /// The UTF-8 text of a value (its bytes: NUL characters included), nil for NULL.
+    @inline(__always) static func text(_ v: OpaquePointer) -> UnsafeBufferPointer<UInt8>? {
+        if sqlite3_value_type(v) == SQLITE_NULL { return nil }
+        guard let p = sqlite3_value_text(v) else { return nil }   // out of memory
+        return UnsafeBufferPointer(start: p, count: Int(sqlite3_value_bytes(v)))
+    }
+
+    @inline(__always) static func scratch(_ ctx: OpaquePointer) -> UnsafeMutablePointer<TextFolding.Scratch> {
+        sqlite3_user_data(ctx).unsafelyUnwrapped.assumingMemoryBound(to: TextFolding.Scratch.self)
+    }
+
+    static func resultText(_ ctx: OpaquePointer, _ b: UnsafeBufferPointer<UInt8>) {
+        if let base = b.baseAddress {
+            sqlite3_result_text(ctx, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(b.count), SQLITE_TRANSIENT_PTR)
+        } else {
+            sqlite3_result_text(ctx, "", 0, SQLITE_TRANSIENT_PTR)
+        }
+    }
+
+    /// `strata_contains` and its kind: `test(folded x, y)`, 0 with a NULL.
+    @inline(__always) static func test(_ ctx: OpaquePointer?, _ argc: Int32, _ argv: UnsafeMutablePointer<OpaquePointer?>?,
+                                       _ test: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
+        guard let ctx, let argv, argc == 3, let a0 = argv[0], let a1 = argv[1], let a2 = argv[2] else { return }
+        guard let x = text(a0), let y = text(a1) else { sqlite3_result_int(ctx, 0); return }
+        let mode = Int(sqlite3_value_int(a2) & 3)
+        let r = scratch(ctx).pointee.withFolded(x, mode: mode) { test($0, y) }
+        sqlite3_result_int(ctx, r ? 1 : 0)
     }
 }

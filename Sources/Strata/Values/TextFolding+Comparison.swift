@@ -115,7 +115,20 @@ extension TextFolding {
     /// (ASCII has no diacritics), in one pass without allocation.
     static func asciiCompare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
         let na = a.count, nb = b.count
-        var i = 0, j = 0
+        let weights = asciiWeights   // (read once: a static is behind a once-check per access)
+        // Identical leading bytes decide nothing (same weights, same case, same digits),
+        // except that a number is compared whole: start at the number the prefix ends in.
+        var k = 0
+        let m = min(na, nb)
+        if m > 0, let pa = a.baseAddress, let pb = b.baseAddress {
+            let ra = UnsafeRawPointer(pa), rb = UnsafeRawPointer(pb)
+            while k + 8 <= m && ra.loadUnaligned(fromByteOffset: k, as: UInt64.self) == rb.loadUnaligned(fromByteOffset: k, as: UInt64.self) {
+                k += 8
+            }
+            while k < m && pa[k] == pb[k] { k += 1 }
+            while k > 0 && isDigit(pa[k - 1]) { k -= 1 }
+        }
+        var i = k, j = k
         var tertiary = 0, zeros = 0
         while i < na && j < nb {
             let ca = a[i], cb = b[j]
@@ -135,8 +148,8 @@ extension TextFolding {
                 if zeros == 0 && za != zb { zeros = za < zb ? -1 : 1 }
                 continue
             }
-            let wa = da ? numberWeight : asciiWeight(ca)
-            let wb = db ? numberWeight : asciiWeight(cb)
+            let wa = da ? numberWeight : weights[Int(ca & 0x7F)]
+            let wb = db ? numberWeight : weights[Int(cb & 0x7F)]
             if wa != wb { return wa < wb ? -1 : 1 }
             if tertiary == 0 {
                 let ua = (ca &- 0x41) < 26, ub = (cb &- 0x41) < 26

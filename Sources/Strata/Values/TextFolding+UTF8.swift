@@ -5,9 +5,8 @@ import Glibc
 
 extension TextFolding {
     @inline(__always) static func isASCII(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
-        var acc: UInt8 = 0
-        for b in p { acc |= b }
-        return acc < 0x80
+        guard let base = p.baseAddress else { return true }
+        return isASCII(base, p.count)
     }
 
     @inline(__always) static func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -100,7 +100,7 @@ enum TextFolding {
     /// the text is not valid UTF-8, or when an output scalar could combine
     /// with what precedes it (a combining mark, a Hangul vowel/trailing jamo):
     /// then the slow path must normalize the whole text.
-    static func foldFast(_ p: UnsafeBufferPointer<UInt8>, mode: Int, into out: inout [UInt8]) -> Bool {
+    static func foldFast<Out: FoldOutput>(_ p: UnsafeBufferPointer<UInt8>, mode: Int, into out: inout Out) -> Bool {
         let n = p.count
         let lower = mode & 1 != 0
         var i = 0
@@ -110,7 +110,7 @@ enum TextFolding {
             let b = p[i]
             if b < 0x80 {
                 if lower && (b &- 0x41) < 26 {
-                    if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<i])) }
+                    if runStart < i { out.append(bytes: UnsafeBufferPointer(rebasing: p[runStart..<i])) }
                     out.append(b | 0x20)
                     i += 1
                     runStart = i
@@ -139,17 +139,17 @@ enum TextFolding {
                 i += len
                 continue
             }
-            if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<i])) }
+            if runStart < i { out.append(bytes: UnsafeBufferPointer(rebasing: p[runStart..<i])) }
             let off = Int(e >> 6 & 0xFF_FFFF), cnt = Int(e & 0x3F)
-            if cnt > 0 { out.append(contentsOf: UnsafeBufferPointer(start: plane.pool + off, count: cnt)) }
+            if cnt > 0 { out.append(bytes: UnsafeBufferPointer(start: plane.pool + off, count: cnt)) }
             i += len
             runStart = i
         }
         if runStart < n {
             if runStart == 0 {
-                out.append(contentsOf: p)
+                out.append(bytes: p)
             } else {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: p[runStart..<n]))
+                out.append(bytes: UnsafeBufferPointer(rebasing: p[runStart..<n]))
             }
         }
         return true

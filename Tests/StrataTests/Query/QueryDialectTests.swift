@@ -13,10 +13,13 @@ final class QueryDialectTests: StoreTestCase {
         func collate(_ expression: String, _ collation: Collation) -> String { "\(expression) COLLATED(\(collation))" }
         func fold(_ expression: String, options: Int) -> String { "FOLD\(options)(\(expression))" }
         func localizedStandardContains(_ text: String, _ needle: String) -> String { "LSC(\(text), \(needle))" }
+        func foldedCompare(_ op: ComparisonOperator, _ text: String, _ folded: String, options: Int) -> String {
+            "FOLDCMP\(options)(\(text) \(op.rawValue) \(folded))"
+        }
+        func foldedTest(_ op: StringOperator, _ text: String, _ folded: String, options: Int) -> String {
+            "FOLDTEST\(options)(\(op.rawValue), \(text), \(folded))"
+        }
         func length(_ expression: String) -> String { "LEN(\(expression))" }
-        func contains(_ text: String, _ needle: String) -> String { "HAS(\(text), \(needle))" }
-        func hasPrefix(_ text: String, _ needle: String) -> String { "STARTS(\(text), \(needle))" }
-        func hasSuffix(_ text: String, _ needle: String) -> String { "ENDS(\(text), \(needle))" }
         func coalesce(_ terms: [String]) -> String { "FIRST(" + terms.joined(separator: "; ") + ")" }
         func isSame(_ a: String, _ b: String) -> String { "\(a) IS NOT DISTINCT FROM \(b)" }
         func isNotSame(_ a: String, _ b: String) -> String { "\(a) IS DISTINCT FROM \(b)" }
@@ -38,10 +41,10 @@ final class QueryDialectTests: StoreTestCase {
         let d = try Query.descriptor(json, schema)
         var c = PredicateCompiler(root: d.entity, dialect: OtherDialect())
         let sql = c.predicate(try XCTUnwrap(d.predicate)) + " " + c.rootJoins.joined(separator: " ")
-        for spelling in ["HAS(t.[name], $10)", "STARTS(t.[destination], $2)", "ENDS(t.[destination], $3)",
+        for spelling in ["FOLDTEST0(contains, t.[name], $9)", "FOLDTEST0(hasPrefix, t.[destination], $2)", "FOLDTEST0(hasSuffix, t.[destination], $3)",
                          "t.[budget] COLLATED(decimal) IS NOT DISTINCT FROM $4", "FIRST(t.[rating]; $5) > $6",
                          "FIRST(t.[name]; '') = ''", "LEN(t.[name]) > $7", "LSC(t.[name], $8)",
-                         "t.[name] = ANY(list($9))", "STARTS(s1.[title], $1)", "JOIN [LivingAccommodation] p", ".[placeName] IS DISTINCT FROM NULL"] {
+                         "t.[name] = ANY(list($1))", "FOLDTEST0(hasPrefix, s1.[title], $10)", "JOIN [LivingAccommodation] p", ".[placeName] IS DISTINCT FROM NULL"] {
             XCTAssertTrue(sql.contains(spelling), "\(spelling) in \(sql)")
         }
         for sqlite in ["?", "\"", "strata_", "json_each", "COLLATE ", "instr", "coalesce", "substr", " IS NOT NULL"] {
