@@ -628,6 +628,100 @@ strata_status strata_explain(strata_context *ctx, const char *descriptor_json, c
 strata_status strata_delete_where(strata_context *ctx, const char *entity, const char *predicate_json);
 
 /* ------------------------------------------------------------------------ */
+/* Prepared fetches and cursors                                             */
+/* ------------------------------------------------------------------------ */
+
+/** A fetch descriptor decoded, checked, planned and compiled once (strata_prepare()). */
+typedef struct strata_prepared strata_prepared;
+/** The objects of one fetch, read in batches on one snapshot (strata_fetch_cursor()). */
+typedef struct strata_cursor strata_cursor;
+
+/**
+ * Prepares a fetch descriptor (as strata_fetch() takes it) to run many times
+ * with new values of its variables, as sqlite3_prepare() is to sqlite3_exec():
+ * parsing, checking, planning and SQL happen here, once; a run converts and
+ * binds its values and reads.
+ *
+ * Each variable the predicate compares with something typed (a key path, a
+ * string it searches: "$0.startDate >= now", "$0.name.contains(q)") becomes a
+ * parameter of the compiled query, typed by what it is compared with; its
+ * value need not be known yet. Where only a value can decide the check —
+ * two variables compared with each other, "names.contains($0.name)" (an array
+ * or a string), "q.count" — and for a run that binds null or an array to a
+ * parameter, that run checks the descriptor with its values as strata_fetch()
+ * does (same answer, no speed-up). The descriptor's own "bindings" are the
+ * values a run does not give.
+ *
+ * A prepared fetch reads through its context (its pending changes, as they
+ * are at each run, when includePendingChanges is true) and keeps the context
+ * alive; use it from one thread at a time, as the context.
+ *
+ * @param[out] out_prepared  free with strata_prepared_free(); NULL on failure.
+ * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx, NULL descriptor or out),
+ * STRATA_ERR_INVALID (as strata_fetch(), except that a variable without a
+ * value is not an error until a run), STRATA_ERR_NOMEM.
+ */
+strata_status strata_prepare(strata_context *ctx, const char *descriptor_json, strata_prepared **out_prepared);
+
+/**
+ * Runs a prepared fetch: the objects matching, as strata_fetch() returns them.
+ *
+ * @param[in] bindings_json  {"now": "2026-11-24T00:00:00Z", "q": "Paris"}: the
+ *            variables' values (as a descriptor's "bindings"); NULL or {} for
+ *            the descriptor's own.
+ * @param[out] out_json  new string, free with strata_free(); NULL on failure.
+ * Fails with: STRATA_ERR_MISUSE (NULL/stale prepared, NULL out),
+ * STRATA_ERR_INVALID (bindings not an object; a variable without a value or
+ * with a value of the wrong type, outside an enum attribute's values — the
+ * error path is "/<variable>"), and as strata_fetch().
+ */
+strata_status strata_prepared_fetch(strata_prepared *prepared, const char *bindings_json, char **out_json);
+
+/** Runs a prepared fetch as strata_fetch_count(). Fails with: as strata_prepared_fetch(). */
+strata_status strata_prepared_fetch_count(strata_prepared *prepared, const char *bindings_json, int64_t *out_count);
+
+/** Runs a prepared fetch as strata_fetch_identifiers(). Fails with: as strata_prepared_fetch(). */
+strata_status strata_prepared_fetch_identifiers(strata_prepared *prepared, const char *bindings_json, char **out_json);
+
+/** Frees a prepared fetch (NULL is a no-op). */
+void strata_prepared_free(strata_prepared *prepared);
+
+/**
+ * Opens a cursor over the objects a descriptor matches (SwiftData's
+ * fetch(_:batchSize:) / enumerate): strata_cursor_next() returns them in
+ * order, a batch at a time, so a result of any size is read in the memory of
+ * one batch.
+ *
+ * Every batch sees the one committed snapshot the cursor opened on, plus the
+ * context's pending changes as they were then (includePendingChanges). On a
+ * store file the cursor reads on its own connection and holds a read
+ * transaction until its last batch or strata_cursor_free(): the context stays
+ * free to fetch, change and save meanwhile (what it saves is not in the
+ * cursor's batches), and the WAL cannot be checkpointed past the cursor's
+ * snapshot until then. On an in-memory store, and in a migration stage's hook,
+ * the objects are read when the cursor opens and handed out in batches.
+ *
+ * @param[out] out_cursor  free with strata_cursor_free(); NULL on failure.
+ * Fails with: as strata_fetch().
+ */
+strata_status strata_fetch_cursor(strata_context *ctx, const char *descriptor_json, strata_cursor **out_cursor);
+
+/**
+ * The next objects of a cursor (at most batch_size), as a JSON array shaped
+ * as strata_fetch()'s; "[]" once every object was read (and on every later
+ * call). After the last object, or an error, the cursor's read has ended.
+ *
+ * @param[out] out_json  new string, free with strata_free(); NULL on failure.
+ * Fails with: STRATA_ERR_MISUSE (NULL/stale cursor, NULL out),
+ * STRATA_ERR_INVALID (batch_size < 1), STRATA_ERR_CORRUPT, STRATA_ERR_IO,
+ * STRATA_ERR_NOMEM.
+ */
+strata_status strata_cursor_next(strata_cursor *cursor, int64_t batch_size, char **out_json);
+
+/** Ends a cursor's read and frees it (NULL is a no-op). */
+void strata_cursor_free(strata_cursor *cursor);
+
+/* ------------------------------------------------------------------------ */
 /* Saving                                                                   */
 /* ------------------------------------------------------------------------ */
 

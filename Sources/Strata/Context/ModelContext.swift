@@ -667,7 +667,7 @@ public final class ModelContext {
     }
 
     /// The replay of the pending changes for a read that includes them (nil: nothing pending).
-    private func pendingReplay(_ include: Bool = true) -> PendingReplay? {
+    func pendingReplay(_ include: Bool = true) -> PendingReplay? {
         guard include, !changes.isEmpty else { return nil }
         let rules = self.rules
         let pending = changes
@@ -706,8 +706,14 @@ public final class ModelContext {
     /// - Throws: `.invalid` for a malformed descriptor, and for a `fromVersion` other than
     ///   the stage's old version or outside a didMigrate hook.
     public func descriptor(_ json: UnsafeBufferPointer<UInt8>) throws -> FetchDescriptor {
-        let value = try JSONValue.parse(json)
-        guard let from = value["fromVersion"], from != .null else { return try FetchDescriptor.decode(value, schema: schema) }
+        try descriptor(try JSONValue.parse(json))
+    }
+
+    /// - Parameter slotted: variables become slots each run of a prepared fetch binds.
+    func descriptor(_ value: JSONValue, slotted: Bool = false) throws -> FetchDescriptor {
+        guard let from = value["fromVersion"], from != .null else {
+            return try FetchDescriptor.decode(value, schema: schema, predicatePath: JSONPath() / "predicate", slotted: slotted)
+        }
         guard case .string(let version) = from else {
             throw StrataError(.invalid, "'fromVersion' must be a version string, found \(from.typeName)", path: "/fromVersion")
         }
@@ -716,11 +722,11 @@ public final class ModelContext {
                 ?? "only a didMigrate hook reads an earlier version"
             throw StrataError(.invalid, "'fromVersion': \"\(version)\" cannot be read here (\(hint))", path: "/fromVersion")
         }
-        return try FetchDescriptor.decode(value, schema: previous.schema)
+        return try FetchDescriptor.decode(value, schema: previous.schema, predicatePath: JSONPath() / "predicate", slotted: slotted)
     }
 
     /// The session a descriptor reads through, and the pending changes it sees (none in an earlier version).
-    private func source(_ d: FetchDescriptor) -> (StoreSession, PendingReplay?) {
+    func source(_ d: FetchDescriptor) -> (StoreSession, PendingReplay?) {
         if d.fromVersion != nil, let previous = previousVersion { return (previous.session, nil) }
         return (session, pendingReplay(d.includePendingChanges))
     }

@@ -30,6 +30,8 @@ public struct FetchDescriptor {
     /// Reads the objects as an earlier version laid them out (a didMigrate hook of a
     /// stage from that version: ``ModelContext/descriptor(_:)`` decodes it against that version).
     public var fromVersion: String?
+    /// The variables of a descriptor decoded for a prepared fetch (``TypedExpression/parameter`` slots).
+    var slots: [PredicateChecker.Slot] = []
 
     public init(entity: Entity) {
         self.entity = entity
@@ -58,8 +60,11 @@ public struct FetchDescriptor {
         try decode(value, schema: schema, predicatePath: JSONPath() / "predicate")
     }
 
-    /// - Parameter predicatePath: where the predicate sits in the caller's input (for error paths).
-    static func decode(_ value: JSONValue, schema: Schema, predicatePath: JSONPath) throws -> FetchDescriptor {
+    /// - Parameters:
+    ///   - predicatePath: where the predicate sits in the caller's input (for error paths).
+    ///   - slotted: variables become slots whose values each run gives (a prepared fetch);
+    ///     throws ``PredicateChecker/NeedsValues`` where only values can decide the check.
+    static func decode(_ value: JSONValue, schema: Schema, predicatePath: JSONPath, slotted: Bool = false) throws -> FetchDescriptor {
         var o = try ObjectReader(value, path: JSONPath(), what: "fetch descriptor")
         guard let name = try o.string("entity") else {
             throw StrataError(.invalid, "fetch descriptor is missing 'entity'", path: "/entity")
@@ -76,11 +81,13 @@ public struct FetchDescriptor {
             for (k, v) in members { bindings[k] = v }
         }
         var checker = PredicateChecker(schema: schema, root: e, bindings: bindings)
+        if slotted { checker.slots = [] }
         var predicate: TypedPredicate?
         if let p = o.value("predicate"), p != .null {
             predicate = try check(p, checker: &checker, path: predicatePath, entity: e)
         }
         var d = FetchDescriptor(entity: e, predicate: predicate)
+        d.slots = checker.slots ?? []
         d.includeSubentities = try o.bool("includeSubentities") ?? true
         d.includePendingChanges = try o.bool("includePendingChanges") ?? true
         d.fromVersion = try o.string("fromVersion")

@@ -19,6 +19,24 @@ struct PredicateChecker {
     /// Values one predicate may bind (SQLite's default limit is 32,766).
     static let maxParameters = 30_000
 
+    /// A variable of a prepared fetch: the type its values take where it is used, and
+    /// the enum attribute they must be a member of (nil: none).
+    struct Slot {
+        let name: String
+        let type: ValueType
+        let at: SourceLocation
+        var enumAttribute: Attribute?
+    }
+
+    /// Thrown while checking with ``slots`` where a variable's value, not only its type,
+    /// decides the check: a variable without a typed counterpart (`$a == $b`, `$q.count`),
+    /// an `in` list, or a `contains` whose left side is a variable (an array or a string).
+    struct NeedsValues: Error {}
+
+    /// Non-nil when checking for a prepared fetch: variables become ``TypedExpression/parameter``
+    /// slots whose values each run gives (``slotValue(_:_:)``), instead of taking `bindings`' values.
+    var slots: [Slot]?
+
     init(schema: Schema, root: Entity, bindings: [String: JSONValue]) {
         self.schema = schema
         self.bindings = bindings
@@ -205,16 +223,22 @@ struct PredicateChecker {
     private func isNil(_ e: PredicateExpression) -> Bool {
         switch e {
         case .literal(.null, _): return true
-        case .variable(let name, _): return bindings[name] == .null
+        case .variable(let name, _): return slots == nil && bindings[name] == .null
         default: return false
         }
     }
 
     /// A constant compared with an enum attribute must be one of its values:
     /// a misspelled member would silently match nothing (or, with `!=`, everything).
-    private func checkEnumMember(_ key: TypedExpression, _ value: TypedExpression, _ at: SourceLocation) throws {
-        guard case .keyPath(let ref, _) = key, case .attribute(let a) = ref.end, let allowed = a.enumValues,
-              let v = value.constantValue, !v.isNull else { return }
+    private mutating func checkEnumMember(_ key: TypedExpression, _ value: TypedExpression, _ at: SourceLocation) throws {
+        guard case .keyPath(let ref, _) = key, case .attribute(let a) = ref.end, a.enumValues != nil else { return }
+        if case .parameter(let slot, _) = value { slots?[slot].enumAttribute = a; return }
+        guard let v = value.constantValue else { return }
+        try checkEnumMember(a, v, at)
+    }
+
+    private func checkEnumMember(_ a: Attribute, _ v: SQLValue, _ at: SourceLocation) throws {
+        guard let allowed = a.enumValues, !v.isNull else { return }
         let domain: ValueType = .attribute(a.type == .int ? .double : a.type)
         if allowed.contains(where: { Evaluation.compare(.equal, v, $0, domain: domain, options: []) }) { return }
         let list = (a.enumJSON ?? []).map(\.text).joined(separator: ", ")
@@ -266,6 +290,7 @@ struct PredicateChecker {
     private mutating func stringTest(_ op: StringOperator, _ a: PredicateExpression, _ b: PredicateExpression,
                                      _ options: StringOptions, _ at: SourceLocation) throws -> TypedPredicate {
         // `names.contains($0.name)` with `names` bound to an array is membership.
+        if op == .contains, case .variable = a, slots != nil { throw NeedsValues() }
         if op == .contains, case .variable(let name, _) = a, case .array? = bindings[name] {
             return try membership(b, a, at)
         }
@@ -291,6 +316,7 @@ struct PredicateChecker {
         switch collection {
         case .literal(.array(let xs), _): items = xs
         case .variable(let name, let vat):
+            if slots != nil { throw NeedsValues() }
             guard let v = bindings[name] else { throw fail("unknown variable '\(name)' (bindings: \(bindings.keys.sorted().joined(separator: ", ")))", vat) }
             guard case .array = v, case .array(let xs) = try PredicateJSON.literal(v, JSONPath()) else {
                 throw fail("variable '\(name)' must be bound to an array for 'in'", vat)
@@ -379,6 +405,14 @@ struct PredicateChecker {
             if let expected { return constant(try coerce(lit, to: expected, at: at), expected, lit) }
             return try inferred(lit, at: at)
         case .variable(let name, let at):
+            if slots != nil {
+                switch expected {
+                case .attribute?, .object?:
+                    slots?.append(Slot(name: name, type: expected ?? .null, at: at))
+                    return .parameter((slots?.count ?? 1) - 1, expected ?? .null)
+                default: throw NeedsValues()
+                }
+            }
             guard let v = bindings[name] else {
                 throw fail("unknown variable '\(name)' (bindings: \(bindings.keys.sorted().joined(separator: ", ")))", at)
             }
@@ -616,5 +650,25 @@ extension SQLValue {
         case .text(let s): return s.isEmpty
         default: return false
         }
+    }
+}
+
+// MARK: Prepared fetches
+
+extension PredicateChecker {
+    /// The value a run of a prepared fetch binds to `slot`, checked as the same
+    /// variable bound in a descriptor would be; nil when the value changes the
+    /// shape of the check (nil, or an array): the run then checks the predicate
+    /// with its values.
+    func slotValue(_ slot: Slot, _ value: JSONValue) throws -> SQLValue? {
+        switch value {
+        case .null, .array: return nil
+        default: break
+        }
+        let lit = try PredicateJSON.literal(value, JSONPath() / "bindings" / slot.name)
+        let v = try coerce(lit, to: slot.type, at: slot.at)
+        if v.isNull { return nil }
+        if let a = slot.enumAttribute { try checkEnumMember(a, v, slot.at) }
+        return v
     }
 }

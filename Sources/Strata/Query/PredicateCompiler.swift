@@ -35,6 +35,22 @@ struct PredicateCompiler {
         return dialect.parameter(args.count)
     }
 
+    /// Where a prepared fetch's variables go: argument `index` takes slot `slot`'s value, folded with `options`.
+    struct SlotArgument {
+        let index: Int
+        let slot: Int
+        let options: StringOptions
+    }
+
+    /// The arguments that take variables' values (``TypedExpression/parameter``), filled at each run.
+    private(set) var slotArguments: [SlotArgument] = []
+
+    /// A placeholder argument for a variable's value, folded for string options when it is given.
+    private mutating func bindSlot(_ slot: Int, _ options: StringOptions) -> String {
+        slotArguments.append(SlotArgument(index: args.count, slot: slot, options: options))
+        return bind(.null)
+    }
+
     private mutating func nextAlias(_ prefix: String) -> String {
         counter += 1
         return "\(prefix)\(counter)"
@@ -245,6 +261,7 @@ struct PredicateCompiler {
     private mutating func operand(_ e: TypedExpression, _ options: StringOptions) -> String {
         if options.isEmpty { return expression(e) }
         if case .constant(.text(let s), _) = e { return bind(.text(Evaluation.fold(s, options))) }
+        if case .parameter(let slot, _) = e { return bindSlot(slot, options) }
         return dialect.fold(expression(e), options: Int(options.rawValue))
     }
 
@@ -252,6 +269,7 @@ struct PredicateCompiler {
         switch e {
         case .keyPath(let ref, _): return column(ref)
         case .constant(let v, _): return v.isNull ? "NULL" : bind(v)
+        case .parameter(let slot, _): return bindSlot(slot, [])
         case .list(let values, _): return bind(PredicateCompiler.jsonArray(values))
         case .count(let ref): return subquery(ref, select: "count(*)", inner: nil)
         case .length(let inner): return dialect.length(expression(inner))
@@ -332,7 +350,7 @@ extension PredicateCompiler {
 
     static func depth(_ e: TypedExpression) -> Int {
         switch e {
-        case .keyPath, .constant, .list: return 1
+        case .keyPath, .constant, .parameter, .list: return 1
         case .count: return 14
         case .length(let inner): return 3 + depth(inner)
         case .conditional(let t, let a, let b, _): return max(3 + depth(t), 6 + depth(a), 6 + depth(b))
@@ -380,7 +398,7 @@ extension PredicateCompiler {
     static func parameterCount(_ e: TypedExpression) -> Int {
         switch e {
         case .keyPath, .count: return 0
-        case .constant, .list: return 1
+        case .constant, .parameter, .list: return 1
         case .length(let inner): return parameterCount(inner)
         case .conditional(let t, let a, let b, _): return parameterCount(t) + parameterCount(a) + parameterCount(b)
         case .coalesce(let a, let b, _): return parameterCount(a) + parameterCount(b)

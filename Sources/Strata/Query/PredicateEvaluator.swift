@@ -72,6 +72,7 @@ struct PredicateEvaluator {
             case .toMany: return .null
             }
         case .constant(let v, _): return v
+        case .parameter: return .null  // prepared fetches run in SQL only
         case .list: return .null
         case .count(let ref): return .int(Int64(many(ref, scopes).count))
         case .length(let inner):

@@ -51,6 +51,8 @@ struct KeyPathRef {
 indirect enum TypedExpression {
     case keyPath(KeyPathRef, ValueType)
     case constant(SQLValue, ValueType)
+    /// A variable of a prepared fetch: the value of ``PredicateChecker/Slot`` `n`, given at each run.
+    case parameter(Int, ValueType)
     case list([SQLValue], ValueType)
     case count(KeyPathRef)
     case length(TypedExpression)
@@ -59,7 +61,7 @@ indirect enum TypedExpression {
 
     var type: ValueType {
         switch self {
-        case .keyPath(_, let t), .constant(_, let t), .list(_, let t), .conditional(_, _, _, let t), .coalesce(_, _, let t): return t
+        case .keyPath(_, let t), .constant(_, let t), .parameter(_, let t), .list(_, let t), .conditional(_, _, _, let t), .coalesce(_, _, let t): return t
         case .count, .length: return .attribute(.int)
         }
     }

@@ -26,7 +26,9 @@ struct CompiledFetch {
     let condition: String?
     let order: String
     let paging: String
-    let args: [SQLValue]
+    var args: [SQLValue]
+    /// The arguments that take a prepared fetch's variables (`binding(_:)`).
+    let slotArguments: [PredicateCompiler.SlotArgument]
     let dialect: any QueryDialect
 
     init(_ d: FetchDescriptor, dialect: any QueryDialect = SQLiteDialect()) {
@@ -58,6 +60,17 @@ struct CompiledFetch {
         self.order = order.joined(separator: ", ")
         paging = dialect.limit(limit, offset: offset)
         args = c.args
+        slotArguments = c.slotArguments
+    }
+
+    /// The query with the values of its variables (by slot), text folded as the predicate's options say.
+    func binding(_ values: [SQLValue]) -> CompiledFetch {
+        var q = self
+        for s in slotArguments {
+            let v = values[s.slot]
+            if !s.options.isEmpty, case .text(let t) = v { q.args[s.index] = .text(Evaluation.fold(t, s.options)) } else { q.args[s.index] = v }
+        }
+        return q
     }
 
     /// The fetched table aliased `t`, with the joins the predicate and sort keys need.

@@ -69,9 +69,12 @@ extension SQLiteSession {
 
     /// The objects a descriptor matches, as a JSON array.
     public func fetchJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
+        try fetchJSON(d, CompiledFetch(d, dialect: dialect), ObjectPlan(d), pending: pending)
+    }
+
+    /// The objects of a compiled fetch (a prepared fetch compiles once and binds each run's values).
+    func fetchJSON(_ d: FetchDescriptor, _ q: CompiledFetch, _ plan: ObjectPlan, pending: PendingReplay?) throws -> [UInt8] {
         try read(pending) {
-            let q = CompiledFetch(d, dialect: dialect)
-            let plan = ObjectPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
             var related = [RelatedValues?](repeating: nil, count: plan.deferred.count)
             for rel in d.prefetch {
                 // One query per relationship: the related rows of every matching owner, owners given by the fetch as a subquery.
@@ -95,8 +98,11 @@ extension SQLiteSession {
     }
 
     public func count(_ d: FetchDescriptor, pending: PendingReplay?) throws -> Int64 {
+        try count(d, CompiledFetch(d, dialect: dialect), pending: pending)
+    }
+
+    func count(_ d: FetchDescriptor, _ q: CompiledFetch, pending: PendingReplay?) throws -> Int64 {
         try read(pending) {
-            let q = CompiledFetch(d, dialect: dialect)
             let sql = d.fetchLimit == nil && d.fetchOffset == 0
                 ? SQLiteDialect.count(from: q.source, where: q.condition)
                 : SQLiteDialect.count(of: q.keysSQL)
@@ -106,9 +112,11 @@ extension SQLiteSession {
     }
 
     public func identifiersJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
-        try read(pending) {
-            try identifiers(d).bytes
-        }
+        try identifiersJSON(d, CompiledFetch(d, dialect: dialect), pending: pending)
+    }
+
+    func identifiersJSON(_ d: FetchDescriptor, _ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8] {
+        try read(pending) { try identifiers(d, q).bytes }
     }
 
     public func identifierList(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [ObjectID] {
@@ -116,8 +124,8 @@ extension SQLiteSession {
     }
 
     /// Matching identifiers (call inside `read`).
-    func identifiers(_ d: FetchDescriptor) throws -> (bytes: [UInt8], ids: [ObjectID]) {
-        let q = CompiledFetch(d, dialect: dialect)
+    func identifiers(_ d: FetchDescriptor, _ compiled: CompiledFetch? = nil) throws -> (bytes: [UInt8], ids: [ObjectID]) {
+        let q = compiled ?? CompiledFetch(d, dialect: dialect)
         var w = JSONWriter()
         var ids: [ObjectID] = []
         w.beginArray()
@@ -136,8 +144,7 @@ extension SQLiteSession {
     public func explain(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
         try read(pending) {
             let q = CompiledFetch(d, dialect: dialect)
-            let plan = ObjectPlan(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
-            return try connection.explainJSON(q.objectsSQL(plan), q.args)
+            return try connection.explainJSON(q.objectsSQL(ObjectPlan(d)), q.args)
         }
     }
 
@@ -178,5 +185,12 @@ extension Connection {
         w.endArray()
         w.endObject()
         return w.bytes
+    }
+}
+
+extension ObjectPlan {
+    /// The plan of a fetch's objects.
+    init(_ d: FetchDescriptor) {
+        self.init(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch)
     }
 }

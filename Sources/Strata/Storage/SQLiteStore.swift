@@ -10,6 +10,8 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     let dialect = SQLiteDialect()
     /// For in-memory stores: the one connection every session shares.
     private var sharedConnection: Connection?
+    /// Whether every session shares one connection (an in-memory store).
+    var sharesConnection: Bool { sharedConnection != nil }
     /// The folder for external-storage files (`<store>.strata/`); nil in memory.
     let externalFolder: ExternalFolder?
     /// Read from metadata.

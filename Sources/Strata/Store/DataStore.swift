@@ -72,6 +72,32 @@ public protocol StoreSession: AnyObject {
     func explain(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8]
     /// One object as JSON, or nil when it does not exist.
     func objectJSON(_ id: ObjectID, pending: PendingReplay?) throws -> [UInt8]?
+
+    // MARK: Prepared reads and cursors
+
+    /// A fetch planned and compiled once, run many times with the values of its
+    /// variables (``FetchDescriptor/slots``).
+    func prepare(_ d: FetchDescriptor) throws -> PreparedRead
+    /// A fetch's objects, read in batches on one snapshot (plus `pending`, as it is now)
+    /// until the cursor is closed or read to the end.
+    func openCursor(_ d: FetchDescriptor, pending: PendingReplay?) throws -> ObjectCursor
+}
+
+/// A fetch a store compiled once (``StoreSession/prepare(_:)``). Each run takes the
+/// values of the descriptor's slots, in slot order (none null), and reads on one snapshot.
+public protocol PreparedRead: AnyObject {
+    func fetchJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> [UInt8]
+    func count(_ values: [SQLValue], pending: PendingReplay?) throws -> Int64
+    func identifiersJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> [UInt8]
+}
+
+/// The objects of one fetch, read in order in batches, every batch on the snapshot
+/// the cursor opened on (``StoreSession/openCursor(_:pending:)``).
+public protocol ObjectCursor: AnyObject {
+    /// The next objects (at most `limit`) as a JSON array; `[]` once every object was read.
+    func next(_ limit: Int) throws -> [UInt8]
+    /// Ends the read (also done after the last batch, and when the cursor goes away).
+    func close()
 }
 
 /// Set-based primitives a context's rules write with, inside a save's
