@@ -130,6 +130,8 @@ final class Connection {
     let path: String
     let readOnly: Bool
     private var cache: [String: Statement] = [:]
+    /// BEGIN, COMMIT and ROLLBACK, prepared once.
+    private var controls: [String: Statement] = [:]
     /// Serializes every use of this connection (sessions of an in-memory store share one).
     let lock = Lock()
     /// Statements executed since `resetStatementLog()` (for tests and debugging).
@@ -161,6 +163,7 @@ final class Connection {
 
     deinit {
         cache.removeAll()
+        controls.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -227,17 +230,36 @@ final class Connection {
     // MARK: Transactions
 
     func begin(immediate: Bool = true) throws {
-        try execute(script: SQLiteDialect.begin(immediate: immediate))
+        try control(SQLiteDialect.begin(immediate: immediate), reported: true)
     }
-    func commit() throws { try execute(script: SQLiteDialect.commit) }
+    func commit() throws { try control(SQLiteDialect.commit, reported: true) }
 
     /// Starts a deferred read transaction; unlike `begin`, not reported to the
     /// statement log or the trace hook (STRATA_SQL_DEBUG still prints it).
-    func beginRead() throws { try execute(script: SQLiteDialect.begin(immediate: false), reported: false) }
+    func beginRead() throws { try control(SQLiteDialect.begin(immediate: false), reported: false) }
     /// Ends a read transaction started with `beginRead`.
-    func endRead() { if isInTransaction { _ = try? execute(script: SQLiteDialect.rollback, reported: false) } }
+    func endRead() { if isInTransaction { _ = try? control(SQLiteDialect.rollback, reported: false) } }
     func rollback() {
-        if isInTransaction { _ = try? execute(script: SQLiteDialect.rollback) }
+        if isInTransaction { _ = try? control(SQLiteDialect.rollback, reported: true) }
+    }
+
+    /// Runs a transaction-control statement, prepared once per connection (not
+    /// parsed again for every read, as `execute(script:)` would).
+    private func control(_ sql: String, reported: Bool) throws {
+        if reported {
+            statementLog?.append(sql)
+            if let t = trace, t.isActive { t.emit(sql) }
+        }
+        if sqlDebug { fputs("[strata sql] \(sql)\n", stderr) }
+        let s: Statement
+        if let cached = controls[sql] { s = cached } else {
+            s = try Statement(connection: self, sql: sql)
+            controls[sql] = s
+        }
+        let rc = sqlite3_step(s.handle)
+        let failure = rc == SQLITE_DONE || rc == SQLITE_ROW ? nil : error(rc, context: "executing \(sql)")
+        sqlite3_reset(s.handle)
+        if let failure { throw failure }
     }
 
     /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.

@@ -8,7 +8,7 @@ extension SQLiteSession {
         // Inside a transaction (a migration stage's hook) or on an in-memory store's one
         // connection, a statement left open between calls would see the caller's own later
         // writes: the objects are read at once, on this snapshot, and handed out in batches.
-        let materialized = try locked { connection.isInTransaction } || sqliteStore.sharesConnection
+        let materialized = locked { connection.isInTransaction } || sqliteStore.sharesConnection
         if materialized { return MaterializedCursor(try fetchJSON(d, pending: pending)) }
         // Its own connection, holding one read transaction from the first batch to the last.
         guard let own = try sqliteStore.makeSession() as? SQLiteSession else {
