@@ -399,12 +399,16 @@ static void test_context_misuse(void) {
 }
 
 /* strata_context_new: STRATA_ERR_IO when a connection cannot be opened
- * (the store's folder has gone away since the container opened it). */
+ * (the store's folder has gone away since the container opened it). The
+ * first context takes the connection the container opened the store with. */
 static void test_context_io(void) {
     char *dir = test_store_path("container_io_dir");
     CHECK(mkdir(dir, 0755) == 0);
     char *path = concat(dir, "/trips.store");
     strata_container *db = open_store(path, "trips.json", "");
+    strata_context *first = NULL;
+    CHECK_STATUS(strata_context_new(db, &first));
+    free(test_store_path("container_io_dir-moved"));
     char *moved = concat(dir, "-moved");
     CHECK(rename(dir, moved) == 0);
     strata_context *ctx = (strata_context *)&ctx;
@@ -413,6 +417,7 @@ static void test_context_io(void) {
     CHECK(rename(moved, dir) == 0);
     CHECK_STATUS(strata_context_new(db, &ctx));
     strata_context_free(ctx);
+    strata_context_free(first);
     strata_close(db);
     free(moved);
     free(path);

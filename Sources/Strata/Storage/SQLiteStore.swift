@@ -75,6 +75,8 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
                 // Best effort: a store whose folder cannot be swept still opens (reads report bad files).
                 try? sweepOrphanedFiles(c)
             }
+            // The first session takes this connection instead of opening another.
+            if !c.isInTransaction { spare = c }
         } catch {
             // A failed open leaves no file behind that it created (a database with nothing in it).
             if exists == nil { SQLiteStore.removeIfEmpty(path) }
@@ -259,9 +261,16 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         }
     }
 
+    /// The connection the store was opened with, until a session takes it.
+    private var spare: Connection?
+    private let spareLock = Lock()
+
     public func makeSession() throws -> StoreSession {
         if let shared = sharedConnection { return SQLiteSession(store: self, connection: shared) }
-        let c = try Connection(path: sqlitePath, readOnly: configuration.readOnly, create: false)
+        let c = try spareLock.withLock {
+            defer { spare = nil }
+            return try spare ?? Connection(path: sqlitePath, readOnly: configuration.readOnly, create: false)
+        }
         c.trace = trace
         try c.execute(script: SQLiteDialect.fullSync)
         return SQLiteSession(store: self, connection: c)
