@@ -17,6 +17,12 @@
 #   make bench-history  build, then time one save of 100,000 inserts and one of 10,000 updates
 #                  with history on and off, and SQLite alone (benchmarks/history/README.md;
 #                  not part of make test)
+#   make bench     build, then each workload of issue 10 through strata.h and through hand-written
+#                  SQLite C on 100,000 trips (BENCH_TRIPS), medians of REPEAT (5) runs, the table
+#                  also in build/bench/results.md (WORKLOADS="insert prefetch" picks some), then
+#                  the 1,000,000-trip migration benchmark (BENCH_MIGRATION=0 skips it)
+#                  (benchmarks/bench/README.md; not part of make test)
+#   make bench-smoke  the same checks on 1,000 trips, once (ctest runs it too: label bench)
 #   make install   cmake --install build (PREFIX=/usr/local)
 #   make clean     remove build/ and SwiftPM's .build*/ folders
 #
@@ -38,10 +44,11 @@ CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
 FUZZ_HARNESSES ?=
 DEMO_FROM ?= 1
+BENCH_MIGRATION ?= 1
 
 DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3 time
 
-.PHONY: deps configure build test memcheck asan fuzz demo bench-migration bench-history install clean
+.PHONY: deps configure build test memcheck asan fuzz demo bench-migration bench-history bench bench-smoke install clean
 
 deps:
 	@missing=""; \
@@ -95,6 +102,17 @@ bench-migration: build
 
 bench-history: build
 	benchmarks/history/run.sh $(BUILD_DIR)
+
+bench: build
+	@mkdir -p $(BUILD_DIR)/bench
+	$(BUILD_DIR)/bench_driver | tee $(BUILD_DIR)/bench/results.md
+	@if [ "$(BENCH_MIGRATION)" != 0 ]; then \
+	  echo "+ benchmarks/migration/run.sh $(BUILD_DIR)"; \
+	  env -u REPEAT benchmarks/migration/run.sh $(BUILD_DIR); \
+	fi
+
+bench-smoke: build
+	$(BUILD_DIR)/bench_driver --trips 1000 --repeat 1 --work $(BUILD_DIR)/bench/smoke
 
 install: build
 	$(CMAKE) --install $(BUILD_DIR) --prefix $(PREFIX)
