@@ -35,7 +35,7 @@ public func strata_prepared_fetch(_ prepared: OpaquePointer?, _ bindings: Unsafe
     shim {
         let o = try out(outJSON, "out_json")
         let p = try Handles.resolve(prepared, as: PreparedBox.self, "prepared fetch").prepared
-        o.pointee = try cString(try withBindings(bindings) { try p.fetch(bindings: $0) })
+        o.pointee = try cString(try withBindings(bindings) { try p.fetchBuffer(bindings: $0) })
     }
 }
 

@@ -57,7 +57,12 @@ public final class PreparedFetch {
 
     /// The objects matching, as a JSON array (``ModelContext/fetch(_:)``).
     public func fetch(bindings: UnsafeBufferPointer<UInt8>?) throws -> [UInt8] {
-        try run(bindings, { try $0.fetchJSON($1, pending: $2) }, { try context.fetch($0) })
+        try fetchBuffer(bindings: bindings).bytes
+    }
+
+    /// The same, in one buffer the caller may take over.
+    public func fetchBuffer(bindings: UnsafeBufferPointer<UInt8>?) throws -> JSONBuffer {
+        try run(bindings, { try $0.fetchJSON($1, pending: $2) }, { try context.fetchBuffer($0) })
     }
 
     public func fetchCount(bindings: UnsafeBufferPointer<UInt8>?) throws -> Int64 {

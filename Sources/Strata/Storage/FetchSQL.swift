@@ -61,8 +61,8 @@ struct CompiledFetch {
     let condition: String?
     let order: String
     let paging: String
-    var args: [SQLValue]
-    /// The arguments that take a prepared fetch's variables (`binding(_:)`).
+    let args: [SQLValue]
+    /// The arguments that take a prepared fetch's variables (`arguments(_:)`).
     let slotArguments: [PredicateCompiler.SlotArgument]
     let dialect: any QueryDialect
 
@@ -98,14 +98,14 @@ struct CompiledFetch {
         slotArguments = c.slotArguments
     }
 
-    /// The query with the values of its variables (by slot), text folded as the predicate's options say.
-    func binding(_ values: [SQLValue]) -> CompiledFetch {
-        var q = self
+    /// The arguments with the values of the variables (by slot), text folded as the predicate's options say.
+    func arguments(_ values: [SQLValue]) -> [SQLValue] {
+        var args = self.args
         for s in slotArguments {
             let v = values[s.slot]
-            if !s.options.isEmpty, case .text(let t) = v { q.args[s.index] = .text(Evaluation.fold(t, s.options)) } else { q.args[s.index] = v }
+            if !s.options.isEmpty, case .text(let t) = v { args[s.index] = .text(Evaluation.fold(t, s.options)) } else { args[s.index] = v }
         }
-        return q
+        return args
     }
 
     /// The fetched table aliased `t`, with the joins the predicate and sort keys need.

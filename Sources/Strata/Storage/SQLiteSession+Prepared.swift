@@ -18,30 +18,35 @@ extension SQLiteSession {
     }
 }
 
-/// A descriptor compiled once: SQL, plan and argument slots; each run binds its values.
+/// A descriptor compiled once: the SQL of its objects, count and identifiers, the
+/// plans, and which arguments take the variables' values; each run only binds them.
 final class SQLitePreparedRead: PreparedRead {
     let session: SQLiteSession
-    let descriptor: FetchDescriptor
+    let root: Entity
     let compiled: CompiledFetch
-    let plan: ObjectPlan
+    let queries: FetchQueries
+    let countSQL: String
+    let identifiersSQL: String
 
     init(session: SQLiteSession, descriptor: FetchDescriptor) {
         self.session = session
-        self.descriptor = descriptor
+        root = descriptor.entity.root
         compiled = CompiledFetch(descriptor, dialect: session.dialect)
-        plan = ObjectPlan(descriptor)
+        queries = FetchQueries(descriptor, compiled, dialect: session.dialect)
+        countSQL = SQLiteSession.countSQL(descriptor, compiled)
+        identifiersSQL = SQLiteSession.identifiersSQL(compiled)
     }
 
-    func fetchJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> [UInt8] {
-        try session.fetchJSON(descriptor, compiled.binding(values), plan, pending: pending)
+    func fetchJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> JSONBuffer {
+        try session.fetchBuffer(queries, args: compiled.arguments(values), pending: pending)
     }
 
     func count(_ values: [SQLValue], pending: PendingReplay?) throws -> Int64 {
-        try session.count(descriptor, compiled.binding(values), pending: pending)
+        try session.count(sql: countSQL, args: compiled.arguments(values), pending: pending)
     }
 
     func identifiersJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> [UInt8] {
-        try session.identifiersJSON(descriptor, compiled.binding(values), pending: pending)
+        try session.identifiersJSON(root: root, sql: identifiersSQL, args: compiled.arguments(values), pending: pending)
     }
 }
 
@@ -71,15 +76,15 @@ final class SQLiteObjectCursor: ObjectCursor {
 
     deinit { close() }
 
-    func next(_ limit: Int) throws -> [UInt8] {
+    func next(_ limit: Int) throws -> JSONBuffer {
         try session.locked {
-            guard var r = reading else { return Array("[]".utf8) }
+            guard var r = reading else { return JSONBuffer.copying(Array("[]".utf8)) }
             do {
                 // Each row is written with its relationships: the writer stops after `limit` objects.
                 let more = try r.writer.write(&r.rows, prefetched: &r.prefetched, limit: limit)
                 let batch = r.writer.takeBatch()
                 if more { reading = r } else { end() }
-                return batch.bytes
+                return batch
             } catch {
                 end()
                 throw error
@@ -105,8 +110,8 @@ final class MaterializedCursor: ObjectCursor {
 
     init(_ array: [UInt8]) { bytes = array }
 
-    func next(_ limit: Int) throws -> [UInt8] {
-        lock.withLock {
+    func next(_ limit: Int) throws -> JSONBuffer {
+        JSONBuffer.copying(lock.withLock {
             var out: [UInt8] = [UInt8(ascii: "[")]
             guard limit > 0 else { return out + [UInt8(ascii: "]")] }
             var count = 0
@@ -142,7 +147,7 @@ final class MaterializedCursor: ObjectCursor {
             position = end < bytes.count && bytes[end] == UInt8(ascii: ",") ? end + 1 : end
             if position >= bytes.count - 1 { bytes = [UInt8(ascii: "["), UInt8(ascii: "]")]; position = 1 }
             return out
-        }
+        })
     }
 
     func close() { lock.withLock { bytes = [UInt8(ascii: "["), UInt8(ascii: "]")]; position = 1 } }

@@ -30,26 +30,24 @@ extension SQLiteSession {
     /// Identifiers of the other relationships are read by the objects query itself (one pass).
     /// Reset the returned cursors' statements when done (`finishObjects`).
     /// - Parameter cached: false prepares statements of their own (a cursor holds them between calls).
-    func objectCursors(_ d: FetchDescriptor, _ q: CompiledFetch? = nil, _ plan: ObjectPlan? = nil, cached: Bool = true) throws
+    func objectCursors(_ d: FetchDescriptor, cached: Bool = true) throws
         -> (writer: ObjectWriter, rows: SQLiteRowCursor, prefetched: [SQLiteRowCursor]) {
-        let q = q ?? CompiledFetch(d, dialect: dialect)
-        let plan = plan ?? ObjectPlan(d)
+        let q = CompiledFetch(d, dialect: dialect)
+        return try objectCursors(FetchQueries(d, q, dialect: dialect), args: q.args, cached: cached)
+    }
+
+    func objectCursors(_ f: FetchQueries, args: [SQLValue], cached: Bool = true) throws
+        -> (writer: ObjectWriter, rows: SQLiteRowCursor, prefetched: [SQLiteRowCursor]) {
         func statement(_ sql: String) throws -> Statement {
             cached ? try connection.statement(sql) : try Statement(connection: connection, sql: sql)
         }
-        var plans: [ObjectPlan] = []
         var prefetched: [SQLiteRowCursor] = []
-        for rel in plan.prefetched {
-            let relPlan = ObjectPlan(entities: rel.destination.descendants, relationships: d.includeRelationshipIdentifiers)
-            let src = relatedRows(rel, alias: "d", dialect: dialect)
-            let sql = SQLiteDialect.select(selectList(relPlan, alias: "d", dialect: dialect), from: src.from,
-                                           where: "\(src.owner) = \(dialect.parameter(1))", orderBy: src.key)
-            plans.append(relPlan)
+        for sql in f.prefetchedSQL {
             prefetched.append(SQLiteRowCursor(statement: try statement(sql), folder: sqliteStore.externalFolder))
         }
-        let stmt = try statement(q.objectsSQL(plan))
-        stmt.bind(q.args)
-        return (ObjectWriter(plan: plan, prefetched: plans), SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder), prefetched)
+        let stmt = try statement(f.objectsSQL)
+        stmt.bind(args)
+        return (ObjectWriter(plan: f.plan, prefetched: f.prefetchedPlans), SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder), prefetched)
     }
 
     /// Resets the statements of `objectCursors`.
@@ -67,17 +65,14 @@ extension SQLiteSession {
 
     /// The objects a descriptor matches, as a JSON array in one buffer the caller may take over.
     public func fetchBuffer(_ d: FetchDescriptor, pending: PendingReplay?) throws -> JSONBuffer {
-        try fetchBuffer(d, CompiledFetch(d, dialect: dialect), ObjectPlan(d), pending: pending)
+        let q = CompiledFetch(d, dialect: dialect)
+        return try fetchBuffer(FetchQueries(d, q, dialect: dialect), args: q.args, pending: pending)
     }
 
-    /// The objects of a compiled fetch (a prepared fetch compiles once and binds each run's values).
-    func fetchJSON(_ d: FetchDescriptor, _ q: CompiledFetch, _ plan: ObjectPlan, pending: PendingReplay?) throws -> [UInt8] {
-        try fetchBuffer(d, q, plan, pending: pending).bytes
-    }
-
-    func fetchBuffer(_ d: FetchDescriptor, _ q: CompiledFetch, _ plan: ObjectPlan, pending: PendingReplay?) throws -> JSONBuffer {
+    /// The objects of a fetch's queries with these arguments (a prepared fetch makes its queries once).
+    func fetchBuffer(_ f: FetchQueries, args: [SQLValue], pending: PendingReplay?) throws -> JSONBuffer {
         try read(pending) {
-            var (writer, rows, prefetched) = try objectCursors(d, q, plan)
+            var (writer, rows, prefetched) = try objectCursors(f, args: args)
             defer { finishObjects(rows, prefetched) }
             try writer.write(&rows, prefetched: &prefetched)
             return writer.takeBatch()
@@ -85,25 +80,30 @@ extension SQLiteSession {
     }
 
     public func count(_ d: FetchDescriptor, pending: PendingReplay?) throws -> Int64 {
-        try count(d, CompiledFetch(d, dialect: dialect), pending: pending)
+        let q = CompiledFetch(d, dialect: dialect)
+        return try count(sql: SQLiteSession.countSQL(d, q), args: q.args, pending: pending)
     }
 
-    func count(_ d: FetchDescriptor, _ q: CompiledFetch, pending: PendingReplay?) throws -> Int64 {
+    static func countSQL(_ d: FetchDescriptor, _ q: CompiledFetch) -> String {
+        d.fetchLimit == nil && d.fetchOffset == 0 ? SQLiteDialect.count(from: q.source, where: q.condition) : SQLiteDialect.count(of: q.keysSQL)
+    }
+
+    func count(sql: String, args: [SQLValue], pending: PendingReplay?) throws -> Int64 {
         try read(pending) {
-            let sql = d.fetchLimit == nil && d.fetchOffset == 0
-                ? SQLiteDialect.count(from: q.source, where: q.condition)
-                : SQLiteDialect.count(of: q.keysSQL)
-            guard case .int(let n)? = try connection.statement(sql).scalar(q.args) else { return 0 }
+            guard case .int(let n)? = try connection.statement(sql).scalar(args) else { return 0 }
             return n
         }
     }
 
     public func identifiersJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
-        try identifiersJSON(d, CompiledFetch(d, dialect: dialect), pending: pending)
+        try read(pending) { try identifiers(d).bytes }
     }
 
-    func identifiersJSON(_ d: FetchDescriptor, _ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8] {
-        try read(pending) { try identifiers(d, q).bytes }
+    /// The identifiers query's SQL (`identifiers(root:sql:args:)`).
+    static func identifiersSQL(_ q: CompiledFetch) -> String { q.select("t._pk, t._entity") }
+
+    func identifiersJSON(root: Entity, sql: String, args: [SQLValue], pending: PendingReplay?) throws -> [UInt8] {
+        try read(pending) { try identifiers(root: root, sql: sql, args: args).bytes }
     }
 
     public func identifierList(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [ObjectID] {
@@ -111,13 +111,16 @@ extension SQLiteSession {
     }
 
     /// Matching identifiers (call inside `read`).
-    func identifiers(_ d: FetchDescriptor, _ compiled: CompiledFetch? = nil) throws -> (bytes: [UInt8], ids: [ObjectID]) {
-        let q = compiled ?? CompiledFetch(d, dialect: dialect)
+    func identifiers(_ d: FetchDescriptor) throws -> (bytes: [UInt8], ids: [ObjectID]) {
+        let q = CompiledFetch(d, dialect: dialect)
+        return try identifiers(root: d.entity.root, sql: SQLiteSession.identifiersSQL(q), args: q.args)
+    }
+
+    func identifiers(root: Entity, sql: String, args: [SQLValue]) throws -> (bytes: [UInt8], ids: [ObjectID]) {
         var w = JSONWriter()
         var ids: [ObjectID] = []
         w.beginArray()
-        let root = d.entity.root
-        try connection.statement(q.select("t._pk, t._entity")).query(q.args) { s in
+        try connection.statement(sql).query(args) { s in
             guard let e = root.descendant(named: s.text(1)) else { return }
             let id = ObjectID(entity: e, pk: s.int64(0))
             id.write(to: &w)
@@ -185,5 +188,31 @@ extension ObjectPlan {
     init(_ d: FetchDescriptor) {
         self.init(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch,
                   relationships: d.includeRelationshipIdentifiers)
+    }
+}
+
+/// The queries of a fetch's objects: the objects query and, per prefetched relationship,
+/// the query of one owner's related rows (`?1`), with the plans their rows are written by.
+/// Made per fetch, or once by a prepared fetch.
+struct FetchQueries {
+    let plan: ObjectPlan
+    let objectsSQL: String
+    let prefetchedSQL: [String]
+    let prefetchedPlans: [ObjectPlan]
+
+    init(_ d: FetchDescriptor, _ q: CompiledFetch, dialect: SQLiteDialect) {
+        plan = ObjectPlan(d)
+        var sql: [String] = []
+        var plans: [ObjectPlan] = []
+        for rel in plan.prefetched {
+            let relPlan = ObjectPlan(entities: rel.destination.descendants, relationships: d.includeRelationshipIdentifiers)
+            let src = relatedRows(rel, alias: "d", dialect: dialect)
+            sql.append(SQLiteDialect.select(selectList(relPlan, alias: "d", dialect: dialect), from: src.from,
+                                            where: "\(src.owner) = \(dialect.parameter(1))", orderBy: src.key))
+            plans.append(relPlan)
+        }
+        prefetchedSQL = sql
+        prefetchedPlans = plans
+        objectsSQL = q.objectsSQL(plan)
     }
 }

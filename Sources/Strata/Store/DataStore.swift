@@ -88,7 +88,7 @@ public protocol StoreSession: AnyObject {
 /// A fetch a store compiled once (``StoreSession/prepare(_:)``). Each run takes the
 /// values of the descriptor's slots, in slot order (none null), and reads on one snapshot.
 public protocol PreparedRead: AnyObject {
-    func fetchJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> [UInt8]
+    func fetchJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> JSONBuffer
     func count(_ values: [SQLValue], pending: PendingReplay?) throws -> Int64
     func identifiersJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> [UInt8]
 }
@@ -97,7 +97,7 @@ public protocol PreparedRead: AnyObject {
 /// the cursor opened on (``StoreSession/openCursor(_:pending:)``).
 public protocol ObjectCursor: AnyObject {
     /// The next objects (at most `limit`) as a JSON array; `[]` once every object was read.
-    func next(_ limit: Int) throws -> [UInt8]
+    func next(_ limit: Int) throws -> JSONBuffer
     /// Ends the read (also done after the last batch, and when the cursor goes away).
     func close()
 }
@@ -204,8 +204,6 @@ enum PendingChange {
 extension StoreSession {
     /// A store that writes `[UInt8]` only: one copy into a buffer.
     public func fetchBuffer(_ d: FetchDescriptor, pending: PendingReplay?) throws -> JSONBuffer {
-        var sink = ByteSink(capacity: 0)
-        sink.append(try fetchJSON(d, pending: pending))
-        return sink.finish()
+        JSONBuffer.copying(try fetchJSON(d, pending: pending))
     }
 }

@@ -22,6 +22,13 @@ public final class JSONBuffer {
         return base.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: CChar.self) }
     }
 
+    /// A buffer holding a copy of `bytes`.
+    static func copying(_ bytes: [UInt8]) -> JSONBuffer {
+        var sink = ByteSink(capacity: bytes.count)
+        sink.append(bytes)
+        return sink.finish()
+    }
+
     /// A copy of the text (for Swift callers and tests).
     public var bytes: [UInt8] {
         guard let base else { return [] }

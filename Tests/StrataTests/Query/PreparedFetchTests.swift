@@ -174,13 +174,13 @@ final class PreparedFetchTests: StoreTestCase {
         var all: [JSONValue] = []
         var batches = 0
         while true {
-            guard case .array(let items) = try Query.json(cursor.next(batch)) else { XCTFail("not an array"); break }
+            guard case .array(let items) = try Query.json(cursor.next(batch).bytes) else { XCTFail("not an array"); break }
             if items.isEmpty { break }
             XCTAssertLessThanOrEqual(items.count, batch)
             all += items
             batches += 1
         }
-        XCTAssertEqual(String(decoding: try cursor.next(batch), as: UTF8.self), "[]", "stays done")
+        XCTAssertEqual(String(decoding: try cursor.next(batch).bytes, as: UTF8.self), "[]", "stays done")
         return (all, batches)
     }
 
@@ -206,7 +206,7 @@ final class PreparedFetchTests: StoreTestCase {
         let (container, c) = try store(10, file: true)
         _ = try c.insert(entity: "Trip", json: trip("Pending", day: 50))
         let cursor = try c.cursor(try Query.descriptor(#"{"entity": "Trip"}"#, c.schema))
-        guard case .array(let first) = try Query.json(cursor.next(4)) else { return XCTFail() }
+        guard case .array(let first) = try Query.json(cursor.next(4).bytes) else { return XCTFail() }
         XCTAssertEqual(first.count, 4)
         // The context saves (its pending insert and a delete); another context saves too.
         try c.delete(id: try XCTUnwrap(first[0]["_id"]?.stringValue))
@@ -225,8 +225,8 @@ final class PreparedFetchTests: StoreTestCase {
     func testAClosedCursorEndsItsReadAndAnswersEmpty() throws {
         let (_, c) = try store(10, file: true)
         let cursor = try c.cursor(try Query.descriptor(#"{"entity": "Trip"}"#, c.schema))
-        _ = try cursor.next(3)
+        _ = try cursor.next(3).bytes
         cursor.close()
-        XCTAssertEqual(String(decoding: try cursor.next(3), as: UTF8.self), "[]")
+        XCTAssertEqual(String(decoding: try cursor.next(3).bytes, as: UTF8.self), "[]")
     }
 }
