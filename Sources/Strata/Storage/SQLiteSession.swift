@@ -19,6 +19,9 @@ public final class SQLiteSession: StoreSession {
     private var blockSize: Int64 = 64
     /// Cached insert statements per entity (saves).
     var insertStatements: [ObjectIdentifier: Statement] = [:]
+    /// Cached unique-key probes (`findUnique`) per entity and constraint.
+    private var uniqueProbes: [UniqueProbe: Statement] = [:]
+    private struct UniqueProbe: Hashable { let entity: ObjectIdentifier; let slots: [Int] }
     /// What saves inside `transaction` leave for its end.
     private var outer: OuterTransaction?
 
@@ -95,11 +98,20 @@ public final class SQLiteSession: StoreSession {
     public func findUnique(_ entity: Entity, slots: [Int], values: [SQLValue]) throws -> ObjectID? {
         try locked {
             let root = entity.root
-            var found: ObjectID?
-            try connection.statement(SQLiteDialect.findUnique(dialect.table(root), columns: slots.map { dialect.column(entity.storedColumns[$0]) })).query(values) { s in
-                if let e = root.descendant(named: s.text(1)) { found = ObjectID(entity: e, pk: s.int64(0)) }
+            let key = UniqueProbe(entity: ObjectIdentifier(entity), slots: slots)
+            let stmt: Statement
+            if let s = uniqueProbes[key] {
+                stmt = s
+                connection.statementLog?.append(s.sql)
+            } else {
+                stmt = try connection.statement(SQLiteDialect.findUnique(dialect.table(root), columns: slots.map { dialect.column(entity.storedColumns[$0]) }))
+                uniqueProbes[key] = stmt
             }
-            return found
+            defer { stmt.reset() }
+            for (i, v) in values.enumerated() { stmt.bind(v, at: Int32(i + 1)) }
+            guard try stmt.step() else { return nil }
+            guard let e = root.descendant(named: stmt.text(1)) else { return nil }
+            return ObjectID(entity: e, pk: stmt.int64(0))
         }
     }
 
