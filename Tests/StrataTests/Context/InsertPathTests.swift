@@ -161,4 +161,39 @@ final class InsertPathTests: StoreTestCase {
         XCTAssertEqual(kinds[first[0].description], "update", "\(kinds)")
         XCTAssertEqual(kinds[again[1].description], "insert", "\(kinds)")
     }
+
+    // Relationship values are skipped once (without making strings) before they are read:
+    // the skip checks what reading checks.
+
+    func testMalformedTextInsideANestedObjectIsReported() throws {
+        let context = try openFile().makeContext()
+        let bad: [[UInt8]] = [
+            Array(#"[{"name": "A", "startDate": 0, "endDate": 1, "bucketList": [{"title": "x\u00"}]}]"#.utf8),
+            Array(#"[{"name": "A", "startDate": 0, "endDate": 1, "bucketList": [{"title": "x"#.utf8) + [0xFF] + Array(#""}]}]"#.utf8),
+            Array(#"[{"name": "A", "startDate": 0, "endDate": 1, "livingAccommodation": {"address": "a"#.utf8) + [0x01] + Array(#"", "placeName": "p"}}]"#.utf8),
+            Array(#"[{"name": "A", "startDate": 0, "endDate": 1, "livingAccommodation": {"address": "unterminated}}]"#.utf8),
+            Array(#"[{"_entity": "PersonalTrip", "name": "A", "startDate": 0, "endDate": 1, "bucketList": [{"title": "x", }]}]"#.utf8),
+        ]
+        for input in bad {
+            let e = assertError(.invalid) { _ = try input.withUnsafeBufferPointer { try context.insertMany(entity: "Trip", json: $0) } }
+            XCTAssertTrue(e?.message.contains("malformed JSON") == true, "\(String(decoding: input, as: UTF8.self)): \(String(describing: e))")
+            XCTAssertFalse(context.hasChanges)
+        }
+    }
+
+    func testEscapedTextInsideANestedObjectIsRead() throws {
+        let context = try openFile().makeContext()
+        let ids = try context.insertMany(entity: "Trip", json: #"""
+            [{"livingAccommodation": {"address": "a \"b\" \u00e9\n", "placeName": "\ud83d\ude00"}, "_entity": "PersonalTrip",
+              "name": "A", "startDate": 0, "endDate": 1, "bucketList": [{"title": "t\\u", "details": "caf\u00e9"}]}]
+            """#)
+        try context.save()
+        let trip = try get(context, ids[0])
+        guard let la = trip["livingAccommodation"]?.stringValue, let item = trip["bucketList"]?.array?.first?.stringValue else { return XCTFail("\(trip)") }
+        XCTAssertEqual(try get(context, la)["address"], .string("a \"b\" é\n"))
+        XCTAssertEqual(try get(context, la)["placeName"], .string("😀"))
+        XCTAssertEqual(try get(context, item)["title"], .string("t\\u"))
+        XCTAssertEqual(try get(context, item)["details"], .string("café"))
+        XCTAssertTrue(ids[0].description.hasPrefix("PersonalTrip/"))
+    }
 }
