@@ -20,6 +20,17 @@ struct ChangeReplay {
     private var denied: [(object: ObjectID, rel: Relationship, targets: [ObjectID])] = []
     /// What the save did.
     private(set) var changeSet = ChangeSet()
+    /// Rows this replay inserted that no link of a one-to-one relationship held in rows
+    /// points at yet (only for entities such a link can point at): linking one needs no
+    /// statement to take it from another row, since nothing can point at a row that did
+    /// not exist.
+    private var unlinked: Set<RowKey> = []
+
+    private struct RowKey: Hashable {
+        let root: ObjectIdentifier
+        let pk: Int64
+        init(_ root: Entity, _ pk: Int64) { self.root = ObjectIdentifier(root); self.pk = pk }
+    }
 
     init(writer: StoreWriter, rules: SaveRules) {
         self.writer = writer
@@ -79,6 +90,7 @@ struct ChangeReplay {
         if saving { changeSet.recordInsert(id) }
         touch(id)
         let plan = rules.plan(e)
+        if plan.isOneToOneTarget { unlinked.insert(RowKey(e.root, id.pk)) }
         for slot in plan.linkSlots {
             guard case .int(let target) = values[slot], case .link(let r) = e.storedColumns[slot] else { continue }
             try linked(id, r, to: target)
@@ -123,7 +135,9 @@ struct ChangeReplay {
         try noteInverse(r, target)
         guard let inv = r.inverse else { return }
         if !inv.isToMany {
-            // One-to-one: no other row may keep pointing at the same target.
+            // One-to-one: no other row may keep pointing at the same target
+            // (none does when the target is a row this replay inserted and nothing linked yet).
+            if unlinked.remove(RowKey(r.destination.root, target)) != nil { return }
             for other in try writer.clearLinks(r, to: target, keeping: [id.pk]) {
                 if saving { changeSet.recordUpdate(other, r.name) }
                 if !r.isOptional { touch(other) }
@@ -146,6 +160,7 @@ struct ChangeReplay {
         case .inRow:
             let old = try writer.links(rel, rows: [owner]).first ?? nil
             let new = targets.first?.pk
+            if let new, !unlinked.isEmpty { unlinked.remove(RowKey(rel.destination.root, new)) }
             try writer.setLinks(rel, rows: [owner.pk], to: new)
             if old != new {
                 changed = true
@@ -172,6 +187,7 @@ struct ChangeReplay {
                 if saving { changeSet.recordUpdate(let_go, inv.name) }
                 if !inv.isOptional { touch(let_go) }
             }
+            if !unlinked.isEmpty { unlinked.remove(RowKey(owner.entity.root, owner.pk)) }
             try writer.setLinks(inv, rows: targets.map(\.pk), to: owner.pk)
         case .inPairs:
             let before = saving ? try writer.related(owner, rel) : []
@@ -323,18 +339,23 @@ final class SaveRules {
         var preservedSlots: [Int] = []
         /// Slots of `historyValues` attributes (old and new values of updates).
         var valueSlots: [Int] = []
+        /// Whether a link of a one-to-one relationship held in rows can point at objects of the entity.
+        var isOneToOneTarget = false
     }
 
     /// Whether any entity needs relationship checks at save.
     let needsValidation: Bool
     /// Relationships without an inverse: deleting their target clears them.
     let inverseLessLinks: [Relationship]
+    /// Links held in rows whose inverse is to-one (one-to-one relationships).
+    private let oneToOneLinks: [Relationship]
     private var plans: [ObjectIdentifier: Plan] = [:]
     private var validatedRoots: [ObjectIdentifier: Bool] = [:]
 
     init(schema: Schema) {
         needsValidation = schema.entities.contains { $0.needsSaveValidation }
         inverseLessLinks = schema.entities.flatMap { $0.ownRelationships.filter { $0.inverse == nil } }
+        oneToOneLinks = schema.entities.flatMap { $0.ownRelationships.filter { $0.isHeldInRow && $0.inverse.map { !$0.isToMany } == true } }
     }
 
     func plan(_ e: Entity) -> Plan {
@@ -348,6 +369,7 @@ final class SaveRules {
                 if a.historyValues { p.valueSlots.append(slot) }
             }
         }
+        p.isOneToOneTarget = oneToOneLinks.contains { e.isKind(of: $0.destination) }
         plans[ObjectIdentifier(e)] = p
         return p
     }

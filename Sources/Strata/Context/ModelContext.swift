@@ -71,7 +71,22 @@ public final class ModelContext {
     // MARK: Atomic groups
 
     /// Undo steps of the running atomic group, applied in reverse if it fails.
-    private var undoLog: [() -> Void] = []
+    private var undoLog: [Undo] = []
+
+    private enum Undo {
+        /// A new object: forget it and the unique keys it holds (no closure per inserted object).
+        case inserted(ObjectID)
+        case run(() -> Void)
+    }
+
+    /// Undoes `.inserted(id)`.
+    private func forgetInsert(_ id: ObjectID) {
+        pendingInserted[id] = nil
+        insertedRows[id] = nil
+        if let keys = uniqueKeysOf.removeValue(forKey: id) {
+            for (k, v) in keys where pendingUnique[k]?[v] == id { pendingUnique[k]?[v] = nil }
+        }
+    }
 
     /// Runs `body` over JSON input; if it throws, every change it made is undone.
     /// When the input is not well-formed JSON, that is the error reported
@@ -96,7 +111,12 @@ public final class ModelContext {
             return try body()
         } catch {
             changes.removeSubrange(start...)
-            for undo in undoLog.reversed() { undo() }
+            for undo in undoLog.reversed() {
+                switch undo {
+                case .inserted(let id): forgetInsert(id)
+                case .run(let body): body()
+                }
+            }
             throw error
         }
     }
@@ -117,10 +137,10 @@ public final class ModelContext {
             pendingUnique[k, default: [:]][v] = id
         }
         uniqueKeysOf[id] = keys.isEmpty ? nil : keys
-        undoLog.append { [unowned self] in
+        undoLog.append(.run { [unowned self] in
             for (k, v, previous) in replaced.reversed() { self.pendingUnique[k, default: [:]][v] = previous }
             self.uniqueKeysOf[id] = old
-        }
+        })
     }
 
     /// One unique key of an object: the constraint's slots, its "table|col,col" name and the values.
@@ -128,14 +148,26 @@ public final class ModelContext {
 
     /// The unique keys of `e` in `row` (sets with a null are no key, as in SQL).
     private func uniqueKeys(_ e: Entity, _ row: (Int) -> SQLValue) -> [UniqueKey] {
+        let sets = e.uniqueSlotSets
+        guard !sets.isEmpty else { return [] }
+        let names = uniqueNames(e)
         var keys: [UniqueKey] = []
-        for slots in e.uniqueSlotSets {
+        for (i, slots) in sets.enumerated() {
             let values = slots.map(row)
             if values.contains(where: \.isNull) { continue }
-            keys.append(UniqueKey(slots: slots, name: e.root.name + "|" + slots.map { e.storedColumns[$0].name }.joined(separator: ","), values: values))
+            keys.append(UniqueKey(slots: slots, name: names[i], values: values))
         }
         return keys
     }
+
+    /// The "table|col,col" names of `e`'s unique constraints, in `uniqueSlotSets` order (made once per entity).
+    private func uniqueNames(_ e: Entity) -> [String] {
+        if let names = uniqueNameCache[ObjectIdentifier(e)] { return names }
+        let names = e.uniqueSlotSets.map { slots in e.root.name + "|" + slots.map { e.storedColumns[$0].name }.joined(separator: ",") }
+        uniqueNameCache[ObjectIdentifier(e)] = names
+        return names
+    }
+    private var uniqueNameCache: [ObjectIdentifier: [String]] = [:]
 
     /// Appends an update and keeps the unique keys of `id` current when it touches one.
     private func appendUpdate(_ id: ObjectID, slots: [Int], values: [SQLValue]) throws {
@@ -152,10 +184,10 @@ public final class ModelContext {
         for (slot, v) in zip(slots, values) where e.uniqueSlotSets.contains(where: { $0.contains(slot) }) { overlay[slot] = v }
         updatedKeySlots[id] = overlay
         let wasRekeyed = rekeyed.contains(id)
-        undoLog.append { [unowned self] in
+        undoLog.append(.run { [unowned self] in
             self.updatedKeySlots[id] = before
             if !wasRekeyed { self.rekeyed.remove(id) }
-        }
+        })
         var base: [SQLValue]
         if let row = insertedRows[id] {
             base = row
@@ -214,7 +246,8 @@ public final class ModelContext {
         try lock.withLock {
             try requireWritable()
             let e = try entity(named: name)
-            return try atomically(input: json) {
+            // One read transaction for the batch's unique-key and identifier lookups.
+            return try session.batchingLookups { try atomically(input: json) {
                 var r = JSONReader(json)
                 guard try r.peek() == .array else {
                     throw StrataError(.invalid, "expected a JSON array of '\(name)' objects", entity: name, path: "")
@@ -228,20 +261,29 @@ public final class ModelContext {
                 }
                 try r.expectEnd()
                 return ids
-            }
+            } }
         }
     }
 
     /// A deferred relationship value: where it starts in the input.
     private struct PendingLink { let rel: Relationship; let reader: JSONReader; let path: JSONPath }
 
+    private struct FoundEntity: Error {}
+
     /// Reads the concrete entity named by `_entity`, if the object has one.
     private func concreteEntity(_ r: JSONReader, declared: Entity, path: JSONPath) throws -> Entity {
         var scan = r
         var found: String?
-        try scan.readObject(checkDuplicates: false) { s, key in
-            if key == "_entity", try s.peek() == .string { found = try s.readString() } else { try s.skipValue() }
-        }
+        // Up to the first `_entity` string (a second `_entity` key is an error of the decode that follows).
+        do {
+            try scan.readObject(checkDuplicates: false) { s, key in
+                if key == "_entity", try s.peek() == .string {
+                    found = try s.readString()
+                    throw FoundEntity()
+                }
+                try s.skipValue()
+            }
+        } catch is FoundEntity {}
         guard let name = found else { return declared }
         guard let e = schema.entity(named: name), e.isKind(of: declared) else {
             throw StrataError(.invalid, "'_entity' is '\(name)', which is not '\(declared.name)' or one of its subentities",
@@ -275,7 +317,7 @@ public final class ModelContext {
                 if provided[slot] {
                     throw duplicateKey(key, e, path)
                 }
-                values[slot] = try readAttribute(&r, a, e, path / key)
+                values[slot] = try readAttribute(&r, a, e, path, key)
                 provided[slot] = true
                 return
             }
@@ -292,7 +334,7 @@ public final class ModelContext {
                 throw duplicateKey(key, e, path)
             }
             if let a = e.attributeByName[key], a.isTransient {
-                _ = try readAttribute(&r, a, e, path / key)  // validated, not stored
+                _ = try readAttribute(&r, a, e, path, key)  // validated, not stored
                 return
             }
             switch key {
@@ -393,12 +435,15 @@ public final class ModelContext {
         let id = ObjectID(entity: e, pk: pk)
         changes.append(.insert(id, values))
         pendingInserted[id] = e
-        if !e.uniqueSlotSets.isEmpty { insertedRows[id] = values }
-        undoLog.append { [unowned self] in
-            self.pendingInserted[id] = nil
-            self.insertedRows[id] = nil
+        undoLog.append(.inserted(id))
+        if !keys.isEmpty {
+            insertedRows[id] = values
+            // No pending object holds these keys (a collision returned above).
+            for k in keys { pendingUnique[k.name, default: [:]][k.values] = id }
+            uniqueKeysOf[id] = keys.map { ($0.name, $0.values) }
+        } else if !e.uniqueSlotSets.isEmpty {
+            insertedRows[id] = values
         }
-        if !keys.isEmpty { setUniqueKeys(id, keys.map { ($0.name, $0.values) }) }
         for l in later { try applyLink(l, owner: id, isNew: true) }
         return id
     }
@@ -414,22 +459,23 @@ public final class ModelContext {
         return try r.readString()
     }
 
-    private func readAttribute(_ r: inout JSONReader, _ a: Attribute, _ e: Entity, _ path: JSONPath) throws -> SQLValue {
+    /// Reads the value of attribute `a` at `parent / key` (the path is made only for an error or a `json` value).
+    private func readAttribute(_ r: inout JSONReader, _ a: Attribute, _ e: Entity, _ parent: JSONPath, _ key: String) throws -> SQLValue {
         let v: SQLValue
-        do { v = try ValueCodec.read(&r, type: a.type, path: path) } catch var err as StrataError {
+        do { v = try ValueCodec.read(&r, type: a.type, path: a.type == .json ? parent / key : JSONPath()) } catch var err as StrataError {
             err.message = "'\(e.name).\(a.name)' (\(a.type.rawValue)): \(err.message)"
             if err.code == .invalid && err.message.contains("malformed JSON") == false { err.code = .validation }
-            throw err.with(entity: e.name, attribute: a.name, path: path.description)
+            throw err.with(entity: e.name, attribute: a.name, path: (parent / key).description)
         }
         if v.isNull {
             if !a.isOptional && !a.isTransient {
-                throw StrataError(.validation, "'\(e.name).\(a.name)' is required and cannot be null", entity: e.name, attribute: a.name, path: path.description)
+                throw StrataError(.validation, "'\(e.name).\(a.name)' is required and cannot be null", entity: e.name, attribute: a.name, path: (parent / key).description)
             }
             return v
         }
         if let allowed = a.enumValues, !allowed.contains(v) {
             let list = (a.enumJSON ?? []).map(\.text).joined(separator: ", ")
-            throw StrataError(.validation, "'\(e.name).\(a.name)' must be one of \(list)", entity: e.name, attribute: a.name, path: path.description)
+            throw StrataError(.validation, "'\(e.name).\(a.name)' must be one of \(list)", entity: e.name, attribute: a.name, path: (parent / key).description)
         }
         return v
     }
@@ -571,7 +617,7 @@ public final class ModelContext {
                     }
                     if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot] {
                         slots.append(slot)
-                        values.append(try readAttribute(&r, a, e, path / key))
+                        values.append(try readAttribute(&r, a, e, path, key))
                         return
                     }
                     if let rel = e.relationshipByName[key] {
@@ -580,7 +626,7 @@ public final class ModelContext {
                         return
                     }
                     if let a = e.attributeByName[key], a.isTransient {
-                        _ = try readAttribute(&r, a, e, path / key)
+                        _ = try readAttribute(&r, a, e, path, key)
                         return
                     }
                     switch key {

@@ -261,6 +261,50 @@ struct JSONReader {
         return s
     }
 
+    /// Skips a string as `readString` reads it (same checks and errors), without making it.
+    mutating func skipString() throws {
+        let begin = position
+        try expect(UInt8(ascii: "\""), "a string")
+        let start = position
+        var ascii = true
+        while position < buffer.count {
+            let c = buffer[position]
+            if c == UInt8(ascii: "\"") {
+                guard ascii || TextFolding.isValidUTF8(UnsafeBufferPointer(rebasing: buffer[start..<position])) else {
+                    throw StrataError(.invalid, "malformed JSON at offset \(start): string is not valid UTF-8")
+                }
+                position += 1
+                return
+            }
+            if c == UInt8(ascii: "\\") { break }
+            if c < 0x20 { throw syntaxError("control character in string") }
+            if c >= 0x80 { ascii = false }
+            position += 1
+        }
+        // Escapes (or the end of the input): the full reader.
+        position = begin
+        _ = try readString()
+    }
+
+    /// Skips an object as `readObject(checkDuplicates: false)` reads it, without making its keys.
+    private mutating func skipObject() throws {
+        try expect(UInt8(ascii: "{"), "'{'")
+        depth += 1
+        guard depth <= JSONReader.maxDepth else { throw syntaxError("nesting deeper than \(JSONReader.maxDepth)") }
+        if peekByte() == UInt8(ascii: "}") { position += 1; depth -= 1; return }
+        while true {
+            guard peekByte() == UInt8(ascii: "\"") else { throw syntaxError("expected a member name") }
+            try skipString()
+            try expect(UInt8(ascii: ":"), "':'")
+            try skipValue()
+            guard let c = peekByte() else { throw syntaxError("expected ',' or '}'") }
+            position += 1
+            if c == UInt8(ascii: "}") { break }
+            if c != UInt8(ascii: ",") { position -= 1; throw syntaxError("expected ',' or '}'") }
+        }
+        depth -= 1
+    }
+
     private mutating func readHex4() throws -> UInt32 {
         guard position + 4 <= buffer.count else { throw syntaxError("short \\u escape") }
         var v: UInt32 = 0
@@ -279,12 +323,12 @@ struct JSONReader {
         return v
     }
 
-    /// Skips one value of any kind.
+    /// Skips one value of any kind, checking it as reading would, without making strings.
     mutating func skipValue() throws {
         switch try peek() {
-        case .object: try readObject(checkDuplicates: false) { r, _ in try r.skipValue() }
+        case .object: try skipObject()
         case .array: try readArray { r, _ in try r.skipValue() }
-        case .string: _ = try readString()
+        case .string: try skipString()
         case .number: _ = try scanNumber()
         case .bool: _ = try readBool()
         case .null: try readNull()
