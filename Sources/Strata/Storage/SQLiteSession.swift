@@ -15,15 +15,8 @@ public final class SQLiteSession: StoreSession {
     let schema: Schema
     var dialect: SQLiteDialect { sqliteStore.dialect }
     /// Reserved primary keys per root table: next free and limit (exclusive).
-    /// (Keyed by the root's identity; the block keeps the root alive, so the key names it.)
-    private var reserved: [ObjectIdentifier: KeyBlock] = [:]
-    /// Reserved keys of one root table: next free and limit (exclusive), taken in place.
-    private final class KeyBlock {
-        let root: Entity
-        var next: Int64
-        let limit: Int64
-        init(_ root: Entity, next: Int64, limit: Int64) { self.root = root; self.next = next; self.limit = limit }
-    }
+    /// (Keyed by the root's identity; the value keeps the root alive, so the key names it.)
+    private var reserved: [ObjectIdentifier: (root: Entity, next: Int64, limit: Int64)] = [:]
     private var blockSize: Int64 = 64
     /// Cached insert statements per entity (saves).
     var insertStatements: [ObjectIdentifier: Statement] = [:]
@@ -65,7 +58,7 @@ public final class SQLiteSession: StoreSession {
             let n = Int64(count)
             let slot = ObjectIdentifier(root)
             if let r = reserved[slot], r.limit - r.next >= n {
-                defer { r.next += n }
+                reserved[slot]?.next = r.next + n
                 return r.next
             }
             // A new block is reserved in a write transaction of its own, never inside a batch's read.
@@ -86,7 +79,7 @@ public final class SQLiteSession: StoreSession {
                 throw error
             }
             let start = end - want
-            reserved[slot] = KeyBlock(root, next: start + n, limit: end)
+            reserved[slot] = (root, start + n, end)
             return start
         }
     }
