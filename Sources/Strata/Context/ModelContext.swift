@@ -246,8 +246,7 @@ public final class ModelContext {
         try lock.withLock {
             try requireWritable()
             let e = try entity(named: name)
-            // One read transaction for the batch's unique-key and identifier lookups.
-            return try session.batchingLookups { try atomically(input: json) {
+            return try atomically(input: json) {
                 var r = JSONReader(json)
                 guard try r.peek() == .array else {
                     throw StrataError(.invalid, "expected a JSON array of '\(name)' objects", entity: name, path: "")
@@ -261,7 +260,7 @@ public final class ModelContext {
                 }
                 try r.expectEnd()
                 return ids
-            } }
+            }
         }
     }
 

@@ -15,8 +15,7 @@ public final class SQLiteSession: StoreSession {
     let schema: Schema
     var dialect: SQLiteDialect { sqliteStore.dialect }
     /// Reserved primary keys per root table: next free and limit (exclusive).
-    /// (Keyed by the root's identity; the value keeps the root alive, so the key names it.)
-    private var reserved: [ObjectIdentifier: (root: Entity, next: Int64, limit: Int64)] = [:]
+    private var reserved: [String: (next: Int64, limit: Int64)] = [:]
     private var blockSize: Int64 = 64
     /// Cached insert statements per entity (saves).
     var insertStatements: [ObjectIdentifier: Statement] = [:]
@@ -25,9 +24,6 @@ public final class SQLiteSession: StoreSession {
     private struct UniqueProbe: Hashable { let entity: ObjectIdentifier; let slots: [Int] }
     /// What saves inside `transaction` leave for its end.
     private var outer: OuterTransaction?
-    /// Nesting of `batchingLookups`, and whether its read transaction is open.
-    private var lookupBatches = 0
-    private var lookupReadOpen = false
 
     /// Saves inside an outer transaction: files and notifications wait for its outcome.
     private struct OuterTransaction {
@@ -56,13 +52,10 @@ public final class SQLiteSession: StoreSession {
     public func reserveKeys(root: Entity, count: Int) throws -> Int64 {
         try locked {
             let n = Int64(count)
-            let slot = ObjectIdentifier(root)
-            if let r = reserved[slot], r.limit - r.next >= n {
-                reserved[slot]?.next = r.next + n
+            if let r = reserved[root.name], r.limit - r.next >= n {
+                reserved[root.name] = (r.next + n, r.limit)
                 return r.next
             }
-            // A new block is reserved in a write transaction of its own, never inside a batch's read.
-            endLookupRead()
             let want = max(n, blockSize)
             blockSize = min(blockSize * 2, 4096)
             let ownTransaction = !connection.isInTransaction
@@ -79,7 +72,7 @@ public final class SQLiteSession: StoreSession {
                 throw error
             }
             let start = end - want
-            reserved[slot] = (root, start + n, end)
+            reserved[root.name] = (start + n, end)
             return start
         }
     }
@@ -88,52 +81,23 @@ public final class SQLiteSession: StoreSession {
     /// this session has handed out or holds stay reserved in `strata_sequence`, so no
     /// other context is ever given them (its pending inserts may still use them).
     private func keepReservations() {
-        for (slot, r) in reserved {
+        for (root, r) in reserved {
             do {
-                try connection.execute(SQLiteDialect.keepKeys, [.text(r.root.name), .int(r.limit)])
+                try connection.execute(SQLiteDialect.keepKeys, [.text(root), .int(r.limit)])
             } catch {
                 // Not known to be reserved any more: hand out no key of this block.
-                reserved[slot] = nil
+                reserved[root] = nil
             }
         }
     }
 
     public func concreteEntity(root: Entity, pk: Int64) throws -> Entity? {
-        try locked {
-            try beginLookupRead()
-            return try SQLiteWriter.concreteEntity(connection, dialect, root: root, pk: pk)
-        }
-    }
-
-    public func batchingLookups<T>(_ body: () throws -> T) throws -> T {
-        locked { lookupBatches += 1 }
-        defer {
-            locked {
-                lookupBatches -= 1
-                if lookupBatches == 0 { endLookupRead() }
-            }
-        }
-        return try body()
-    }
-
-    /// Inside `batchingLookups`: starts the batch's read transaction unless one is open (or the
-    /// session is inside a transaction of its own, which the lookups then see).
-    private func beginLookupRead() throws {
-        guard lookupBatches > 0, !lookupReadOpen, !connection.isInTransaction else { return }
-        try connection.beginRead()
-        lookupReadOpen = true
-    }
-
-    private func endLookupRead() {
-        guard lookupReadOpen else { return }
-        lookupReadOpen = false
-        connection.endRead()
+        try locked { try SQLiteWriter.concreteEntity(connection, dialect, root: root, pk: pk) }
     }
 
     public func findUnique(_ entity: Entity, slots: [Int], values: [SQLValue]) throws -> ObjectID? {
         try locked {
             let root = entity.root
-            try beginLookupRead()
             let key = UniqueProbe(entity: ObjectIdentifier(entity), slots: slots)
             let stmt: Statement
             if let s = uniqueProbes[key] {
@@ -152,10 +116,7 @@ public final class SQLiteSession: StoreSession {
     }
 
     public func savedValues(_ id: ObjectID, slots: [Int]) throws -> [SQLValue] {
-        try locked {
-            try beginLookupRead()
-            return try SQLiteWriter.values(connection, dialect, id, slots: slots)
-        }
+        try locked { try SQLiteWriter.values(connection, dialect, id, slots: slots) }
     }
 
     public func duplicateGroups(_ entity: Entity, slots: [Int]) throws -> [[ObjectID]] {
@@ -179,7 +140,6 @@ public final class SQLiteSession: StoreSession {
     public func save(_ body: (StoreWriter) throws -> ChangeSet) throws -> ChangeSet {
         // Observers are told outside the session's lock.
         let (changes, notify) = try locked { () throws -> (ChangeSet, Bool) in
-            endLookupRead()
             let nested = outer != nil || connection.isInTransaction
             // IMMEDIATE: external-storage files are written only while the write lock is held,
             // so the sweep at open (which holds it too) never takes a file a save is about to commit.
@@ -220,7 +180,6 @@ public final class SQLiteSession: StoreSession {
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         var committed: ChangeSet?
         let result = try locked { () throws -> T in
-            endLookupRead()
             if outer != nil {
                 // Nested: a savepoint of the outer transaction.
                 outer?.depth += 1
@@ -306,7 +265,6 @@ public final class SQLiteSession: StoreSession {
     /// Runs `body` on one snapshot, with `pending` replayed on an overlay that is then dropped.
     /// Inside a transaction the caller already holds, `body` runs in it (the overlay in a savepoint).
     private func onSnapshot<T>(_ pending: PendingReplay?, _ body: () throws -> T) throws -> T {
-        endLookupRead()
         let nested = connection.isInTransaction
         if pending == nil && nested { return try body() }
         // Not reported to the trace hook, which counts the statements that read data.

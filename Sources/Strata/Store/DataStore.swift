@@ -44,9 +44,6 @@ public protocol StoreSession: AnyObject {
     /// Saved objects of `entity` (and its subentities) that share the values of `slots`
     /// (none null) with another: one group per set of values, each in key order.
     func duplicateGroups(_ entity: Entity, slots: [Int]) throws -> [[ObjectID]]
-    /// Runs `body`, whose identity lookups above may share one read transaction of the
-    /// latest committed state instead of taking one each (a batch of inserts).
-    func batchingLookups<T>(_ body: () throws -> T) throws -> T
 
     // MARK: Writes
 
@@ -103,10 +100,6 @@ public protocol ObjectCursor: AnyObject {
     func next(_ limit: Int) throws -> JSONBuffer
     /// Ends the read (also done after the last batch, and when the cursor goes away).
     func close()
-}
-
-extension StoreSession {
-    public func batchingLookups<T>(_ body: () throws -> T) throws -> T { try body() }
 }
 
 /// Set-based primitives a context's rules write with, inside a save's

@@ -196,24 +196,4 @@ final class InsertPathTests: StoreTestCase {
         XCTAssertEqual(try get(context, item)["details"], .string("café"))
         XCTAssertTrue(ids[0].description.hasPrefix("PersonalTrip/"))
     }
-
-    // One array's lookups share one read transaction; reserving keys for a new block ends it first.
-
-    func testALargeArrayUpsertsSavedRowsAcrossKeyBlocksAndLeavesNoTransaction() throws {
-        let container = try openFile()
-        let context = try container.makeContext()
-        let plain = { (i: Int) in #"{"name": "t\#(i)", "startDate": 0, "endDate": 1}"# }
-        let saved = try context.insertMany(entity: "Trip", json: "[" + (0..<300).filter { $0 % 7 == 0 }.map(plain).joined(separator: ",") + "]")
-        try context.save()
-        let ids = try context.insertMany(entity: "Trip", json: "[" + (0..<300).map(plain).joined(separator: ",") + "]")
-        XCTAssertFalse(context.session.isInTransaction, "no read transaction stays open after the call")
-        for (k, i) in (0..<300).filter({ $0 % 7 == 0 }).enumerated() { XCTAssertEqual(ids[i], saved[k], "t\(i)") }
-        XCTAssertEqual(Set(ids).count, 300)
-        // Another context commits meanwhile (the first holds no lock), then the first saves.
-        let other = try container.makeContext()
-        _ = try other.insert(entity: "Trip", json: plain(1000))
-        try other.save()
-        try context.save()
-        XCTAssertEqual(try count(context, "Trip"), 301)
-    }
 }
