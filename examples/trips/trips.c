@@ -14,7 +14,8 @@
  *   3. shows that no trip was lost but the duplicates;
  *   4. adds business and personal trips (version 4's subentities);
  *   5. runs the app's queries: the segments All / Personal / Business with a
- *      search text, and the widget's next trip;
+ *      search text, and the widget's next trip (also prepared once and run
+ *      as time passes);
  *   6. lists the persistent history as the session does: the latest token
  *      (listing 1), then, after three later saves seen by an observer of Trip
  *      and LivingAccommodation, the changes since that token to those
@@ -829,6 +830,28 @@ int main(int argc, char **argv) {
     printf("\n  the widget's next trip (endDate >= now, sorted by startDate, fetchLimit 1;\n"
            "  now is fixed at 2026-11-22 so the output is the same every run):\n");
     print_trips(ctx, widget, &NEW_DATES, false, false);
+
+    /* The same query prepared once, as a widget refreshing all day would: each
+       run only binds "now" (strata_prepare / strata_prepared_fetch). */
+    strata_prepared *next_trip = NULL;
+    CHECK(strata_prepare(ctx,
+        "{\"entity\": \"Trip\", \"predicate\": \"$0.endDate >= now\","
+        " \"sortBy\": [{\"key\": \"startDate\"}], \"fetchLimit\": 1,"
+        " \"includeRelationshipIdentifiers\": false}", &next_trip));
+    printf("  the same query prepared once, run as time passes (only \"now\" is bound):\n");
+    const char *const nows[] = {"2026-11-22T00:00:00Z", "2026-12-05T00:00:00Z", "2027-01-15T00:00:00Z",
+                                "2027-02-01T00:00:00Z"};
+    for (size_t i = 0; i < sizeof nows / sizeof nows[0]; i++) {
+        char bindings[64];
+        snprintf(bindings, sizeof bindings, "{\"now\": \"%s\"}", nows[i]);
+        char *json = NULL;
+        CHECK(strata_prepared_fetch(next_trip, bindings, &json));
+        json_object *next = parse(json);   /* frees json */
+        printf("    on %.10s: %s\n", nows[i],
+               json_object_array_length(next) > 0 ? text(json_object_array_get_idx(next, 0), "name") : "(no trip ahead)");
+        json_object_put(next);
+    }
+    strata_prepared_free(next_trip);
 
     /* 6-8. History, listed and observed. */
     show_history(db, ctx);
