@@ -15,11 +15,11 @@ static void insert_trips(strata_context *ctx, int from, int n) {
     check_buf_add(&b, "[");
     for (int i = from; i < from + n; i++) {
         char *t = check_strf(
-            "%s{\"name\": \"%s %d\", \"destination\": \"D%d\", \"startDate\": %d, \"endDate\": %d,"
+            "%s{\"name\": \"%s %d\", \"destination\": \"D%d\", \"startDate\": %lld, \"endDate\": %lld,"
             " \"livingAccommodation\": {\"address\": \"A%d\", \"placeName\": \"P%d\"},"
             " \"bucketList\": [{\"title\": \"x%d\"}, {\"title\": \"y%d\"}]}",
-            i > from ? "," : "", i % 3 ? "Paris" : "Zürich", i, i % 7, 1700000000 + i * 86400,
-            1700000000 + i * 86400 + 3600, i, i, i, i);
+            i > from ? "," : "", i % 3 ? "Paris" : "Zürich", i, i % 7, 1700000000LL + i * 86400LL,
+            1700000000LL + i * 86400LL + 3600, i, i, i, i);
         check_buf_add(&b, t);
         free(t);
     }
