@@ -130,8 +130,6 @@ final class Connection {
     let path: String
     let readOnly: Bool
     private var cache: [String: Statement] = [:]
-    /// BEGIN, COMMIT and ROLLBACK, prepared once.
-    private var controls: [String: Statement] = [:]
     /// Serializes every use of this connection (sessions of an in-memory store share one).
     let lock = Lock()
     /// Statements executed since `resetStatementLog()` (for tests and debugging).
@@ -163,7 +161,6 @@ final class Connection {
 
     deinit {
         cache.removeAll()
-        controls.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -186,11 +183,7 @@ final class Connection {
     /// - Parameter reported: false keeps the statements out of the statement log and the
     ///   trace hook (STRATA_SQL_DEBUG still prints them).
     func execute(script sql: String, reported: Bool = true) throws {
-        if reported {
-            statementLog?.append(sql)
-            if let t = trace, t.isActive { t.emit(sql) }
-        }
-        if sqlDebug { fputs("[strata sql] \(sql)\n", stderr) }
+        report(sql, reported)
         var err: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &err)
         if rc != SQLITE_OK {
@@ -198,6 +191,15 @@ final class Connection {
             sqlite3_free(err)
             throw Connection.mapError(rc, message: message)
         }
+    }
+
+    /// Tells the statement log and the trace hook (when `reported`) and STRATA_SQL_DEBUG of a script.
+    private func report(_ sql: String, _ reported: Bool) {
+        if reported {
+            statementLog?.append(sql)
+            if let t = trace, t.isActive { t.emit(sql) }
+        }
+        if sqlDebug { fputs("[strata sql] \(sql)\n", stderr) }
     }
 
     func execute(_ sql: String, _ args: [SQLValue] = []) throws {
@@ -246,15 +248,11 @@ final class Connection {
     /// Runs a transaction-control statement, prepared once per connection (not
     /// parsed again for every read, as `execute(script:)` would).
     private func control(_ sql: String, reported: Bool) throws {
-        if reported {
-            statementLog?.append(sql)
-            if let t = trace, t.isActive { t.emit(sql) }
-        }
-        if sqlDebug { fputs("[strata sql] \(sql)\n", stderr) }
+        report(sql, reported)
         let s: Statement
-        if let cached = controls[sql] { s = cached } else {
+        if let cached = cache[sql] { s = cached } else {
             s = try Statement(connection: self, sql: sql)
-            controls[sql] = s
+            cache[sql] = s
         }
         let rc = sqlite3_step(s.handle)
         let failure = rc == SQLITE_DONE || rc == SQLITE_ROW ? nil : error(rc, context: "executing \(sql)")
