@@ -9,22 +9,6 @@ extension SQLiteSession {
         return .text(String(decoding: bytes, as: UTF8.self))
     }
 
-    /// `FROM … ` of a relationship's related rows as (owner, row) with the row aliased `d`, and the owner expression.
-    func relatedSource(_ rel: Relationship, ownerTable: Entity) -> (owner: String, from: String, order: String) {
-        let dest = dialect.quote(dialect.table(rel.destination))
-        switch rel.placement {
-        case .inRow:
-            let col = dialect.column(.link(rel))
-            return ("o._pk", "\(dialect.quote(dialect.table(ownerTable))) o JOIN \(dest) d ON d._pk = o.\(dialect.quote(col))", "o._pk")
-        case .inInverseRows:
-            let col = dialect.column(.link(rel.inverse ?? rel))
-            return ("d.\(dialect.quote(col))", "\(dest) d", "d.\(dialect.quote(col)), d._pk")
-        case .inPairs:
-            let (table, ownerCol, targetCol) = dialect.pairTable(rel)
-            return ("j.\(dialect.quote(ownerCol))", "\(dialect.quote(table)) j JOIN \(dest) d ON d._pk = j.\(dialect.quote(targetCol))", "j.\(dialect.quote(ownerCol)), d._pk")
-        }
-    }
-
     /// The object writer and cursors of a fetch (call inside `read`): the objects query, and per
     /// prefetched relationship a statement of the related rows of one owner (`?1`), run per owner row.
     /// Identifiers of the other relationships are read by the objects query itself (one pass).
