@@ -43,8 +43,10 @@ public final class PreparedFetch {
             defaults = []
         }
         do {
-            let d = try context.lock.withLock { try context.descriptor(value, slotted: true) }
-            let (session, _) = context.lock.withLock { context.source(d) }
+            let (d, session) = try context.lock.withLock {
+                let d = try context.descriptor(value, slotted: true)
+                return (d, context.source(d).0)
+            }
             let schema = d.fromVersion != nil ? (context.previousVersion?.schema ?? context.schema) : context.schema
             compiled = Compiled(descriptor: d, read: try session.prepare(d),
                                 checker: PredicateChecker(schema: schema, root: d.entity, bindings: [:]))
