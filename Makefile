@@ -5,6 +5,8 @@
 #   make test      build, then run every test: Swift tests, C tests, C tests under valgrind,
 #                  the migration crash test (label slow, 1-2 minutes: CTEST_ARGS=-LE slow skips it),
 #                  a short run of each fuzz harness
+#   make test-quick  build, then the Swift tests and the C tests only (no valgrind, crash test,
+#                  fuzzing, benchmark or install checks): a few minutes instead of about 15
 #   make memcheck  build, then run only the C tests under valgrind (ctest -L memcheck)
 #   make asan      the C tests against libstrata built with AddressSanitizer (Swift and C) and
 #                  UndefinedBehaviorSanitizer (C side: Swift has no UBSan on Linux) (ctest -L asan)
@@ -48,7 +50,7 @@ BENCH_MIGRATION ?= 1
 
 DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3 time
 
-.PHONY: deps configure build test memcheck asan fuzz demo bench-migration bench-history bench bench-smoke install clean
+.PHONY: deps configure build test test-quick memcheck asan fuzz demo bench-migration bench-history bench bench-smoke install clean
 
 deps:
 	@missing=""; \
@@ -79,6 +81,9 @@ build: deps $(BUILD_DIR)/CMakeCache.txt
 
 test: build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -LE asan $(CTEST_ARGS)
+
+test-quick: build
+	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -LE 'asan|memcheck|slow|fuzz|bench|install' $(CTEST_ARGS)
 
 memcheck: build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -L memcheck $(CTEST_ARGS)

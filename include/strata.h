@@ -7,7 +7,9 @@
  *
  * This header is the reference: what is not declared here is not public,
  * and everything declared here is documented here. The JSON shapes are
- * specified field by field in docs/JSON.md (versioned by STRATA_JSON_VERSION).
+ * specified field by field in docs/JSON.md (versioned by STRATA_JSON_VERSION);
+ * the docs/ files this header cites are installed beside it, in
+ * <prefix>/share/doc/strata/.
  *
  * OBJECTS AND THEIR LIFECYCLE
  *

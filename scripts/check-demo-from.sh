@@ -6,7 +6,7 @@
 # store. Each run must succeed, run the stages its version needs (version 1's
 # duplicates removed by the custom stages' C hooks, their bucket-list items
 # and accommodations kept), keep identifiers, and print the same output from
-# "== Final data" to "== History". --from 1 --json-ops (the plan's "deduplicate"
+# "== Version 4 data" to "== History". --from 1 --json-ops (the plan's "deduplicate"
 # operations instead of the C hooks) must end the same. The history part (its
 # tokens, times and identifiers differ from store to store) must list the
 # same kinds of changes from every version.
@@ -23,7 +23,7 @@ for v in 1 2 3 1ops; do
   if ! "$trips" $args "$store" > "$work/from$v.out" 2>&1; then
     echo "trips $args failed:"; cat "$work/from$v.out"; fail=1; continue
   fi
-  sed -n '/^== Final data/,/^== History/p' "$work/from$v.out" > "$work/from$v.final"
+  sed -n '/^== Version 4 data/,/^== History/p' "$work/from$v.out" > "$work/from$v.final"
 done
 [ "$fail" = 0 ] || exit 1
 cat "$work/from1.out"
@@ -47,7 +47,7 @@ expect 1ops "trips: 6 before, 4 after: 2 duplicates removed"
 expect 1ops "bucket-list items: 7 before, 7 after; accommodations: 3 before, 3 after"
 for v in 1 2 3 1ops; do
   expect $v "no trip was lost but the duplicates"
-  expect $v "== Final data: the store holds 8 trips"
+  expect $v "== Version 4 data: the store holds 8 trips"
   expect $v "changes (step 4's save): insert BusinessTrip x2, insert LivingAccommodation x2, insert BucketListItem x2, insert PersonalTrip x2"
   expect $v "(served by the key, no scan"
   # One observer line per save that changed a Trip or a LivingAccommodation (a and c, not b).

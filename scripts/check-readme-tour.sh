@@ -87,4 +87,25 @@ expect 'pending changes: 0'
 expect 'changed: {"token":"'
 expect '"inserted":{"Trip":["Trip/'
 expect '"changes":[{"kind":"insert","id":"Trip/'
+# What the comments say a line prints is what it prints: each one-line comment on a line that prints
+# (puts(json), the observer's printf, a save that makes it print) must match one line of the output,
+# its parts between "…" in order (so a stale token such as "6@…" where the program prints "5@…" fails).
+comments=$(sed -n 's/.*\(puts(json);\|printf("changed: %s\\n", changes_json);\|strata_save(ctx));\) *\/\* \(prints: \)\{0,1\}\(.*\) \*\/ *$/\3/p' "$tour")
+[ -n "$comments" ] || { echo "$tour: no output comments found"; fail=1; }
+while IFS= read -r comment; do
+  case "$comment" in '['*|'{'*|'changed: {'*) ;; *) continue ;; esac   # prose, not output
+  printf '%s\n' "$out" | awk -v want="$comment" '
+    BEGIN { n = split(want, part, "…") }
+    { pos = 1; ok = 1
+      for (i = 1; i <= n; i++) {
+        if (part[i] == "") continue
+        k = index(substr($0, pos), part[i])
+        if (k == 0) { ok = 0; break }
+        pos += k - 1 + length(part[i])
+      }
+      if (ok) { found = 1; exit } }
+    END { exit !found }' || { echo "tour comment is not what the program prints: /* $comment */"; fail=1; }
+done <<EOF
+$comments
+EOF
 exit $fail

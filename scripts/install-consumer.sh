@@ -33,6 +33,18 @@ for f in "$prefix/include/strata.h" "$libdir/libstrata.so" "$libdir/cmake/Strata
          "$libdir/cmake/Strata/StrataConfigVersion.cmake"; do
     [ -e "$f" ] || { echo "FAIL: not installed: $f"; exit 1; }
 done
+docdir="$prefix/share/doc/strata"
+for f in JSON.md predicates.md; do
+    [ -f "$docdir/$f" ] || { echo "FAIL: the header cites docs/$f, which is not installed in $docdir"; exit 1; }
+done
+# The installed library is stripped: no symbol table, no debug sections (the C API is in .dynsym).
+if command -v readelf >/dev/null 2>&1; then
+    real=$(readlink -f "$libdir/libstrata.so")
+    if readelf -S "$real" | grep -qE '\.symtab|\.debug_'; then
+        echo "FAIL: the installed $real is not stripped"; exit 1
+    fi
+    echo "installed library: $(wc -c < "$real") bytes, stripped"
+fi
 echo "installed:"; (cd "$prefix" && find . \( -type f -o -type l \) | LC_ALL=C sort | sed 's/^/  /')
 [ -L "$libdir/libstrata.so" ] && [ -L "$libdir/libstrata.so.0" ] ||
     { echo "FAIL: libstrata.so and libstrata.so.0 should be symlinks"; exit 1; }

@@ -21,7 +21,7 @@
    strata_poll_changes() for saves of other processes. */
 static void on_trips_changed(const char *changes_json, void *userdata) {
     (void)userdata;
-    printf("changed: %s\n", changes_json);   /* {"token":"6@…","inserted":{"Trip":["Trip/2"]}} */
+    printf("changed: %s\n", changes_json);   /* {"token":"5@…","inserted":{"Trip":["Trip/2"]},"updated":{},"deleted":{}} */
 }
 
 int main(void) {
@@ -64,7 +64,7 @@ int main(void) {
 
     char *json = NULL;
     CHECK(strata_fetch(ctx, "{\"entity\": \"BucketListItem\"}", &json));
-    puts(json);    /* [{…"title":"Christmas market","trip":null}, {…"title":"Ski day","trip":"PersonalTrip/1"}] */
+    puts(json);    /* [{…"title":"Christmas market","trip":null},{…"title":"Ski day","trip":"PersonalTrip/1"}] */
     strata_free(json);
 
     CHECK(strata_get(ctx, id, &json));     /* {"_id":"PersonalTrip/1","_entity":"PersonalTrip","name":...,
@@ -110,21 +110,21 @@ int main(void) {
 
     CHECK(strata_fetch_history(ctx,                      /* the latest transaction: keep its token */
         "{\"sortBy\": [{\"key\": \"transactionIdentifier\", \"order\": \"reverse\"}], \"fetchLimit\": 1}", &json));
-    puts(json);    /* [{"token":"5@…","timestamp":"…","changes":[{"kind":"delete","id":"PersonalTrip/1",…},…]}] */
+    puts(json);    /* [{"token":"4@…","timestamp":"…","changes":[{"kind":"delete","id":"PersonalTrip/1",…},…]}] */
     char token[64] = "";
     sscanf(json, "[{\"token\":\"%63[^\"]", token);       /* (or read it with a JSON parser) */
     strata_free(json);
 
     CHECK(strata_insert(ctx, "Trip", "{\"name\": \"Weekend in Lyon\", \"destination\": \"Lyon\","
         " \"startDate\": \"2027-03-05\", \"endDate\": \"2027-03-07\"}", NULL));
-    CHECK(strata_save(ctx));               /* prints: changed: {"token":"6@…","inserted":{"Trip":["Trip/2"]}} */
+    CHECK(strata_save(ctx));               /* prints: changed: {"token":"5@…","inserted":{"Trip":["Trip/2"]},…} */
 
     char descriptor[512];
     snprintf(descriptor, sizeof descriptor, "{\"predicate\": \"$0.token > lastToken && $0.changes.contains {"
         " entityNames.contains($0.changedPersistentIdentifier.entityName) }\","
         " \"bindings\": {\"lastToken\": \"%s\", \"entityNames\": [\"Trip\"]}}", token);
     CHECK(strata_fetch_history(ctx, descriptor, &json));
-    puts(json);    /* [{"token":"6@…",…,"changes":[{"kind":"insert","id":"Trip/2","entity":"Trip"}]}] */
+    puts(json);    /* [{"token":"5@…",…,"changes":[{"kind":"insert","id":"Trip/2","entity":"Trip"}]}] */
     strata_free(json);
     strata_observer_remove(observer);
 

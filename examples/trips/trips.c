@@ -22,7 +22,7 @@
  *      entities (listing 2).
  *
  * Every answer of Strata is JSON; the program reads it with json-c, as a C
- * program using Strata would. From "== Final data" to "== History", the
+ * program using Strata would. From "== Version 4 data" to "== History", the
  * output is the same whatever the starting version (ctest compares it:
  * demo_from_versions); the history shows tokens, times and identifiers that
  * differ from store to store.
@@ -810,7 +810,7 @@ int main(int argc, char **argv) {
     /* 5. From here on the output is the same whatever the starting version. */
     int64_t total = 0;
     CHECK(strata_fetch_count(ctx, "{\"entity\": \"Trip\"}", &total));
-    printf("== Final data: the store holds %lld trips\n", (long long)total);
+    printf("== Version 4 data: the store holds %lld trips (before the history steps change it)\n", (long long)total);
     print_trips(ctx, all_trips(&NEW_DATES), &NEW_DATES, false, true);
 
     printf("\n5. The app's queries (#Predicate text, search text bound, sorted by startDate):\n");
