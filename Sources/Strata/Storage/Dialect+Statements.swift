@@ -19,6 +19,8 @@ extension SQLiteDialect {
     static let fullSync = "PRAGMA synchronous=FULL"
     static let tableNames = "SELECT name FROM sqlite_master WHERE type = 'table'"
     static let schemaObjectCount = "SELECT count(*) FROM sqlite_master"
+    /// Reads the database header (a file that is not a database fails with SQLITE_NOTADB).
+    static let schemaVersion = "PRAGMA schema_version"
     static let userVersion = "PRAGMA user_version"
     static let applicationID = "PRAGMA application_id"
     static let metadataDDL = [

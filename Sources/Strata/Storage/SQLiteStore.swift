@@ -48,12 +48,13 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         let sqlitePath = try SQLiteStore.checkPath(path)
         self.path = path
         externalFolder = ExternalFolder(path: path + ".strata")
-        let exists = try SQLiteStore.databaseFileSize(path)
+        let exists = SQLiteStore.databaseFileSize(path)
         if configuration.readOnly && exists == nil {
             throw StrataError(.io, "cannot open '\(path)' read-only: no such file")
         }
         do {
             let c = try Connection(path: sqlitePath, readOnly: configuration.readOnly, create: true)
+            if let exists, exists > 0 { try SQLiteStore.checkIsDatabase(c, path: path) }
             // Opening races with other connections creating or opening the same file; SQLite refuses
             // some lock upgrades at once (SQLITE_BUSY without waiting) to avoid deadlocks: start over.
             var attempt = 0
@@ -125,8 +126,8 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     static func removeIfEmpty(_ path: String) {
         guard let size = fileSize(path) else { return }
         if size > 0 {
-            guard hasSQLiteHeader(path),
-                  let c = try? Connection(path: sqliteName(path), readOnly: true, create: false),
+            // A file that is not a database fails the check (SQLite reads its first page): kept.
+            guard let c = try? Connection(path: sqliteName(path), readOnly: true, create: false),
                   (try? isEmptyDatabase(c)) == true else { return }
         }
         for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
@@ -242,9 +243,10 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     ///   SQLite database or not a Strata store; `.invalid` for a bad path.
     public static func storedState(path: String) throws -> StoredState? {
         let name = try checkPath(path)
-        guard let size = try databaseFileSize(path) else { throw StrataError(.io, "cannot check '\(path)': no such file") }
+        guard let size = databaseFileSize(path) else { throw StrataError(.io, "cannot check '\(path)': no such file") }
         if size == 0 { return nil }
         let c = try Connection(path: name, readOnly: true, create: false)
+        try checkIsDatabase(c, path: path)
         try c.beginRead()
         defer { c.endRead() }
         return try readState(c, path: path)
@@ -284,24 +286,24 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         return Int(st.st_size)
     }
 
-    /// The size of the file at `path` (nil when there is none), checked before SQLite
-    /// touches it: a non-empty file must be a SQLite database.
+    /// The size of the file at `path` (nil when there is none), from `stat` alone.
+    ///
+    /// The store file itself is never opened outside SQLite: closing any descriptor of a
+    /// file releases every POSIX lock the process holds on it, those of the process's
+    /// other connections to the store included (sqlite.org/howtocorrupt.html, 2.2), and
+    /// another process could then checkpoint and remove the WAL under them.
+    static func databaseFileSize(_ path: String) -> Int? { fileSize(path) }
+
+    /// Checks, through `c`, that the non-empty file it opened is a SQLite database: its
+    /// first page is read and nothing is written.
     ///
     /// - Throws: `.incompatibleStore` for a file that is not one (left untouched).
-    static func databaseFileSize(_ path: String) throws -> Int? {
-        guard let size = fileSize(path) else { return nil }
-        if size > 0, !hasSQLiteHeader(path) {
+    static func checkIsDatabase(_ c: Connection, path: String) throws {
+        do {
+            _ = try c.statement(SQLiteDialect.schemaVersion).scalar()
+        } catch let e as StrataError where e.code == .incompatibleStore {
             throw StrataError(.incompatibleStore, "'\(path)' is not a Strata store: it is not a SQLite database (the file was left untouched)")
         }
-        return size
-    }
-
-    static func hasSQLiteHeader(_ path: String) -> Bool {
-        guard let f = fopen(path, "rb") else { return false }
-        defer { fclose(f) }
-        var header = [UInt8](repeating: 0, count: 16)
-        let n = fread(&header, 1, 16, f)
-        return n == 16 && header == Array("SQLite format 3\u{0}".utf8)
     }
 
     static func userTables(_ c: Connection) throws -> Set<String> {
