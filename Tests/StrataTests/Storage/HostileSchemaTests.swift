@@ -184,6 +184,20 @@ final class HostileSchemaTests: StoreTestCase {
         assertOpenIsCorrupt("BucketListItem")
     }
 
+    func testAStoreMissingAColumnIsNotMigrated() throws {
+        // Nothing a migration runs would notice the column is gone: the check before it does.
+        try makeStore()
+        try tamper("ALTER TABLE Trip DROP COLUMN destination")
+        let v2 = Fixtures.sampleTrips.replacingOccurrences(of: #""version": "1.0.0""#, with: #""version": "2.0.0""#)
+            .replacingOccurrences(of: #"{"name": "placeName", "type": "string"}"#,
+                                  with: #"{"name": "placeName", "type": "string"}, {"name": "stars", "type": "int", "optional": true}"#)
+        let before = bytes()
+        let e = assertError(.corrupt) { try openFile(v2, path: path) }
+        XCTAssertTrue(e?.message.contains("column 'destination' is missing") == true, e?.message ?? "")
+        XCTAssertTrue(e?.message.contains("version 1.0.0") == true, e?.message ?? "")
+        XCTAssertEqual(bytes(), before, "not migrated")
+    }
+
     func testADroppedColumnAfterOpenIsCorruptEverywhere() throws {
         let container = try makeStore()
         let context = try container.makeContext()
