@@ -129,6 +129,16 @@
  *     relative to "<store>.strata/", never through a symbolic link (nor a
  *     linked folder); a store naming anything else fails with
  *     STRATA_ERR_CORRUPT and nothing outside the folder is opened or removed.
+ *     Nothing a store's SQLite schema carries runs inside Strata's calls:
+ *     strata_open() refuses (STRATA_ERR_CORRUPT, the file left untouched) a
+ *     store holding a view, a trigger, a table, index or column Strata did
+ *     not make for its stored schema version, or lacking one it did; and
+ *     every connection keeps the file's views and triggers off, distrusts
+ *     functions in its schema (trusted_schema off) and is defensive, so a
+ *     view or trigger another program adds after the open never runs (a
+ *     read of a table replaced by a view fails at once). Tables changed
+ *     after the open (a column or table dropped) make the calls that use
+ *     them fail with STRATA_ERR_CORRUPT; the next open refuses the file.
  *   - One snapshot per read. Every read call (get, fetch, count,
  *     identifiers, explain, prefetching) runs in one read transaction: it
  *     sees one committed state plus the context's own pending changes, never
@@ -363,7 +373,11 @@ typedef struct strata_container strata_container;
  * STRATA_ERR_IO (cannot open or create; a read-only open of a missing
  * file), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT (a
  * damaged file; a Strata store whose stored schema is missing or cannot be
- * read), STRATA_ERR_READONLY (a file the process may not write, opened
+ * read, or whose stored version hash is not its stored schema's; tables,
+ * columns or indexes that are not what Strata makes for the stored schema
+ * version; a view, trigger or other schema object Strata did not make —
+ * see "A store file is untrusted input" above; the file is left untouched),
+ * STRATA_ERR_READONLY (a file the process may not write, opened
  * without "readOnly", when the open must write: a new store in an empty file,
  * a store that needs migrating, or a declaration differing from the stored
  * one only where the version hash does not look, such as defaults, which the

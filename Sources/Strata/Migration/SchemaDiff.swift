@@ -4,14 +4,19 @@
 /// (``SchemaMapping``), which a comparison by name cannot.
 ///
 /// Changes that keep the storage (defaults, delete rules, `originalName`,
-/// enum lists) are not listed: they do not change a version hash.
+/// enum lists) are not listed: they do not change a version hash. A rename
+/// through `originalName` is one change (`entityRenamed`, `attributeRenamed`,
+/// `relationshipRenamed`), not a removal and an addition.
 public enum SchemaChange: Equatable, Sendable, CustomStringConvertible {
     case entityAdded(entity: String)
     case entityRemoved(entity: String)
+    /// `entity` is the new name.
+    case entityRenamed(entity: String, from: String)
     case superentityChanged(entity: String, old: String?, new: String?)
 
     case attributeAdded(entity: String, attribute: String)
     case attributeRemoved(entity: String, attribute: String)
+    case attributeRenamed(entity: String, attribute: String, from: String)
     case attributeTypeChanged(entity: String, attribute: String, old: AttributeType, new: AttributeType)
     case attributeOptionalityChanged(entity: String, attribute: String, old: Bool, new: Bool)
     case attributeUniquenessChanged(entity: String, attribute: String, old: Bool, new: Bool)
@@ -22,6 +27,7 @@ public enum SchemaChange: Equatable, Sendable, CustomStringConvertible {
 
     case relationshipAdded(entity: String, relationship: String)
     case relationshipRemoved(entity: String, relationship: String)
+    case relationshipRenamed(entity: String, relationship: String, from: String)
     case relationshipDestinationChanged(entity: String, relationship: String, old: String, new: String)
     /// `old` and `new` are `isToMany`.
     case relationshipCardinalityChanged(entity: String, relationship: String, old: Bool, new: Bool)
@@ -35,12 +41,12 @@ public enum SchemaChange: Equatable, Sendable, CustomStringConvertible {
     /// The entity the change belongs to.
     public var entity: String {
         switch self {
-        case .entityAdded(let e), .entityRemoved(let e), .superentityChanged(let e, _, _),
-             .attributeAdded(let e, _), .attributeRemoved(let e, _), .attributeTypeChanged(let e, _, _, _),
+        case .entityAdded(let e), .entityRemoved(let e), .entityRenamed(let e, _), .superentityChanged(let e, _, _),
+             .attributeAdded(let e, _), .attributeRemoved(let e, _), .attributeRenamed(let e, _, _), .attributeTypeChanged(let e, _, _, _),
              .attributeOptionalityChanged(let e, _, _, _), .attributeUniquenessChanged(let e, _, _, _),
              .attributeTransienceChanged(let e, _, _, _), .attributeExternalStorageChanged(let e, _, _, _),
              .attributeIndexChanged(let e, _, _, _), .attributeHashModifierChanged(let e, _, _, _),
-             .relationshipAdded(let e, _), .relationshipRemoved(let e, _),
+             .relationshipAdded(let e, _), .relationshipRemoved(let e, _), .relationshipRenamed(let e, _, _),
              .relationshipDestinationChanged(let e, _, _, _), .relationshipCardinalityChanged(let e, _, _, _),
              .relationshipOptionalityChanged(let e, _, _, _), .relationshipInverseChanged(let e, _, _, _),
              .relationshipHashModifierChanged(let e, _, _, _),
@@ -54,10 +60,12 @@ public enum SchemaChange: Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .entityAdded(let e): return "entity '\(e)' added"
         case .entityRemoved(let e): return "entity '\(e)' removed"
+        case .entityRenamed(let e, let from): return "entity '\(from)' renamed to '\(e)'"
         case .superentityChanged(let e, let old, let new):
             return "entity '\(e)': superentity changed from '\(old ?? "none")' to '\(new ?? "none")'"
         case .attributeAdded(let e, let a): return "entity '\(e)': attribute '\(a)' added"
         case .attributeRemoved(let e, let a): return "entity '\(e)': attribute '\(a)' removed"
+        case .attributeRenamed(let e, let a, let from): return "entity '\(e)': attribute '\(from)' renamed to '\(a)'"
         case .attributeTypeChanged(let e, let a, let old, let new):
             return "entity '\(e)': attribute '\(a)' type changed from \(old.rawValue) to \(new.rawValue)"
         case .attributeOptionalityChanged(let e, let a, _, let new):
@@ -72,6 +80,7 @@ public enum SchemaChange: Equatable, Sendable, CustomStringConvertible {
         case .attributeHashModifierChanged(let e, let a, _, _): return "entity '\(e)': attribute '\(a)' hashModifier changed"
         case .relationshipAdded(let e, let r): return "entity '\(e)': relationship '\(r)' added"
         case .relationshipRemoved(let e, let r): return "entity '\(e)': relationship '\(r)' removed"
+        case .relationshipRenamed(let e, let r, let from): return "entity '\(e)': relationship '\(from)' renamed to '\(r)'"
         case .relationshipDestinationChanged(let e, let r, _, _): return "entity '\(e)': relationship '\(r)' destination changed"
         case .relationshipCardinalityChanged(let e, let r, _, let new):
             return "entity '\(e)': relationship '\(r)' became \(new ? "to-many" : "to-one")"
@@ -91,24 +100,35 @@ public enum SchemaDiff {
     /// then, entity by entity in `new`'s order, what was added or changed.
     public static func changes(from old: Schema, to new: Schema) -> [SchemaChange] {
         var out: [SchemaChange] = []
-        for e in old.entities where new.entity(named: e.name) == nil {
+        // Entities pair up as inference pairs them: a rename through originalName first, then by name.
+        let entityOrigin = pair(old.entities, new.entities, name: \.name, originalName: \.originalName)
+        let renamedEntity = Dictionary(entityOrigin.map { ($0.value.name, $0.key) }, uniquingKeysWith: { a, _ in a })
+        /// An old entity's name in the new version (its own when it has no successor).
+        func newName(_ oldName: String) -> String { renamedEntity[oldName] ?? oldName }
+        for e in old.entities where renamedEntity[e.name] == nil {
             out.append(.entityRemoved(entity: e.name))
         }
         for e in new.entities {
-            guard let o = old.entity(named: e.name) else { out.append(.entityAdded(entity: e.name)); continue }
-            if o.versionHash == e.versionHash { continue }
+            guard let o = entityOrigin[e.name] else { out.append(.entityAdded(entity: e.name)); continue }
             let name = e.name
-            if o.superentityName != e.superentityName {
+            if o.name != e.name { out.append(.entityRenamed(entity: name, from: o.name)) }
+            if o.versionHash == e.versionHash { continue }
+            if o.superentityName.map(newName) != e.superentityName {
                 out.append(.superentityChanged(entity: name, old: o.superentityName, new: e.superentityName))
             }
-            for a in o.ownAttributes where !e.ownAttributes.contains(where: { $0.name == a.name }) {
+            let attributeOrigin = pair(o.ownAttributes, e.ownAttributes, name: \.name, originalName: \.originalName)
+            let paired = Set(attributeOrigin.values.map(\.name))
+            for a in o.ownAttributes where !paired.contains(a.name) {
                 out.append(.attributeRemoved(entity: name, attribute: a.name))
             }
+            var attributeName: [String: String] = [:]
             for a in e.ownAttributes {
-                guard let oa = o.ownAttributes.first(where: { $0.name == a.name }) else {
+                guard let oa = attributeOrigin[a.name] else {
                     out.append(.attributeAdded(entity: name, attribute: a.name)); continue
                 }
                 let n = a.name
+                attributeName[oa.name] = n
+                if oa.name != n { out.append(.attributeRenamed(entity: name, attribute: n, from: oa.name)) }
                 if oa.type != a.type { out.append(.attributeTypeChanged(entity: name, attribute: n, old: oa.type, new: a.type)) }
                 if oa.isOptional != a.isOptional {
                     out.append(.attributeOptionalityChanged(entity: name, attribute: n, old: oa.isOptional, new: a.isOptional))
@@ -129,15 +149,19 @@ public enum SchemaDiff {
                     out.append(.attributeHashModifierChanged(entity: name, attribute: n, old: oa.hashModifier, new: a.hashModifier))
                 }
             }
-            for r in o.ownRelationships where !e.ownRelationships.contains(where: { $0.name == r.name }) {
+            let relationshipOrigin = pair(o.ownRelationships, e.ownRelationships, name: \.name, originalName: \.originalName)
+            let pairedLinks = Set(relationshipOrigin.values.map(\.name))
+            for r in o.ownRelationships where !pairedLinks.contains(r.name) {
                 out.append(.relationshipRemoved(entity: name, relationship: r.name))
             }
             for r in e.ownRelationships {
-                guard let orr = o.ownRelationships.first(where: { $0.name == r.name }) else {
+                guard let orr = relationshipOrigin[r.name] else {
                     out.append(.relationshipAdded(entity: name, relationship: r.name)); continue
                 }
                 let n = r.name
-                if orr.destinationName != r.destinationName {
+                attributeName[orr.name] = n
+                if orr.name != n { out.append(.relationshipRenamed(entity: name, relationship: n, from: orr.name)) }
+                if newName(orr.destinationName) != r.destinationName {
                     out.append(.relationshipDestinationChanged(entity: name, relationship: n, old: orr.destinationName, new: r.destinationName))
                 }
                 if orr.isToMany != r.isToMany {
@@ -146,17 +170,46 @@ public enum SchemaDiff {
                 if orr.isOptional != r.isOptional {
                     out.append(.relationshipOptionalityChanged(entity: name, relationship: n, old: orr.isOptional, new: r.isOptional))
                 }
-                if orr.inverse?.name != r.inverse?.name {
+                // The inverse by its own pairing (renamed with its entity, or through its originalName).
+                let inverseNow = r.inverse.map { inv in (inv.originalName.map { [$0, inv.name] } ?? [inv.name]) }
+                if let oldInverse = orr.inverse?.name, let names = inverseNow {
+                    if !names.contains(oldInverse) {
+                        out.append(.relationshipInverseChanged(entity: name, relationship: n, old: oldInverse, new: r.inverse?.name))
+                    }
+                } else if (orr.inverse == nil) != (r.inverse == nil) {
                     out.append(.relationshipInverseChanged(entity: name, relationship: n, old: orr.inverse?.name, new: r.inverse?.name))
                 }
                 if orr.hashModifier != r.hashModifier {
                     out.append(.relationshipHashModifierChanged(entity: name, relationship: n, old: orr.hashModifier, new: r.hashModifier))
                 }
             }
-            if o.uniqueConstraints != e.uniqueConstraints {
+            // Constraints and indexes compared under the new names of the properties they list.
+            func renamed(_ lists: [[String]]) -> [[String]] { lists.map { $0.map { attributeName[$0] ?? $0 } } }
+            if renamed(o.uniqueConstraints) != e.uniqueConstraints {
                 out.append(.uniqueConstraintsChanged(entity: name, old: o.uniqueConstraints, new: e.uniqueConstraints))
             }
-            if o.indexes != e.indexes { out.append(.indexesChanged(entity: name, old: o.indexes, new: e.indexes)) }
+            if renamed(o.indexes) != e.indexes { out.append(.indexesChanged(entity: name, old: o.indexes, new: e.indexes)) }
+        }
+        return out
+    }
+
+    /// New elements by name → the old element each comes from: the one its `originalName`
+    /// names (a rename, which wins over an old element of its own name), else the one of its
+    /// own name; each old element goes to one new element.
+    static func pair<T>(_ old: [T], _ new: [T], name: (T) -> String, originalName: (T) -> String?) -> [String: T] {
+        var byName: [String: T] = [:]
+        for o in old { byName[name(o)] = o }
+        var out: [String: T] = [:]
+        var taken: Set<String> = []
+        for n in new {
+            guard let original = originalName(n), original != name(n), let o = byName[original], !taken.contains(original) else { continue }
+            out[name(n)] = o
+            taken.insert(original)
+        }
+        for n in new where out[name(n)] == nil {
+            guard let o = byName[name(n)], !taken.contains(name(n)) else { continue }
+            out[name(n)] = o
+            taken.insert(name(n))
         }
         return out
     }

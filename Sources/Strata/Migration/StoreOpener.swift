@@ -122,6 +122,14 @@ public struct StoreOpener: StoreOpenPolicy {
         do { old = try SchemaDecoder.decode(storedJSON) } catch {
             throw StrataError(.corrupt, "the schema stored in '\(location)' cannot be read: \(error)")
         }
+        // The stored hash names the storage the tables have; the stored schema must have it. When
+        // they differ the metadata is damaged: decided here, once (no stage would ever find the
+        // store at the version it starts from).
+        guard old.versionHash == storedHash else {
+            throw StrataError(.corrupt, "'\(location)' is damaged: its stored version hash (\(storedHash.prefix(12))…) is not the hash of its "
+                              + "stored schema (version \(old.version), \(old.versionHash.prefix(12))…), so its storage is unknown "
+                              + "(the file was left untouched)")
+        }
         let target = plan?.schemas[0] ?? schema
         let known = plan.map { " (the migration plan's versions: \($0.schemas.map(\.version).joined(separator: ", ")))" } ?? ""
         func differences() -> String { SchemaDiff.describe(from: old, to: target).joined(separator: "; ") }
@@ -196,8 +204,14 @@ public struct StoreOpener: StoreOpenPolicy {
     public func open(_ stored: StoredState?, _ store: StoreOpening) throws {
         switch decide(stored, location: store.location, readOnly: store.isReadOnly, formatVersion: store.formatVersion) {
         case .create: try store.create()
-        case .open(let refresh): if refresh { try store.writeDeclaration(of: schema) }
+        case .open(let refresh):
+            // The storage the stored hash names: the configured schema's, or a version of the plan with it.
+            let hash = stored?.versionHash
+            try store.verifyStorage(of: hash == schema.versionHash ? schema : plan?.schemas.last { $0.versionHash == hash } ?? schema)
+            if refresh { try store.writeDeclaration(of: schema) }
         case .migrate(let stages):
+            // The stored version's storage, checked before anything runs on it.
+            if let first = stages.first { try store.verifyStorage(of: first.from) }
             try MigrationRunner(stages: stages, hooks: hooks, progress: progress).run(on: store)
         case .refuse(let error): throw error
         }

@@ -155,9 +155,25 @@ final class Connection {
         self.path = path
         self.readOnly = readOnly
         sqlite3_extended_result_codes(h, 1)
+        // A store file is untrusted input: nothing its schema carries may run inside Strata's
+        // calls. Views and triggers of the file are off (Strata makes none; the read overlay's
+        // views are TEMP ones, which stay on), functions in schema objects must be innocuous,
+        // and SQL cannot edit the schema as a table (defensive). Strata's own SQL functions
+        // appear in statements only, never in a schema object, so none needs SQLITE_INNOCUOUS.
+        for (option, on) in Connection.distrust where strata_sqlite3_db_config_flag(h, option, on) != on {
+            sqlite3_close_v2(h)
+            throw StrataError(.internal, "SQLite \(String(cString: sqlite3_libversion())) cannot set option \(option) of sqlite3_db_config, "
+                              + "which keeps a store file's views and triggers from running: Strata needs SQLite 3.35 or newer")
+        }
         sqlite3_busy_timeout(h, 10_000)
         SQLFunctions.register(h)
     }
+
+    /// The `sqlite3_db_config` options every connection sets, and their values.
+    static let distrust: [(Int32, Int32)] = [
+        (SQLITE_DBCONFIG_DEFENSIVE, 1), (SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0),
+        (SQLITE_DBCONFIG_ENABLE_VIEW, 0), (SQLITE_DBCONFIG_ENABLE_TRIGGER, 0),
+    ]
 
     deinit {
         cache.removeAll()
@@ -226,8 +242,19 @@ final class Connection {
         case SQLITE_MISUSE: code = .misuse
         default: code = .internal
         }
+        if code == .internal, rc & 0xFF == SQLITE_ERROR, damageSigns.contains(where: { message.contains($0) }) {
+            // The tables were checked against the stored schema when the store opened: SQL that
+            // no longer finds them means someone changed the file since (a store file is untrusted input).
+            return StrataError(.corrupt, "the store's tables no longer match its schema (the file was changed outside Strata): \(message)",
+                               sqliteCode: rc)
+        }
         return StrataError(code, message, sqliteCode: rc)
     }
+
+    /// SQLite's words for SQL that does not fit the tables it runs on: a table or column gone
+    /// or renamed, a table replaced by a view (views of the file are off), columns added.
+    static let damageSigns = ["no such table", "no such column", "has no column named", "no such index",
+                              "access to view", "because it is a view", "values were supplied"]
 
     // MARK: Transactions
 

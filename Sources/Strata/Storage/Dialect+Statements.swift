@@ -21,6 +21,8 @@ extension SQLiteDialect {
     static let schemaObjectCount = "SELECT count(*) FROM sqlite_master"
     /// Reads the database header (a file that is not a database fails with SQLITE_NOTADB).
     static let schemaVersion = "PRAGMA schema_version"
+    /// Every object of the main database's schema, as `StoredSchemaCheck` reads it.
+    static let schemaObjects = "SELECT type, name, tbl_name, sql FROM sqlite_master"
     static let userVersion = "PRAGMA user_version"
     static let applicationID = "PRAGMA application_id"
     static let metadataDDL = [
@@ -33,8 +35,11 @@ extension SQLiteDialect {
     /// Starts the key sequence of a root table (`?1`) if it has none.
     static let startSequence = "INSERT OR IGNORE INTO strata_sequence (entity, next) VALUES (?1, 1)"
     /// Reserves a block of keys (`?2` of them) for a root table (`?1`), returning the end of the block.
+    /// A sequence that is not a positive integer, or that the block would take past the largest
+    /// integer (SQLite's sum is then a real), returns something other than an integer: damage.
     static let reserveKeys =
-        "INSERT INTO strata_sequence (entity, next) VALUES (?1, 1 + ?2) ON CONFLICT(entity) DO UPDATE SET next = next + ?2 RETURNING next"
+        "INSERT INTO strata_sequence (entity, next) VALUES (?1, 1 + ?2) ON CONFLICT(entity) DO UPDATE SET next = "
+            + "CASE WHEN typeof(next) = 'integer' AND next >= 1 THEN next + ?2 ELSE 'damaged' END RETURNING next"
     /// Makes sure keys below `?2` of a root table (`?1`) are never reserved again.
     static let keepKeys =
         "INSERT INTO strata_sequence (entity, next) VALUES (?1, ?2) ON CONFLICT(entity) DO UPDATE SET next = max(next, ?2)"

@@ -62,8 +62,9 @@ public final class SQLiteSession: StoreSession {
             if ownTransaction { try connection.begin() }
             let end: Int64
             do {
-                guard case .int(let e)? = try connection.statement(SQLiteDialect.reserveKeys).scalar([.text(root.name), .int(want)]) else {
-                    throw StrataError(.internal, "could not reserve primary keys for '\(root.name)'")
+                guard case .int(let e)? = try connection.statement(SQLiteDialect.reserveKeys).scalar([.text(root.name), .int(want)]), e > want else {
+                    throw StrataError(.corrupt, "the key sequence of '\(root.name)' (strata_sequence) is damaged or used up: no key can be reserved",
+                                      entity: root.name)
                 }
                 end = e
                 if ownTransaction { try connection.commit() }

@@ -192,6 +192,18 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
             }
         }
 
+        func verifyStorage(of schema: Schema) throws {
+            do {
+                try StoredSchemaCheck.verify(connection, layout: StoreLayout(schema), location: location, version: schema.version)
+            } catch let e as StrataError where e.code == .corrupt {
+                // Another connection may have migrated the store since its state was read: open again.
+                if case .text(let hash)? = try SQLiteStore.metadata(connection, "versionHash"), hash != schema.versionHash {
+                    throw StrataError(.busy, "'\(location)' was migrated while it was being opened")
+                }
+                throw e
+            }
+        }
+
         func migrate<T>(_ body: (StoredState?) throws -> T) throws -> T {
             guard !isReadOnly else { throw StrataError(.readOnly, "'\(location)' is opened read-only: it cannot be migrated") }
             // A session's transaction: saves of the stage's hooks become savepoints of it.
@@ -220,7 +232,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
             do {
                 try SQLiteMigration.run(try migration.plan(), on: c, folder: store.externalFolder, stage: stage, report: report)
                 try SQLiteHistoryNames.rename(c, mapping)
-            } catch var e as StrataError where e.code == .internal {
+            } catch var e as StrataError where e.code == .internal || (e.code == .corrupt && e.sqliteCode != nil) {
                 // The steps follow the stored schema: SQL that fails on them means the tables do not
                 // match it (a store file is untrusted input).
                 e.code = .corrupt

@@ -44,6 +44,11 @@ public protocol StoreOpening: AnyObject {
     /// Stores `schema`'s declaration (JSON, version, hashes) in place of the
     /// stored one: in one transaction of its own, or in the caller's (``migrate(_:)``).
     func writeDeclaration(of schema: Schema) throws
+    /// Checks that the store's storage is exactly what it makes for `schema` (the stored
+    /// version) and holds nothing else — no view, trigger or object it did not make —
+    /// without scanning any table.
+    /// - Throws: `.corrupt` naming what differs (the file is left untouched).
+    func verifyStorage(of schema: Schema) throws
 
     /// Runs `body` in one write transaction, on the stored state read inside it (so
     /// that a stage starts from what another process may have committed meanwhile):

@@ -1,0 +1,282 @@
+import CSQLite
+
+/// Checks, when a store opens, that the file's SQLite schema is exactly what
+/// Strata makes for the stored schema version: a store file is untrusted input,
+/// and anything else in its schema could run inside Strata's calls (a view over
+/// an endless query, a trigger deleting rows, a generated column or a DEFAULT
+/// allocating a gigabyte) or break its assumptions (a missing column, a missing
+/// unique index, a column of another type).
+///
+/// One read of `sqlite_master`, no table scan. Every object must be one of:
+/// - `strata_metadata` and `strata_sequence`, as `SQLiteDialect.metadataDDL` makes them;
+/// - the history tables and their indexes, as `SQLiteDialect.historyDDL` makes them
+///   (all of them or none: a store that never recorded a save has none);
+/// - SQLite's own `sqlite_sequence` (AUTOINCREMENT) and `sqlite_stat1`/`sqlite_stat4` (ANALYZE);
+/// - a table of the layout, its columns exactly the layout's (names and types, in any
+///   order: columns added by a migration come last), nothing else in its definition
+///   (no constraint, default, collation, generated column);
+/// - an index of the layout: same table, same columns in order, same uniqueness, plain
+///   columns only (its name may be an older one: a table altered in place keeps its
+///   indexes' names), and every index of the layout present.
+///
+/// Views, triggers, virtual tables and anything not listed are refused. The definitions
+/// are read from the `sql` SQLite itself parses, with a grammar that accepts only what
+/// Strata writes (and what `ALTER TABLE … RENAME` / `ADD COLUMN` make of it).
+enum StoredSchemaCheck {
+    /// - Throws: `.corrupt` naming the first object that differs and how.
+    static func verify(_ c: Connection, layout: StoreLayout, location: String, version: String) throws {
+        var objects: [(type: String, name: String, table: String, sql: String?)] = []
+        try c.statement(SQLiteDialect.schemaObjects).query { s in
+            objects.append((s.text(0), s.text(1), s.text(2), s.columnType(3) == SQLITE_NULL ? nil : s.text(3)))
+        }
+        func damage(_ what: String) -> StrataError {
+            StrataError(.corrupt, "'\(location)' is damaged or was changed outside Strata: \(what) (stored schema version \(version); "
+                        + "the file was left untouched)")
+        }
+        var tables: [String: StoreLayout.Table] = [:]
+        for t in layout.tables { tables[t.name.lowercased()] = t }
+        var seenTables: Set<String> = []
+        var indexesLeft: [String: [StoreLayout.Index]] = [:]
+        for t in layout.tables { indexesLeft[t.name.lowercased()] = t.indexes }
+        var historyObjects = 0
+
+        for o in objects {
+            let key = o.name.lowercased()
+            if let expected = fixed[key] {
+                guard o.type == expected.type, o.sql == expected.sql else {
+                    throw damage("its \(o.type) '\(o.name)' is not the one Strata makes (\(expected.sql))")
+                }
+                if expected.isHistory { historyObjects += 1 }
+                continue
+            }
+            switch o.type {
+            case "table":
+                guard let t = tables[key] else {
+                    throw damage("it holds a table '\(o.name)' that is not part of its schema (a store holds only the tables Strata makes)")
+                }
+                try checkTable(t, o.sql, damage)
+                seenTables.insert(key)
+            case "index":
+                guard let sql = o.sql, let index = parseIndex(sql), index.table.lowercased() == o.table.lowercased(),
+                      let left = indexesLeft[o.table.lowercased()],
+                      let i = left.firstIndex(where: { $0.isUnique == index.isUnique && $0.columns.map { $0.lowercased() } == index.columns })
+                else {
+                    throw damage("it holds an index '\(o.name)' on '\(o.table)' that is not part of its schema "
+                                 + "(a store holds only the indexes its schema declares, on plain columns)")
+                }
+                indexesLeft[o.table.lowercased()]?.remove(at: i)
+            default:
+                throw damage("it holds a \(o.type) '\(o.name)' (a store holds no views or triggers: they would run inside Strata's calls)")
+            }
+        }
+        for t in layout.tables where !seenTables.contains(t.name.lowercased()) {
+            throw damage("its table '\(t.name)' is missing")
+        }
+        for t in layout.tables {
+            if let missing = indexesLeft[t.name.lowercased()]?.first {
+                throw damage("table '\(t.name)' lacks its \(missing.isUnique ? "unique " : "")index on (\(missing.columns.joined(separator: ", ")))")
+            }
+        }
+        if historyObjects != 0 && historyObjects != historyCount {
+            throw damage("some of its history tables or their indexes are missing")
+        }
+    }
+
+    // MARK: Objects every store may hold
+
+    private struct Fixed {
+        let type: String
+        let sql: String
+        let isHistory: Bool
+    }
+
+    /// The store's own tables and indexes by lowercased name, with the `sql` SQLite keeps for them
+    /// (the DDL without `IF NOT EXISTS`), and SQLite's own tables.
+    private static let fixed: [String: Fixed] = {
+        var out: [String: Fixed] = [:]
+        func add(_ ddl: String, history: Bool) {
+            let sql = ddl.replacing(" IF NOT EXISTS ", with: " ")
+            // CREATE [UNIQUE] TABLE|INDEX name …
+            var words = sql.split(separator: " ").dropFirst()
+            if words.first == "UNIQUE" { words = words.dropFirst() }
+            guard let kind = words.first, let name = words.dropFirst().first else { return }
+            out[name.lowercased()] = Fixed(type: kind == "TABLE" ? "table" : "index", sql: sql, isHistory: history)
+        }
+        for ddl in SQLiteDialect.metadataDDL { add(ddl, history: false) }
+        for ddl in SQLiteDialect.historyDDL { add(ddl, history: true) }
+        out["sqlite_sequence"] = Fixed(type: "table", sql: "CREATE TABLE sqlite_sequence(name,seq)", isHistory: false)
+        out["sqlite_stat1"] = Fixed(type: "table", sql: "CREATE TABLE sqlite_stat1(tbl,idx,stat)", isHistory: false)
+        out["sqlite_stat4"] = Fixed(type: "table", sql: "CREATE TABLE sqlite_stat4(tbl,idx,neq,nlt,ndlt,sample)", isHistory: false)
+        return out
+    }()
+
+    private static let historyCount = SQLiteDialect.historyDDL.count
+
+    // MARK: Tables
+
+    private static func checkTable(_ t: StoreLayout.Table, _ sql: String?, _ damage: (String) -> StrataError) throws {
+        let problem = "its table '\(t.name)' does not match the stored schema"
+        guard let sql, let parsed = parseTable(sql) else {
+            throw damage("\(problem): its definition is not one Strata makes (\(sql.map { String($0.prefix(300)) } ?? "none"))")
+        }
+        let rowidKey = !t.withoutRowID && t.primaryKey.count == 1 ? t.primaryKey[0].lowercased() : nil
+        guard parsed.withoutRowID == t.withoutRowID,
+              parsed.primaryKey == (rowidKey == nil ? t.primaryKey.map { $0.lowercased() } : []) else {
+            throw damage("\(problem): its primary key differs")
+        }
+        var expected: [String: (name: String, type: [String])] = [:]
+        for c in t.columns {
+            var type = c.type.split(separator: " ").map { $0.uppercased() }
+            if c.name.lowercased() == rowidKey { type += ["PRIMARY", "KEY"] }
+            expected[c.name.lowercased()] = (c.name, type)
+        }
+        var seen: Set<String> = []
+        for col in parsed.columns {
+            let key = col.name.lowercased()
+            guard let e = expected[key], !seen.contains(key) else {
+                throw damage("\(problem): it has a column '\(col.name)' the schema does not declare")
+            }
+            seen.insert(key)
+            guard col.type == e.type else {
+                throw damage("\(problem): column '\(e.name)' is declared '\(col.type.joined(separator: " "))', not '\(e.type.joined(separator: " "))'")
+            }
+        }
+        if let missing = t.columns.first(where: { !seen.contains($0.name.lowercased()) }) {
+            throw damage("\(problem): column '\(missing.name)' is missing")
+        }
+    }
+
+    struct ParsedTable {
+        var columns: [(name: String, type: [String])] = []
+        /// Lowercased, from a table constraint `PRIMARY KEY (…)`.
+        var primaryKey: [String] = []
+        var withoutRowID = false
+    }
+
+    /// `CREATE TABLE name (col WORD…, …[, PRIMARY KEY (col, …)]) [WITHOUT ROWID]`; nil for anything else.
+    static func parseTable(_ sql: String) -> ParsedTable? {
+        guard let tokens = tokenize(sql), tokens.count > 4, tokens[0].isWord("CREATE"), tokens[1].isWord("TABLE"),
+              tokens[2].name != nil, tokens[3] == .punct("(") else { return nil }
+        var out = ParsedTable()
+        var i = 4
+        while true {
+            if tokens[i].isWord("PRIMARY"), i + 2 < tokens.count, tokens[i + 1].isWord("KEY"), tokens[i + 2] == .punct("(") {
+                guard out.primaryKey.isEmpty, let (names, next) = nameList(tokens, from: i + 3) else { return nil }
+                out.primaryKey = names
+                i = next
+            } else {
+                guard let name = tokens[i].name else { return nil }
+                i += 1
+                var type: [String] = []
+                while i < tokens.count, case .word(let w) = tokens[i] {
+                    type.append(w.uppercased())
+                    i += 1
+                }
+                out.columns.append((name, type))
+            }
+            guard i < tokens.count else { return nil }
+            if tokens[i] == .punct(",") { i += 1; guard i < tokens.count else { return nil }; continue }
+            guard tokens[i] == .punct(")") else { return nil }
+            i += 1
+            break
+        }
+        if i < tokens.count {
+            guard i + 2 == tokens.count, tokens[i].isWord("WITHOUT"), tokens[i + 1].isWord("ROWID") else { return nil }
+            out.withoutRowID = true
+        }
+        return out
+    }
+
+    /// `CREATE [UNIQUE] INDEX name ON table (col, …)`: the table, the lowercased columns and
+    /// uniqueness; nil for anything else (expressions, collations, orders, a WHERE clause).
+    static func parseIndex(_ sql: String) -> (table: String, columns: [String], isUnique: Bool)? {
+        guard let tokens = tokenize(sql), tokens.count > 2, tokens[0].isWord("CREATE") else { return nil }
+        var i = 1
+        let unique = tokens[i].isWord("UNIQUE")
+        if unique { i += 1 }
+        guard i + 4 < tokens.count, tokens[i].isWord("INDEX"), tokens[i + 1].name != nil, tokens[i + 2].isWord("ON"),
+              let table = tokens[i + 3].name, tokens[i + 4] == .punct("("),
+              let (columns, next) = nameList(tokens, from: i + 5), next == tokens.count else { return nil }
+        return (table, columns, unique)
+    }
+
+    /// `name, name, …)` from `from`: the lowercased names and the index past the `)`.
+    private static func nameList(_ tokens: [Token], from: Int) -> ([String], Int)? {
+        var names: [String] = []
+        var i = from
+        while i < tokens.count {
+            guard let n = tokens[i].name else { return nil }
+            names.append(n.lowercased())
+            i += 1
+            guard i < tokens.count else { return nil }
+            if tokens[i] == .punct(")") { return (names, i + 1) }
+            guard tokens[i] == .punct(",") else { return nil }
+            i += 1
+        }
+        return nil
+    }
+
+    // MARK: Tokens
+
+    enum Token: Equatable {
+        /// A bare word: a keyword, a type name or an unquoted identifier.
+        case word(String)
+        /// A quoted identifier ("…", `…` or […]), unquoted.
+        case quoted(String)
+        case punct(Character)
+
+        func isWord(_ w: String) -> Bool { if case .word(let x) = self { return x.uppercased() == w } else { return false } }
+        /// The identifier a word or quoted name stands for.
+        var name: String? {
+            switch self {
+            case .word(let w), .quoted(let w): return w
+            case .punct: return nil
+            }
+        }
+    }
+
+    /// The tokens of DDL as Strata writes it: words, quoted identifiers, `(`, `)` and `,`,
+    /// separated by white space. Nil for anything else (literals, operators, comments).
+    static func tokenize(_ sql: String) -> [Token]? {
+        var out: [Token] = []
+        let s = Array(sql.unicodeScalars)
+        var i = 0
+        func isWordChar(_ c: Unicode.Scalar) -> Bool {
+            (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || (c >= "0" && c <= "9") || c == "_" || c == "$" || c.value >= 0x80
+        }
+        while i < s.count {
+            let c = s[i]
+            switch c {
+            case " ", "\n", "\t", "\r":
+                i += 1
+            case "(", ")", ",":
+                out.append(.punct(Character(c)))
+                i += 1
+            case "\"", "`", "[":
+                let close: Unicode.Scalar = c == "[" ? "]" : c
+                var name = String.UnicodeScalarView()
+                i += 1
+                var closed = false
+                while i < s.count {
+                    if s[i] == close {
+                        // A doubled quote stands for itself ("" or ``; never inside […]).
+                        if close != "]", i + 1 < s.count, s[i + 1] == close { name.append(close); i += 2; continue }
+                        i += 1
+                        closed = true
+                        break
+                    }
+                    name.append(s[i])
+                    i += 1
+                }
+                guard closed else { return nil }
+                out.append(.quoted(String(name)))
+            default:
+                guard isWordChar(c), !(c >= "0" && c <= "9") else { return nil }
+                var word = String.UnicodeScalarView()
+                while i < s.count, isWordChar(s[i]) { word.append(s[i]); i += 1 }
+                out.append(.word(String(word)))
+            }
+        }
+        return out
+    }
+}
