@@ -570,9 +570,10 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  * relationships whose links live in another table (to-many, and to-one whose
  * link the other side holds); each prefetched relationship adds one prepared
  * query of one owner's related objects, run for each owner row as it is
- * written; all in one read transaction (the trace hook reports each query
- * once per fetch, not the BEGIN/ROLLBACK around them). The result is written
- * once, into the buffer returned.
+ * written; all in one read transaction (the trace hook reports every run:
+ * 1 + N statements for N owners and one prefetched relationship; not the
+ * BEGIN/ROLLBACK around them). The result is written once, into the buffer
+ * returned.
  *
  * @param[out] out_json  new string, free with strata_free(); NULL on failure.
  * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx, NULL descriptor or out),
@@ -766,8 +767,13 @@ typedef void (*strata_free_fn)(void *userdata);
 
 /**
  * Installs (or with fn NULL, removes) a hook that sees every SQL statement
- * the container's connections execute — for counting queries in tests and
- * for debugging. (STRATA_SQL_DEBUG=1 in the environment prints them to stderr.)
+ * the container's connections execute, each time it runs (a cached statement
+ * run again is seen again; a prefetch's statement once per owner row) — for
+ * counting queries in tests and for debugging. Not seen: the BEGIN/ROLLBACK
+ * and SAVEPOINT/RELEASE that wrap each read, and the CREATE of the temporary
+ * tables that hold a context's unsaved changes while it reads (the statements
+ * filling them are seen). STRATA_SQL_DEBUG=1 in the environment prints all of
+ * them to stderr. Without a hook, tracing costs one atomic load per run.
  *
  * The hook is called on the thread that runs the statement, possibly from
  * several threads at once; it must not call back into Strata. The previous
