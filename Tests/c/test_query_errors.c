@@ -244,7 +244,7 @@ static const query_case cases[] = {
     DM("enum: not a member, !=", "{\"entity\": \"PersonalTrip\", \"predicate\": {\"!=\": [\"Family\", {\"key\": \"reason\"}]}}",
        "/predicate/!=/0", "enum attribute 'PersonalTrip.reason'"),
     DM("enum: not a member in a list", "{\"entity\": \"PersonalTrip\", \"predicate\": {\"in\": [{\"key\": \"reason\"}, [\"family\", \"x\"]]}}",
-       "/predicate/in/1", "\"x\" is not a value of enum attribute"),
+       "/predicate/in/1", "the value compared is not a value of enum attribute"),
     /* nesting SQLite cannot parse is found while checking */
     DM("too deeply nested closures",
        PRED("{\"any\": [{\"key\": \"bucketList\"}, {\"any\": [{\"key\": \"trip.bucketList\"}"

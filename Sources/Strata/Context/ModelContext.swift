@@ -285,7 +285,9 @@ public final class ModelContext {
         } catch is FoundEntity {}
         guard let name = found else { return declared }
         guard let e = schema.entity(named: name), e.isKind(of: declared) else {
-            throw StrataError(.invalid, "'_entity' is '\(name)', which is not '\(declared.name)' or one of its subentities",
+            // A name the schema has is shown; other text given is not (errors do not repeat values).
+            let named = schema.entity(named: name).map { "'\($0.name)'" } ?? "an entity the schema does not have"
+            throw StrataError(.invalid, "'_entity' names \(named), which is not '\(declared.name)' or one of its subentities",
                               entity: declared.name, path: (path / "_entity").description)
         }
         return e
@@ -340,7 +342,7 @@ public final class ModelContext {
             case "_entity":
                 let v = try readString(&r, path / key, e)
                 if v != e.name && !(declared.subentities.isEmpty && v == declared.name) {
-                    throw StrataError(.invalid, "'_entity' is '\(v)' but the object is inserted as '\(e.name)'", entity: e.name, path: (path / key).description)
+                    throw StrataError(.invalid, "'_entity' names another entity than '\(e.name)', as which the object is inserted", entity: e.name, path: (path / key).description)
                 }
             case "_id":
                 let v = try readString(&r, path / key, e)
@@ -349,13 +351,13 @@ public final class ModelContext {
                                       entity: e.name, path: (path / key).description)
                 }
                 guard parsed.entity == e.name else {
-                    throw StrataError(.invalid, "'_id' names a '\(parsed.entity)', but the object is inserted as '\(e.name)'", entity: e.name, path: (path / key).description)
+                    throw StrataError(.invalid, "'_id' names another entity than '\(e.name)', as which the object is inserted", entity: e.name, path: (path / key).description)
                 }
                 givenID = v
             case "_onConflict":
                 let v = try readString(&r, path / key, e)
                 guard let p = ConflictPolicy(rawValue: v) else {
-                    throw StrataError(.invalid, "'_onConflict' must be \"upsert\", \"error\" or \"ignore\", not '\(v)'", entity: e.name, path: (path / key).description)
+                    throw StrataError(.invalid, "'_onConflict' must be \"upsert\", \"error\" or \"ignore\"", entity: e.name, path: (path / key).description)
                 }
                 policy = p
             default:
@@ -482,11 +484,11 @@ public final class ModelContext {
     /// Resolves an identifier string to an existing (saved or pending) object of `destination`'s kind.
     private func resolveReference(_ text: String, destination: Entity, path: JSONPath, from e: Entity, rel: String) throws -> ObjectID {
         guard let parsed = ObjectID.parse(text) else {
-            throw StrataError(.invalid, "'\(text)' is not an identifier like \"\(destination.name)/1\" (the concrete entity, '/', and the key without leading zeros)",
+            throw StrataError(.invalid, "the value is not an identifier like \"\(destination.name)/1\" (the concrete entity, '/', and the key without leading zeros)",
                               entity: e.name, attribute: rel, path: path.description)
         }
         guard let named = schema.entity(named: parsed.entity) else {
-            throw StrataError(.invalid, "identifier '\(text)' names unknown entity '\(parsed.entity)'", entity: e.name, attribute: rel, path: path.description)
+            throw StrataError(.invalid, "the identifier names an entity the schema does not have", entity: e.name, attribute: rel, path: path.description)
         }
         guard named.isKind(of: destination) else {
             throw StrataError(.validation, "'\(e.name).\(rel)' links to '\(destination.name)' objects, not '\(named.name)'", entity: e.name, attribute: rel, path: path.description)
@@ -580,7 +582,7 @@ public final class ModelContext {
     /// Resolves an identifier string of an existing object (saved or pending, not deleted).
     func resolve(_ text: String) throws -> ObjectID {
         guard let parsed = ObjectID.parse(text) else {
-            throw StrataError(.invalid, "'\(text)' is not an identifier like \"Trip/1\" (the concrete entity, '/', and the key without leading zeros)")
+            throw StrataError(.invalid, "the identifier given is not one like \"Trip/1\" (the concrete entity, '/', and the key without leading zeros)")
         }
         let named = try entity(named: parsed.entity)
         switch try lookup(named, parsed.pk) {
@@ -632,12 +634,12 @@ public final class ModelContext {
                     case "_id":
                         let v = try readString(&r, path / key, e)
                         guard v == id.description else {
-                            throw StrataError(.invalid, "'_id' '\(v)' does not match the updated object \(id)", entity: e.name, path: "/_id")
+                            throw StrataError(.invalid, "'_id' does not match the updated object \(id)", entity: e.name, path: "/_id")
                         }
                     case "_entity":
                         let v = try readString(&r, path / key, e)
                         guard v == e.name else {
-                            throw StrataError(.invalid, "'_entity' '\(v)' does not match the updated object \(id)", entity: e.name, path: "/_entity")
+                            throw StrataError(.invalid, "'_entity' does not match the updated object \(id)", entity: e.name, path: "/_entity")
                         }
                     default:
                         throw StrataError(.invalid, "'\(e.name)' has no attribute or relationship '\(key)'", entity: e.name, attribute: key, path: (path / key).description)

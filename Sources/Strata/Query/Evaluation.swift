@@ -10,6 +10,10 @@
 ///   (an int is not rounded to a double first).
 /// - `contains`, `hasPrefix`, `hasSuffix` with an empty needle are true;
 ///   `localizedStandardContains` with an empty needle is false (as Foundation).
+/// - The `localizedStandard` sort order is ``TextFolding/standardCompare(_:_:)``
+///   alone: the `strata_standard` collation of SQL sorts calls it, and the
+///   differential tests order with it (Latin letters without a decomposition
+///   sort as spelled: æ as ae, þ as th, ð as d, ı as i …).
 enum Evaluation {
     static func compare(_ op: ComparisonOperator, _ x: SQLValue, _ y: SQLValue, domain: ValueType, options: StringOptions) -> Bool {
         if x.isNull || y.isNull {

@@ -206,8 +206,8 @@ struct PredicateChecker {
         }
         let domain = try comparisonDomain(op, ta.type, tb.type, at)
         if op == .equal || op == .notEqual {
-            try checkEnumMember(ta, tb, b.location)
-            try checkEnumMember(tb, ta, a.location)
+            try checkEnumMember(ta, tb, b.location, bound: Self.variableName(b))
+            try checkEnumMember(tb, ta, a.location, bound: Self.variableName(a))
         }
         if options != [] {
             guard domain == .attribute(.string) || domain == .attribute(.url) || domain == .null else {
@@ -228,28 +228,33 @@ struct PredicateChecker {
         }
     }
 
+    /// The name of the variable `e` is, if it is one.
+    private static func variableName(_ e: PredicateExpression) -> String? {
+        if case .variable(let name, _) = e { return name }
+        return nil
+    }
+
     /// A constant compared with an enum attribute must be one of its values:
     /// a misspelled member would silently match nothing (or, with `!=`, everything).
-    private mutating func checkEnumMember(_ key: TypedExpression, _ value: TypedExpression, _ at: SourceLocation) throws {
+    /// - Parameter bound: the variable that gave the value, if one did.
+    private mutating func checkEnumMember(_ key: TypedExpression, _ value: TypedExpression, _ at: SourceLocation,
+                                          bound: String? = nil) throws {
         guard case .keyPath(let ref, _) = key, case .attribute(let a) = ref.end, a.enumValues != nil else { return }
         if case .parameter(let slot, _) = value { slots?[slot].enumAttribute = a; return }
         guard let v = value.constantValue else { return }
-        try checkEnumMember(a, v, at)
+        try checkEnumMember(a, v, at, bound: bound)
     }
 
-    private func checkEnumMember(_ a: Attribute, _ v: SQLValue, _ at: SourceLocation) throws {
+    /// The refusal names the attribute, the place (path or text position) and
+    /// the members, never the value: errors do not carry what the caller bound.
+    private func checkEnumMember(_ a: Attribute, _ v: SQLValue, _ at: SourceLocation, bound: String? = nil) throws {
         guard let allowed = a.enumValues, !v.isNull else { return }
         let domain: ValueType = .attribute(a.type == .int ? .double : a.type)
         if allowed.contains(where: { Evaluation.compare(.equal, v, $0, domain: domain, options: []) }) { return }
         let list = (a.enumJSON ?? []).map(\.text).joined(separator: ", ")
-        let shown: String
-        switch v {
-        case .text(let t): shown = JSONValue.string(t).text
-        case .int(let i): shown = String(i)
-        case .double(let d): shown = String(d)
-        default: shown = "the value"
-        }
-        throw fail("\(shown) is not a value of enum attribute '\(a.entity.name).\(a.name)' (allowed: \(list))", at)
+        let what = bound.map { "the value bound to '\($0)'" } ?? "the value compared"
+        throw fail("\(what) is not a value of enum attribute '\(a.entity.name).\(a.name)' (allowed: \(list))", at)
+            .with(entity: a.entity.name, attribute: a.name)
     }
 
     private func comparisonDomain(_ op: ComparisonOperator, _ a: ValueType, _ b: ValueType, _ at: SourceLocation) throws -> ValueType {
@@ -541,7 +546,7 @@ struct PredicateChecker {
         case .object(let entity):
             guard case .string(let text) = lit else { throw fail("expected an identifier like \"\(entity.name)/1\" or nil", at) }
             guard let parsed = ObjectID.parse(text), let named = schema.entity(named: parsed.entity), named.root === entity.root else {
-                throw fail("'\(text)' is not an identifier of a \(entity.name)", at)
+                throw fail("the value is not an identifier of a \(entity.name) (like \"\(entity.name)/1\")", at)
             }
             return .int(parsed.pk)
         case .objects:
@@ -668,7 +673,7 @@ extension PredicateChecker {
         let lit = try PredicateJSON.literal(value, JSONPath() / "bindings" / slot.name)
         let v = try coerce(lit, to: slot.type, at: slot.at)
         if v.isNull { return nil }
-        if let a = slot.enumAttribute { try checkEnumMember(a, v, slot.at) }
+        if let a = slot.enumAttribute { try checkEnumMember(a, v, slot.at, bound: slot.name) }
         return v
     }
 }

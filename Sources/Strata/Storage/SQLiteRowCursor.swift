@@ -4,9 +4,10 @@ import CSQLite
 /// place through the statement handle (a trivial value: reading a row retains
 /// nothing), external-storage values resolved in the store's folder.
 ///
-/// The first step of a cursor goes through `Statement.step` (the statement log,
-/// STRATA_SQL_DEBUG and the trace hook see the statement once); later steps,
-/// including the runs for further owners (`start(key:)`), call SQLite directly.
+/// The first step of each run goes through `Statement.step` (STRATA_SQL_DEBUG
+/// and the trace hook see every run: the objects query, and a prefetch's
+/// statement again for each owner after `start(key:)`); later steps of a run
+/// call SQLite directly.
 struct SQLiteRowCursor: RowCursor {
     let statement: Statement
     let folder: ExternalFolder?
@@ -34,6 +35,7 @@ struct SQLiteRowCursor: RowCursor {
         sqlite3_reset(handle)
         let rc = sqlite3_bind_int64(handle, 1, key)
         if rc != SQLITE_OK { throw statement.connection.error(rc, context: "binding a key") }
+        started = false
     }
 
     @inline(__always) func kind(_ column: Int32) -> ColumnKind {

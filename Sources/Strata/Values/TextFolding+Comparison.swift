@@ -15,10 +15,16 @@ extension TextFolding {
     ///    (and fullwidth) digits compare by numeric value ("Trip 2" <
     ///    "Trip 10", "01" ties "1"), and classes sort whitespace/controls <
     ///    punctuation/symbols < numbers < everything else. Letters go by code
-    ///    point (Latin < Greek < Cyrillic < … < CJK); ASCII punctuation and
+    ///    point (Latin < Greek < Cyrillic < … < CJK), except that the Latin
+    ///    letters without a canonical decomposition sort as they are spelled
+    ///    (`sortSpelling`): æ as ae, œ as oe, ĳ as ij, þ as th, ð as d, ı as i,
+    ///    ŋ as n, ĸ as k, ŀ as l, ǆ ǉ ǌ ǳ as dz lj nj dz, ȷ as j (ß and ſ fold
+    ///    to ss and s, ø ł đ ħ … to their base letter), so "Ærø" sorts beside
+    ///    "Aarhus" as in Foundation, not after "z"; ASCII punctuation and
     ///    symbols in the root collation's order (see `asciiPunctuationOrder`),
     ///    then other punctuation and symbols by code point;
-    /// 2. diacritics, left to right: unaccented first ("a" < "á", "l" < "ł");
+    /// 2. diacritics, left to right: unaccented first ("a" < "á", "l" < "ł",
+    ///    "ae" < "æ" < "ǽ", "d" < "ð" < "đ");
     /// 3. case, left to right: lowercase first ("a" < "A"; "ab" < "aB" < "Ab");
     ///    fullwidth after narrow, and case-fold variants (ß, ς, ſ) after both;
     /// 4. leading zeros: fewer first ("1" < "01" < "001");
@@ -94,6 +100,43 @@ extension TextFolding {
             w[b] = asciiRank(byte) << 24 | value
         }
         return UnsafePointer(w)
+    }()
+
+    /// The ASCII letters a Latin letter without a canonical decomposition
+    /// sorts as at the primary level (after case folding, so lowercase only),
+    /// as an offset and length in ``sortSpellings``; nil for any other scalar.
+    /// Where the root collation expands a letter (æ œ ĳ and the dz digraphs) this
+    /// is its expansion; where it gives a letter a weight of its own just after
+    /// another (ð ı ŋ ĸ) or after z (þ), the letter sorts as that other letter
+    /// (th for þ, as in English and Icelandic transliteration) and is told
+    /// apart at the diacritic level. Ranges keep the test cheap: these are the
+    /// only non-ASCII outputs of case and diacritic folding in U+00E6–U+0237.
+    @inline(__always) static func sortSpelling(_ v: UInt32) -> (offset: Int, count: Int)? {
+        guard v &- 0xE6 <= 0x237 - 0xE6 else { return nil }
+        switch v {
+        case 0xE6: return (0, 2)            // æ ae
+        case 0x153: return (2, 2)           // œ oe
+        case 0x133: return (4, 2)           // ĳ ij
+        case 0x237: return (5, 1)           // ȷ j
+        case 0xFE: return (6, 2)            // þ th
+        case 0xF0: return (8, 1)            // ð d
+        case 0x1C6, 0x1F3: return (8, 2)    // ǆ ǳ dz
+        case 0x131: return (10, 1)          // ı i
+        case 0x138: return (11, 1)          // ĸ k
+        case 0x14B: return (12, 1)          // ŋ n
+        case 0x1CC: return (12, 2)          // ǌ nj
+        case 0x140: return (14, 1)          // ŀ l
+        case 0x1C9: return (14, 2)          // ǉ lj
+        default: return nil
+        }
+    }
+
+    /// The letters of ``sortSpelling(_:)``, overlapping.
+    static let sortSpellings: UnsafePointer<UInt8> = {
+        let text = Array("aeoeijthdziknjlj".utf8)
+        let p = UnsafeMutablePointer<UInt8>.allocate(capacity: text.count)
+        p.initialize(from: text, count: text.count)
+        return UnsafePointer(p)
     }()
 
     /// Primary weight of a folded scalar that is not part of a number.
@@ -235,6 +278,11 @@ extension TextFolding {
         var pendingCount = 0
         /// The current scalar's group and case entry, given to its last output.
         var last = CollationElement()
+        /// Letters of a sort spelling not yet returned, and the element the
+        /// last of them becomes (the spelled letter's group and case entry).
+        var spelled: UnsafePointer<UInt8>? = nil
+        var spelledCount = 0
+        var spelledLast = CollationElement()
 
         init(_ p: UnsafeBufferPointer<UInt8>) {
             self.p = p
@@ -264,6 +312,7 @@ extension TextFolding {
         }
 
         mutating func next() -> CollationElement? {
+            if spelledCount > 0 { return popSpelled() }
             if pendingCount > 0 { return popPending() }
             guard i < p.count else { return nil }
             if let (d, len) = digit(at: i) { return number(first: d, len) }
@@ -312,6 +361,7 @@ extension TextFolding {
                 e.followEnd = i
             }
             if output != 0 {
+                if output >= 0xE6, let s = TextFolding.sortSpelling(output) { return spell(s, e, output) }
                 e.weight = TextFolding.weight(output)
                 return e
             }
@@ -335,8 +385,35 @@ extension TextFolding {
             pending = q + len
             pendingCount -= len
             var e = last
-            e.weight = TextFolding.weight(v)
             if pendingCount > 0 {
+                e.stroke = 0; e.marks = nil; e.markCount = 0; e.followStart = 0; e.followEnd = 0
+            }
+            if v >= 0xE6, let s = TextFolding.sortSpelling(v) { return spell(s, e, v) }
+            e.weight = TextFolding.weight(v)
+            return e
+        }
+
+        /// The first element of `letter`'s sort spelling; `e` is the element
+        /// the letter would have been. The last letter of the spelling takes
+        /// `e`'s group, led by `letter` itself, so the letter sorts just after
+        /// its spelling at the diacritic level ("ae" < "æ" < "ǽ").
+        mutating func spell(_ s: (offset: Int, count: Int), _ e: CollationElement, _ letter: UInt32) -> CollationElement {
+            var last = e
+            if last.stroke == 0 { last.stroke = letter }
+            spelled = TextFolding.sortSpellings + s.offset
+            spelledCount = s.count
+            spelledLast = last
+            return popSpelled()
+        }
+
+        /// The next letter of a sort spelling.
+        @inline(__always) mutating func popSpelled() -> CollationElement {
+            let q = spelled.unsafelyUnwrapped
+            spelled = q + 1
+            spelledCount -= 1
+            var e = spelledLast
+            e.weight = TextFolding.asciiWeight(q[0])
+            if spelledCount > 0 {
                 e.stroke = 0; e.marks = nil; e.markCount = 0; e.followStart = 0; e.followEnd = 0
             }
             return e

@@ -315,6 +315,27 @@ final class TextFoldingTests: XCTestCase {
         XCTAssertEqual(TextFolding.standardCompare("ǅ", "Ǆ"), 1)               // tie broken by code point
     }
 
+    /// Latin letters without a canonical decomposition sort beside the letters
+    /// they are written as (æ as ae, þ as th, ð as d, ı as i …), just after
+    /// that spelling, not after z: Foundation sorts "Ærø" beside "Aarhus".
+    func testLettersWithoutDecompositionSortBesideTheirSpelling() {
+        checkOrder(["Aalborg", "Aarhus", "ae", "AE", "æ", "Æ", "Ærø", "Afyon", "b"])
+        checkOrder(["od", "oe", "œ", "Œ", "Œuvre", "of", "Oslo"])
+        checkOrder(["ii", "ij", "ĳ", "Ĳ", "Ĳssel", "ik"])
+        checkOrder(["c", "d", "ð", "Ð", "đ", "Đ", "dz", "ǆ", "Ǆ", "e"])
+        checkOrder(["tg", "th", "þ", "Þ", "Þingvellir", "ti"])
+        checkOrder(["h", "ħ", "Ħ", "i", "I", "ı", "Irmak", "Işık", "Izmir", "j"])
+        checkOrder(["k", "ĸ", "ka", "l", "ł", "Ł", "lj", "ǉ", "lm", "Łódź", "m"])
+        checkOrder(["n", "ŋ", "Ŋ", "na", "nj", "ǌ", "o", "ø", "Ø", "Ørsted", "p"])
+        checkOrder(["ad", "ae", "æ", "ǽ", "Ǽ", "af"])
+        // Every lowercase letter of Latin-1 and Latin Extended-A sorts before "zz"
+        // (but ŉ, which case folds to ʼn: its apostrophe is a letter of its own).
+        for v in UInt32(0xDF)...0x17F where v != 0x149 {
+            guard let x = Unicode.Scalar(v), x.properties.isLowercase else { continue }
+            XCTAssertEqual(TextFolding.standardCompare(String(x), "zz"), -1, "\(String(x)) U+\(String(v, radix: 16))")
+        }
+    }
+
     private func checkOrder(_ expected: [String], file: StaticString = #filePath, line: UInt = #line) {
         for i in expected.indices {
             for j in expected.indices {
@@ -339,6 +360,7 @@ final class TextFoldingTests: XCTestCase {
         "U\u{308}", "ł", "Ł", "ß", "s", "S", "0", "1", "2", "9", "0", " ", "-", ".", "_", "~", "–", "\t", "Ｂ", "２", "ı", "İ", "\u{301}",
         "\u{323}", "ǅ", "Ǆ", "が", "か\u{3099}", "か", "ᾳ", "α", "Σ", "ς", "👍", "\u{FE0F}", "中", "\u{10400}",
         "\u{10428}", "ǰ", "ﬁ", "Ａ", "\u{212B}", "\u{E0101}", "\u{2F800}", "\u{E0067}", "🏴\u{E0067}\u{E0062}\u{E007F}",
+        "æ", "Æ", "ǽ", "þ", "ð", "ŋ", "ǉ", "ŀ", "œ", "th", "d",
     ]
 
     /// A random string and a canonically equivalent spelling of it.
@@ -547,16 +569,31 @@ private struct ReferenceKey {
             group += ScalarData.nfd([x]).filter(ScalarData.isStrippable).map(\.value)
             let outputs = TextFolding.fold(String(x), caseInsensitive: true, diacriticInsensitive: true).unicodeScalars
             for (k, y) in outputs.enumerated() {
+                let ownGroup = k == outputs.count - 1 ? group : []
+                if let spelling = Self.spellings[y] {
+                    for (n, letter) in spelling.unicodeScalars.enumerated() {
+                        primary.append(3 << 24 | letter.value)
+                        groups.append(n == spelling.unicodeScalars.count - 1 ? [y.value] + ownGroup : [])
+                        tertiary.append(tert)
+                    }
+                    continue
+                }
                 let rank = ScalarData.rankOf(y.properties.generalCategory)
                 let punctuation = Array("_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$".unicodeScalars)
                 let value = y.value < 0x80 && rank == 1 ? UInt32(punctuation.firstIndex(of: y)!) : y.value
                 primary.append(rank << 24 | value)
-                groups.append(k == outputs.count - 1 ? group : [])
+                groups.append(ownGroup)
                 tertiary.append(tert)
             }
         }
         flush()
     }
+
+    /// The documented sort spellings of Latin letters without a decomposition.
+    static let spellings: [Unicode.Scalar: String] = [
+        "æ": "ae", "œ": "oe", "ĳ": "ij", "þ": "th", "ð": "d", "ı": "i", "ŋ": "n", "ĸ": "k", "ŀ": "l",
+        "ǆ": "dz", "ǳ": "dz", "ǉ": "lj", "ǌ": "nj", "ȷ": "j",
+    ]
 
     private static func lexicographic<T: Comparable>(_ a: [T], _ b: [T]) -> Int {
         for (x, y) in zip(a, b) where x != y { return x < y ? -1 : 1 }
