@@ -105,6 +105,16 @@
  *   - One container per file per process. Open a store once and share the
  *     container between threads; two containers on one file work but contend
  *     for the write lock.
+ *   - Another container or process migrating the store (an app and its
+ *     extension at two versions). A container works with the version it
+ *     opened. Once another container or process migrated the file to another
+ *     version, every strata_save() of the first (checked under the write
+ *     lock, before anything is written: one metadata read per save), each
+ *     key reservation of strata_insert(), and each read the new layout no
+ *     longer answers fail with STRATA_ERR_INCOMPATIBLE_STORE, naming the
+ *     stored and the container's versions; reads the new layout still
+ *     answers (such as counts) answer as before. Close that container and
+ *     open the store again with the new version's configuration.
  *   - Long-lived contexts. Pending changes live in memory until strata_save();
  *     a read that includes them replays them, delete rules included, on a
  *     private overlay of temporary tables that shadow the changed tables for
@@ -531,8 +541,9 @@ strata_status strata_delete(strata_context *ctx, const char *id);
  * entity), STRATA_ERR_NOT_FOUND, STRATA_ERR_CORRUPT (the store file is
  * damaged, or names an external-storage file Strata did not generate, or one
  * behind a symbolic link), STRATA_ERR_IO (reading the store; an
- * external-storage file is missing or unreadable), STRATA_ERR_BUSY,
- * STRATA_ERR_NOMEM.
+ * external-storage file is missing or unreadable),
+ * STRATA_ERR_INCOMPATIBLE_STORE (another container or process migrated the
+ * store to another version, see Caveats), STRATA_ERR_BUSY, STRATA_ERR_NOMEM.
  */
 strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
 
@@ -585,8 +596,9 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  * conditionals; more than 32 joined to-one relationships or 30,000 bound
  * values; see docs/predicates.md §6 — predicate text that does not
  * parse — the error names the JSON path, e.g. "/predicate/and/1/==/0/key",
- * or the text position), STRATA_ERR_CORRUPT and STRATA_ERR_IO (as
- * strata_get(): the store file, external-storage values), STRATA_ERR_BUSY,
+ * or the text position), STRATA_ERR_CORRUPT, STRATA_ERR_IO and
+ * STRATA_ERR_INCOMPATIBLE_STORE (as strata_get(): the store file,
+ * external-storage values, a store migrated meanwhile), STRATA_ERR_BUSY,
  * STRATA_ERR_NOMEM.
  */
 strata_status strata_fetch(strata_context *ctx, const char *descriptor_json, char **out_json);
@@ -698,8 +710,10 @@ void strata_prepared_free(strata_prepared *prepared);
  * order, a batch at a time, so a result of any size is read in the memory of
  * one batch.
  *
- * Every batch sees the one committed snapshot the cursor opened on, plus the
- * context's pending changes as they were then (includePendingChanges). On a
+ * Every batch sees the one committed snapshot taken when
+ * strata_fetch_cursor() returns (not at the first batch: a save made in
+ * between is not in it), plus the context's pending changes as they were
+ * then (includePendingChanges). On a
  * store file the cursor reads on its own connection and holds a read
  * transaction until its last batch or strata_cursor_free(): the context stays
  * free to fetch, change and save meanwhile (what it saves is not in the
@@ -741,7 +755,10 @@ void strata_cursor_free(strata_cursor *cursor);
  * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_CONSTRAINT (deny rule, count
  * outside minimumModelCount/maximumModelCount, unique collision with an
  * object saved meanwhile), STRATA_ERR_VALIDATION (required relationship not
- * set), STRATA_ERR_BUSY, STRATA_ERR_IO (writing the store or an
+ * set), STRATA_ERR_INCOMPATIBLE_STORE (another container or process
+ * migrated the store to another version since this container opened it: the
+ * message names both versions; nothing is written, see Caveats),
+ * STRATA_ERR_BUSY, STRATA_ERR_IO (writing the store or an
  * external-storage file), STRATA_ERR_READONLY, STRATA_ERR_CORRUPT (the store
  * file is damaged; a deleted or replaced value names an external-storage file
  * Strata did not generate: nothing is removed), STRATA_ERR_NOMEM.
