@@ -452,6 +452,15 @@ int strata_has_changes(strata_context *ctx);
  * "upsert" (default, as SwiftData) updates the existing object with the given
  * values and returns its identifier; "error" fails with STRATA_ERR_CONSTRAINT;
  * "ignore" returns the existing identifier and changes nothing.
+ * Another context or process may save an object with the same unique values
+ * after this insert looked and before strata_save(): the save then resolves
+ * the insert again, under the write lock, as the insert would have — "upsert"
+ * updates that object with the values given, "ignore" keeps it, "error" (or
+ * that object being of another entity) fails the save with
+ * STRATA_ERR_CONSTRAINT. The identifier this call returned then names no
+ * object; the save's later changes naming it (nested objects, links, updates)
+ * apply to that object, and its to-many arrays add to that object's sets
+ * instead of replacing them.
  * "_id" may be given only where the insert upserts (or ignores) into
  * exactly the object it names, so an object read back can be inserted
  * again; a new object gets its identifier from Strata. A nested object's
@@ -753,8 +762,9 @@ void strata_cursor_free(strata_cursor *cursor);
  * may fix them and save again, or roll back. Saving with no changes succeeds.
  *
  * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_CONSTRAINT (deny rule, count
- * outside minimumModelCount/maximumModelCount, unique collision with an
- * object saved meanwhile), STRATA_ERR_VALIDATION (required relationship not
+ * outside minimumModelCount/maximumModelCount, an update's unique collision
+ * with an object saved meanwhile, an insert's with "_onConflict":"error" or
+ * with an object of another entity — see strata_insert()), STRATA_ERR_VALIDATION (required relationship not
  * set), STRATA_ERR_INCOMPATIBLE_STORE (another container or process
  * migrated the store to another version since this container opened it: the
  * message names both versions; nothing is written, see Caveats),

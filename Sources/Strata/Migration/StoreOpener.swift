@@ -52,6 +52,8 @@ public struct StoreOpener: StoreOpenPolicy {
     public let automaticMigration: Bool
     public let hooks: [String: StageHooks]
     public let progress: MigrationProgressHandler?
+    /// The author history records with the stages' saves (the configuration's).
+    public var author: String?
 
     public init(schema: Schema, plan: MigrationPlan? = nil, automaticMigration: Bool = true,
                 hooks: [String: StageHooks] = [:], progress: MigrationProgressHandler? = nil) {
@@ -65,6 +67,7 @@ public struct StoreOpener: StoreOpenPolicy {
     public init(_ configuration: StoreConfiguration) {
         self.init(schema: configuration.schema, plan: configuration.migrationPlan, automaticMigration: configuration.automaticMigration,
                   hooks: configuration.stageHooks, progress: configuration.progress)
+        author = configuration.author
     }
 
     /// Decides, without touching the store.
@@ -198,7 +201,7 @@ public struct StoreOpener: StoreOpenPolicy {
         case .create: try store.create()
         case .open(let refresh): if refresh { try store.writeDeclaration(of: schema) }
         case .migrate(let stages):
-            try MigrationRunner(stages: stages, hooks: hooks, progress: progress).run(on: store)
+            try MigrationRunner(stages: stages, hooks: hooks, progress: progress, author: author).run(on: store)
         case .refuse(let error): throw error
         }
     }

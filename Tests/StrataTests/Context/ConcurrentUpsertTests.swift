@@ -28,7 +28,7 @@ final class ConcurrentUpsertTests: StoreTestCase {
             XCTAssertEqual(all.count, 1, "same container: \(same)")
             XCTAssertEqual(all.first?["_id"]?.stringValue, idA.description)
             XCTAssertEqual(all.first?["destination"], .string("B"), "the second insert's values win")
-            XCTAssertEqual(changes.updated, [idA], "recorded as an update of the saved object")
+            XCTAssertEqual(changes.updated.map(\.description), [idA.description], "recorded as an update of the saved object")
             // The second context's nested object links to the object it upserted into.
             let items = try fetch(try c.makeContext(), "BucketListItem")
             XCTAssertEqual(Set(items.compactMap { $0["trip"]?.stringValue }), [idA.description])

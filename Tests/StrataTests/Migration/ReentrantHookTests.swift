@@ -44,7 +44,7 @@ final class ReentrantHookTests: HistoryTestCase {
         assertError(.misuse) { try prepared.fetchCount(bindings: nil) }
         assertError(.misuse) { try prepared.fetchIdentifiers(bindings: nil) }
         let ctx = try XCTUnwrap(kept.context)
-        assertError(.misuse) { try self.fetch(ctx, "Note") }
+        assertError(.misuse) { try ctx.fetch(FetchDescriptor(entity: XCTUnwrap(ctx.schema.entity(named: "Note")))) }
         assertError(.misuse) { try ctx.insert(entity: "Note", json: #"{"title": "late"}"#) }
         // The store and its first context are unharmed.
         XCTAssertEqual(try count(try c.makeContext(), "Note"), 1)
