@@ -354,7 +354,8 @@ typedef struct strata_container strata_container;
  * @param[out] out_container  the open container; NULL on failure.
  * Returns STRATA_OK.
  * Fails with: STRATA_ERR_MISUSE (NULL config/out, NULL path for a file
- * store), STRATA_ERR_INVALID (an empty path, ":memory:", a "file:" URI, a
+ * store; a file this thread is migrating: a stage hook opening the store
+ * its stage migrates), STRATA_ERR_INVALID (an empty path, ":memory:", a "file:" URI, a
  * directory, invalid UTF-8), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite
  * database; a SQLite database that is not a Strata store; a store written
  * by a newer Strata; a store of another schema that is neither a version of
@@ -826,10 +827,16 @@ strata_status strata_set_trace(strata_container *container, strata_trace_fn fn, 
  * transaction: use the ordinary calls on it (strata_fetch() with
  * propertiesToFetch and prefetching, strata_insert(), strata_update(),
  * strata_delete(), strata_save()); changes left unsaved are saved when the
- * hook returns. `ctx` is lent for the call only: do not keep it (afterwards
- * every call with it fails with STRATA_ERR_MISUSE) and do not free it
- * (strata_context_free() ignores it). The hook runs on the thread that called
- * strata_open().
+ * hook returns. Its saves are recorded in history with the configuration's
+ * "author" (unless the hook sets another with strata_context_set_author())
+ * and the stage's name as context name. `ctx` is lent for the call only: do
+ * not keep it (afterwards every call with it fails with STRATA_ERR_MISUSE,
+ * and so does every run of a prepared fetch made on it; a cursor made on it
+ * was read when it opened) and do not free it (strata_context_free() ignores
+ * it). The hook runs on the thread that called strata_open(); a
+ * strata_open() of the store being migrated on that thread fails at once
+ * with STRATA_ERR_MISUSE (it would wait for the stage's own write lock): work
+ * through `ctx`.
  *
  * Return STRATA_OK to go on. Any other value aborts the stage: strata_open()
  * fails with STRATA_ERR_CALLBACK, the error JSON's "stage" names the stage,
