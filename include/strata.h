@@ -420,7 +420,9 @@ typedef struct strata_context strata_context;
 strata_status strata_context_new(strata_container *container, strata_context **out_context);
 
 /**
- * Frees a context, discarding unsaved changes. NULL is ignored.
+ * Frees a context, discarding unsaved changes. NULL is ignored. A prepared
+ * fetch made on the context keeps reading the store through it, without the
+ * discarded changes.
  *
  * Cannot fail.
  */
