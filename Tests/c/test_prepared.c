@@ -243,7 +243,7 @@ int main(void) {
     CHECK_STATUS(strata_prepare(ctx, "{\"entity\": \"Trip\", \"predicate\": \"$0.name == n\"}", &p));
     CHECK_STATUS(strata_fetch_cursor(ctx, "{\"entity\": \"Trip\"}", &cursor));
     /* A change left unsaved: the prepared fetch sees it while the context lives, not after its free. */
-    CHECK_STATUS(strata_insert(ctx, "Trip", "{\"name\": \"Unsaved\", \"startDate\": 0, \"endDate\": 1}", NULL));
+    CHECK_STATUS(strata_insert(ctx, "Trip", "{\"name\": \"Unsaved\", \"destination\": \"x\", \"startDate\": 0, \"endDate\": 1}", NULL));
     int64_t n = 0;
     CHECK_STATUS(strata_prepared_fetch_count(p, "{\"n\": \"Unsaved\"}", &n));
     CHECK(n == 1);
