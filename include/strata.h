@@ -491,7 +491,9 @@ int strata_has_changes(strata_context *ctx);
  * STRATA_ERR_READONLY (a store opened read-only, or a store file that cannot
  * be written when keys are reserved), STRATA_ERR_BUSY, STRATA_ERR_IO and
  * STRATA_ERR_CORRUPT (the store is read to resolve linked identifiers and
- * unique keys, and written to reserve keys), STRATA_ERR_NOMEM.
+ * unique keys, and written to reserve keys), STRATA_ERR_INCOMPATIBLE_STORE
+ * (another container or process migrated the store, see Caveats),
+ * STRATA_ERR_NOMEM.
  */
 strata_status strata_insert(strata_context *ctx, const char *entity, const char *object_json, char **out_id);
 
@@ -521,7 +523,8 @@ strata_status strata_insert_many(strata_context *ctx, const char *entity, const 
  * the patch inserts, as strata_insert()), STRATA_ERR_READONLY,
  * STRATA_ERR_BUSY, STRATA_ERR_IO and STRATA_ERR_CORRUPT (the store is read to
  * find the object, linked identifiers and saved unique keys, and written to
- * reserve keys for inserted related objects), STRATA_ERR_NOMEM.
+ * reserve keys for inserted related objects), STRATA_ERR_INCOMPATIBLE_STORE
+ * (as strata_insert()), STRATA_ERR_NOMEM.
  * A unique collision caused by an update is reported by strata_save().
  */
 strata_status strata_update(strata_context *ctx, const char *id, const char *patch_json);
@@ -535,7 +538,8 @@ strata_status strata_update(strata_context *ctx, const char *id, const char *pat
  * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_INVALID (bad identifier, unknown
  * entity), STRATA_ERR_NOT_FOUND (no such object, or already deleted in this
  * context), STRATA_ERR_READONLY, STRATA_ERR_BUSY, STRATA_ERR_IO and
- * STRATA_ERR_CORRUPT (the store is read to find the object), STRATA_ERR_NOMEM.
+ * STRATA_ERR_CORRUPT (the store is read to find the object),
+ * STRATA_ERR_INCOMPATIBLE_STORE (as strata_insert()), STRATA_ERR_NOMEM.
  */
 strata_status strata_delete(strata_context *ctx, const char *id);
 
@@ -746,7 +750,7 @@ strata_status strata_fetch_cursor(strata_context *ctx, const char *descriptor_js
  * @param[out] out_json  new string, free with strata_free(); NULL on failure.
  * Fails with: STRATA_ERR_MISUSE (NULL/stale cursor, NULL out),
  * STRATA_ERR_INVALID (batch_size < 1), STRATA_ERR_CORRUPT, STRATA_ERR_IO,
- * STRATA_ERR_NOMEM.
+ * STRATA_ERR_INCOMPATIBLE_STORE (as strata_fetch()), STRATA_ERR_NOMEM.
  */
 strata_status strata_cursor_next(strata_cursor *cursor, int64_t batch_size, char **out_json);
 
