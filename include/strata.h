@@ -107,6 +107,16 @@
  *   - One container per file per process. Open a store once and share the
  *     container between threads; two containers on one file work but contend
  *     for the write lock.
+ *   - Another container or process migrating the store (an app and its
+ *     extension at two versions). A container works with the version it
+ *     opened. Once another container or process migrated the file to another
+ *     version, every strata_save() of the first (checked under the write
+ *     lock, before anything is written: one metadata read per save), each
+ *     key reservation of strata_insert(), and each read the new layout no
+ *     longer answers fail with STRATA_ERR_INCOMPATIBLE_STORE, naming the
+ *     stored and the container's versions; reads the new layout still
+ *     answers (such as counts) answer as before. Close that container and
+ *     open the store again with the new version's configuration.
  *   - Long-lived contexts. Pending changes live in memory until strata_save();
  *     a read that includes them replays them, delete rules included, on a
  *     private overlay of temporary tables that shadow the changed tables for
@@ -360,7 +370,8 @@ typedef struct strata_container strata_container;
  * @param[out] out_container  the open container; NULL on failure.
  * Returns STRATA_OK.
  * Fails with: STRATA_ERR_MISUSE (NULL config/out, NULL path for a file
- * store), STRATA_ERR_INVALID (an empty path, ":memory:", a "file:" URI, a
+ * store; a file this thread is migrating: a stage hook opening the store
+ * its stage migrates), STRATA_ERR_INVALID (an empty path, ":memory:", a "file:" URI, a
  * directory, invalid UTF-8), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite
  * database; a SQLite database that is not a Strata store; a store written
  * by a newer Strata; a store of another schema that is neither a version of
@@ -429,7 +440,9 @@ typedef struct strata_context strata_context;
 strata_status strata_context_new(strata_container *container, strata_context **out_context);
 
 /**
- * Frees a context, discarding unsaved changes. NULL is ignored.
+ * Frees a context, discarding unsaved changes. NULL is ignored. A prepared
+ * fetch made on the context keeps reading the store through it, without the
+ * discarded changes.
  *
  * Cannot fail.
  */
@@ -462,6 +475,15 @@ int strata_has_changes(strata_context *ctx);
  * "upsert" (default, as SwiftData) updates the existing object with the given
  * values and returns its identifier; "error" fails with STRATA_ERR_CONSTRAINT;
  * "ignore" returns the existing identifier and changes nothing.
+ * Another context or process may save an object with the same unique values
+ * after this insert looked and before strata_save(): the save then resolves
+ * the insert again, under the write lock, as the insert would have — "upsert"
+ * updates that object with the values given, "ignore" keeps it, "error" (or
+ * that object being of another entity) fails the save with
+ * STRATA_ERR_CONSTRAINT. The identifier this call returned then names no
+ * object; the save's later changes naming it (nested objects, links, updates)
+ * apply to that object, and its to-many arrays add to that object's sets
+ * instead of replacing them.
  * "_id" may be given only where the insert upserts (or ignores) into
  * exactly the object it names, so an object read back can be inserted
  * again; a new object gets its identifier from Strata. A nested object's
@@ -489,7 +511,9 @@ int strata_has_changes(strata_context *ctx);
  * STRATA_ERR_READONLY (a store opened read-only, or a store file that cannot
  * be written when keys are reserved), STRATA_ERR_BUSY, STRATA_ERR_IO and
  * STRATA_ERR_CORRUPT (the store is read to resolve linked identifiers and
- * unique keys, and written to reserve keys), STRATA_ERR_NOMEM.
+ * unique keys, and written to reserve keys), STRATA_ERR_INCOMPATIBLE_STORE
+ * (another container or process migrated the store, see Caveats),
+ * STRATA_ERR_NOMEM.
  */
 strata_status strata_insert(strata_context *ctx, const char *entity, const char *object_json, char **out_id);
 
@@ -519,7 +543,8 @@ strata_status strata_insert_many(strata_context *ctx, const char *entity, const 
  * the patch inserts, as strata_insert()), STRATA_ERR_READONLY,
  * STRATA_ERR_BUSY, STRATA_ERR_IO and STRATA_ERR_CORRUPT (the store is read to
  * find the object, linked identifiers and saved unique keys, and written to
- * reserve keys for inserted related objects), STRATA_ERR_NOMEM.
+ * reserve keys for inserted related objects), STRATA_ERR_INCOMPATIBLE_STORE
+ * (as strata_insert()), STRATA_ERR_NOMEM.
  * A unique collision caused by an update is reported by strata_save().
  */
 strata_status strata_update(strata_context *ctx, const char *id, const char *patch_json);
@@ -533,7 +558,8 @@ strata_status strata_update(strata_context *ctx, const char *id, const char *pat
  * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_INVALID (bad identifier, unknown
  * entity), STRATA_ERR_NOT_FOUND (no such object, or already deleted in this
  * context), STRATA_ERR_READONLY, STRATA_ERR_BUSY, STRATA_ERR_IO and
- * STRATA_ERR_CORRUPT (the store is read to find the object), STRATA_ERR_NOMEM.
+ * STRATA_ERR_CORRUPT (the store is read to find the object),
+ * STRATA_ERR_INCOMPATIBLE_STORE (as strata_insert()), STRATA_ERR_NOMEM.
  */
 strata_status strata_delete(strata_context *ctx, const char *id);
 
@@ -551,8 +577,9 @@ strata_status strata_delete(strata_context *ctx, const char *id);
  * entity), STRATA_ERR_NOT_FOUND, STRATA_ERR_CORRUPT (the store file is
  * damaged, or names an external-storage file Strata did not generate, or one
  * behind a symbolic link), STRATA_ERR_IO (reading the store; an
- * external-storage file is missing or unreadable), STRATA_ERR_BUSY,
- * STRATA_ERR_NOMEM.
+ * external-storage file is missing or unreadable),
+ * STRATA_ERR_INCOMPATIBLE_STORE (another container or process migrated the
+ * store to another version, see Caveats), STRATA_ERR_BUSY, STRATA_ERR_NOMEM.
  */
 strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
 
@@ -606,8 +633,9 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  * conditionals; more than 32 joined to-one relationships or 30,000 bound
  * values; see docs/predicates.md §6 — predicate text that does not
  * parse — the error names the JSON path, e.g. "/predicate/and/1/==/0/key",
- * or the text position), STRATA_ERR_CORRUPT and STRATA_ERR_IO (as
- * strata_get(): the store file, external-storage values), STRATA_ERR_BUSY,
+ * or the text position), STRATA_ERR_CORRUPT, STRATA_ERR_IO and
+ * STRATA_ERR_INCOMPATIBLE_STORE (as strata_get(): the store file,
+ * external-storage values, a store migrated meanwhile), STRATA_ERR_BUSY,
  * STRATA_ERR_NOMEM.
  */
 strata_status strata_fetch(strata_context *ctx, const char *descriptor_json, char **out_json);
@@ -719,8 +747,10 @@ void strata_prepared_free(strata_prepared *prepared);
  * order, a batch at a time, so a result of any size is read in the memory of
  * one batch.
  *
- * Every batch sees the one committed snapshot the cursor opened on, plus the
- * context's pending changes as they were then (includePendingChanges). On a
+ * Every batch sees the one committed snapshot taken when
+ * strata_fetch_cursor() returns (not at the first batch: a save made in
+ * between is not in it), plus the context's pending changes as they were
+ * then (includePendingChanges). On a
  * store file the cursor reads on its own connection and holds a read
  * transaction until its last batch or strata_cursor_free(): the context stays
  * free to fetch, change and save meanwhile (what it saves is not in the
@@ -741,7 +771,7 @@ strata_status strata_fetch_cursor(strata_context *ctx, const char *descriptor_js
  * @param[out] out_json  new string, free with strata_free(); NULL on failure.
  * Fails with: STRATA_ERR_MISUSE (NULL/stale cursor, NULL out),
  * STRATA_ERR_INVALID (batch_size < 1), STRATA_ERR_CORRUPT, STRATA_ERR_IO,
- * STRATA_ERR_NOMEM.
+ * STRATA_ERR_INCOMPATIBLE_STORE (as strata_fetch()), STRATA_ERR_NOMEM.
  */
 strata_status strata_cursor_next(strata_cursor *cursor, int64_t batch_size, char **out_json);
 
@@ -760,9 +790,13 @@ void strata_cursor_free(strata_cursor *cursor);
  * may fix them and save again, or roll back. Saving with no changes succeeds.
  *
  * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_CONSTRAINT (deny rule, count
- * outside minimumModelCount/maximumModelCount, unique collision with an
- * object saved meanwhile), STRATA_ERR_VALIDATION (required relationship not
- * set), STRATA_ERR_BUSY, STRATA_ERR_IO (writing the store or an
+ * outside minimumModelCount/maximumModelCount, an update's unique collision
+ * with an object saved meanwhile, an insert's with "_onConflict":"error" or
+ * with an object of another entity — see strata_insert()), STRATA_ERR_VALIDATION (required relationship not
+ * set), STRATA_ERR_INCOMPATIBLE_STORE (another container or process
+ * migrated the store to another version since this container opened it: the
+ * message names both versions; nothing is written, see Caveats),
+ * STRATA_ERR_BUSY, STRATA_ERR_IO (writing the store or an
  * external-storage file), STRATA_ERR_READONLY, STRATA_ERR_CORRUPT (the store
  * file is damaged; a deleted or replaced value names an external-storage file
  * Strata did not generate: nothing is removed), STRATA_ERR_NOMEM.
@@ -825,10 +859,16 @@ strata_status strata_set_trace(strata_container *container, strata_trace_fn fn, 
  * transaction: use the ordinary calls on it (strata_fetch() with
  * propertiesToFetch and prefetching, strata_insert(), strata_update(),
  * strata_delete(), strata_save()); changes left unsaved are saved when the
- * hook returns. `ctx` is lent for the call only: do not keep it (afterwards
- * every call with it fails with STRATA_ERR_MISUSE) and do not free it
- * (strata_context_free() ignores it). The hook runs on the thread that called
- * strata_open().
+ * hook returns. Its saves are recorded in history with the configuration's
+ * "author" (unless the hook sets another with strata_context_set_author())
+ * and the stage's name as context name. `ctx` is lent for the call only: do
+ * not keep it (afterwards every call with it fails with STRATA_ERR_MISUSE,
+ * and so does every run of a prepared fetch made on it; a cursor made on it
+ * was read when it opened) and do not free it (strata_context_free() ignores
+ * it). The hook runs on the thread that called strata_open(); a
+ * strata_open() of the store being migrated on that thread fails at once
+ * with STRATA_ERR_MISUSE (it would wait for the stage's own write lock): work
+ * through `ctx`.
  *
  * Return STRATA_OK to go on. Any other value aborts the stage: strata_open()
  * fails with STRATA_ERR_CALLBACK, the error JSON's "stage" names the stage,

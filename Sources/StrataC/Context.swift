@@ -25,7 +25,10 @@ public func strata_context_new(_ container: OpaquePointer?, _ outContext: Unsafe
 
 @_cdecl("strata_context_free")
 public func strata_context_free(_ ctx: OpaquePointer?) {
-    if let box = try? Handles.resolve(ctx, as: ContextBox.self, "context"), box.borrowed { return }
+    guard let box = try? Handles.resolve(ctx, as: ContextBox.self, "context") else { return }
+    if box.borrowed { return }
+    // Unsaved changes are discarded now, although a prepared fetch may keep the context alive.
+    box.context.rollback()
     Handles.release(ctx)
 }
 

@@ -10,7 +10,9 @@
  *     STRATA_ERR_CALLBACK with "stage" and "hookStatus", the store file
  *     byte-for-byte as before, still a V1 store with all its rows;
  *   - a hook's ctx kept past the hook is stale (STRATA_ERR_MISUSE), and
- *     strata_context_free() of it inside the hook is ignored;
+ *     strata_context_free() of it inside the hook is ignored; so is a prepared
+ *     fetch made on it, and a strata_open() of the store inside a hook fails
+ *     at once (STRATA_ERR_MISUSE) instead of waiting for the stage's lock;
  *   - progress events: JSON objects, begin ... commit per stage in order, a
  *     table rebuild's copy events counting up to their total;
  *   - hook and progress userdata freed exactly once (also checked by valgrind);
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <json-c/json.h>
 #include <strata.h>
 #include "check.h"
@@ -632,6 +635,95 @@ static void test_kept_context(void) {
     free(path);
 }
 
+/* ---- 3b. hooks that re-enter: a prepared fetch kept past the hook, an open of the store ---- */
+
+typedef struct {
+    const char *path;
+    const char *config_json;
+    strata_prepared *prepared;   /* made on the willMigrate ctx, kept */
+    strata_status open_status;   /* strata_open of the same store inside didMigrate */
+    int open_cleared;            /* the open's out-parameter was set to NULL */
+    double open_seconds;
+    char *open_message;
+} reentry_state;
+
+static double now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static strata_status will_prepare(strata_context *ctx, void *userdata) {
+    reentry_state *r = userdata;
+    CHECK_STATUS(strata_prepare(ctx, "{\"entity\": \"Trip\"}", &r->prepared));
+    int64_t n = -1;
+    CHECK_STATUS(strata_prepared_fetch_count(r->prepared, NULL, &n));
+    CHECK(n == SEED_COUNT);
+    return STRATA_OK;
+}
+
+static strata_status did_open_again(strata_context *ctx, void *userdata) {
+    (void)ctx;
+    reentry_state *r = userdata;
+    /* Run on the stage's old-schema session after its hook returned: MISUSE, not INTERNAL. */
+    int64_t n = -1;
+    CHECK_ERROR_CODE(strata_prepared_fetch_count(r->prepared, NULL, &n), STRATA_ERR_MISUSE);
+    strata_config *cfg = new_config(r->config_json);
+    strata_container *db = (strata_container *)1;
+    double start = now_seconds();
+    r->open_status = strata_open(r->path, cfg, &db);
+    r->open_seconds = now_seconds() - start;
+    r->open_cleared = db == NULL;
+    r->open_message = strdup(strata_last_error());
+    if (r->open_status == STRATA_OK) strata_close(db);
+    strata_config_free(cfg);
+    return STRATA_OK;
+}
+
+static void test_reentrant_hooks(void) {
+    char *path = seed_store("hooks_reentry.store");
+    /* A stage that renames the dates (no duplicates to resolve). */
+    char *v1 = schema("1.0.0", ATTRS_V1), *v2 = schema("2.0.0", ATTRS_RENAMED);
+    char *json = check_strf("{\"migrationPlan\": {\"schemas\": [%s, %s], \"stages\": [" STAGE_CUSTOM "]}}", v1, v2);
+    free(v1);
+    free(v2);
+    reentry_state r = { .path = path, .config_json = json };
+    strata_config *cfg = new_config(json);
+    CHECK_STATUS(strata_config_set_stage_hooks(cfg, "migrateV1toV2", will_prepare, did_open_again, &r, NULL));
+    strata_container *db = NULL;
+    CHECK_STATUS(strata_open(path, cfg, &db));
+    CHECK(r.prepared != NULL);
+
+    /* The open inside the hook failed at once, naming the re-entry. */
+    CHECK(r.open_status == STRATA_ERR_MISUSE);
+    CHECK(r.open_cleared);
+    CHECK(r.open_seconds < 1.0);
+    check_contains(r.open_message, "being migrated");
+
+    /* The prepared fetch outlives the hook: every run is MISUSE, never INTERNAL. */
+    char *out = NULL;
+    int64_t n = -1;
+    CHECK_ERROR_CODE(strata_prepared_fetch(r.prepared, NULL, &out), STRATA_ERR_MISUSE);
+    CHECK(out == NULL);
+    CHECK_ERROR_CODE(strata_prepared_fetch_count(r.prepared, NULL, &n), STRATA_ERR_MISUSE);
+    CHECK_ERROR_CODE(strata_prepared_fetch_identifiers(r.prepared, NULL, &out), STRATA_ERR_MISUSE);
+    check_contains(strata_last_error(), "migration stage");
+    strata_prepared_free(r.prepared);
+
+    /* The store migrated, and opens again once the migration is over. */
+    strata_context *ctx = check_context(db);
+    CHECK(count_of(ctx, "Trip") == SEED_COUNT);
+    strata_context_free(ctx);
+    strata_close(db);
+    strata_container *again = NULL;
+    CHECK_STATUS(strata_open(path, cfg, &again));
+    strata_close(again);
+    strata_config_free(cfg);
+    free(r.open_message);
+    free(json);
+    free(path);
+}
+
 /* ---- 4. progress ------------------------------------------------------------ */
 
 typedef struct {
@@ -1141,6 +1233,7 @@ int main(void) {
     test_hooks_migrate();
     test_failing_hooks();
     test_kept_context();
+    test_reentrant_hooks();
     test_userdata_after_failed_open();
     test_progress();
     test_infer_migration();

@@ -3,7 +3,9 @@
  * _count, _identifiers, strata_prepared_free) and cursors (strata_fetch_cursor,
  * strata_cursor_next, strata_cursor_free) through the C API: the same answers
  * as strata_fetch() with bindings, errors that name the variable, batches in
- * order on one snapshot while the context saves.
+ * order on one snapshot while the context saves; a prepared fetch that
+ * outlives its context no longer sees the changes strata_context_free()
+ * discarded.
  */
 #include "check.h"
 
@@ -240,9 +242,15 @@ int main(void) {
     strata_cursor *cursor = NULL;
     CHECK_STATUS(strata_prepare(ctx, "{\"entity\": \"Trip\", \"predicate\": \"$0.name == n\"}", &p));
     CHECK_STATUS(strata_fetch_cursor(ctx, "{\"entity\": \"Trip\"}", &cursor));
+    /* A change left unsaved: the prepared fetch sees it while the context lives, not after its free. */
+    CHECK_STATUS(strata_insert(ctx, "Trip", "{\"name\": \"Unsaved\", \"destination\": \"x\", \"startDate\": 0, \"endDate\": 1}", NULL));
+    int64_t n = 0;
+    CHECK_STATUS(strata_prepared_fetch_count(p, "{\"n\": \"Unsaved\"}", &n));
+    CHECK(n == 1);
     strata_context_free(ctx);
     strata_close(db);
-    int64_t n = 0;
+    CHECK_STATUS(strata_prepared_fetch_count(p, "{\"n\": \"Unsaved\"}", &n));
+    CHECK(n == 0);
     CHECK_STATUS(strata_prepared_fetch_count(p, "{\"n\": \"Paris 1\"}", &n));
     CHECK(n == 1);
     char *out = NULL;

@@ -12,6 +12,12 @@ struct ChangeReplay {
     let writer: StoreWriter
     let rules: SaveRules
     private let saving: Bool
+    /// For a save: what an insert refused by a unique index meets (an object saved since the
+    /// context looked); nil keeps the refusal.
+    private let resolve: CollisionResolver?
+    /// Pending inserts that became an existing object (an upsert or ignore at save): later
+    /// changes of the save that name them apply to that object.
+    private var redirects: [RowKey: ObjectID] = [:]
     /// Objects whose relationships must be checked before commit (only when the schema has such checks).
     private var touched: [ObjectID] = []
     private var touchedSet: Set<ObjectID> = []
@@ -32,16 +38,18 @@ struct ChangeReplay {
         init(_ root: Entity, _ pk: Int64) { self.root = ObjectIdentifier(root); self.pk = pk }
     }
 
-    init(writer: StoreWriter, rules: SaveRules) {
+    init(writer: StoreWriter, rules: SaveRules, resolve: CollisionResolver? = nil) {
         self.writer = writer
         self.rules = rules
         self.saving = writer.isSaving
+        self.resolve = writer.isSaving ? resolve : nil
     }
 
     /// Replays `changes` in order; when saving, then checks deny rules and validation.
     mutating func apply(_ changes: [PendingChange]) throws {
         if saving { changeSet.reserveCapacity(changes.count) }
-        for change in changes {
+        for var change in changes {
+            if !redirects.isEmpty { change = redirect(change) }
             switch change {
             case .insert(let id, let values): try insert(id, values)
             case .update(let id, let slots, let values): try update(id, slots, values)
@@ -82,11 +90,53 @@ struct ChangeReplay {
         try noteUpdate(rel.destination, target, inv.name)
     }
 
+    // MARK: Redirected inserts
+
+    private func redirected(_ id: ObjectID) -> ObjectID { redirects[RowKey(id.entity.root, id.pk)] ?? id }
+
+    /// `change` with the inserts that became existing objects replaced by them (links included).
+    private func redirect(_ change: PendingChange) -> PendingChange {
+        switch change {
+        case .insert(let id, let values):
+            return .insert(id, redirectLinks(id.entity, slots: nil, values))
+        case .update(let id, let slots, let values):
+            return .update(redirected(id), slots: slots, values: redirectLinks(id.entity, slots: slots, values))
+        case .setRelated(let owner, let rel, let targets):
+            return .setRelated(redirected(owner), rel, targets.map(redirected))
+        case .delete(let id):
+            return .delete(redirected(id))
+        }
+    }
+
+    /// Link values (in `slots`, or a whole row) that name a redirected insert.
+    private func redirectLinks(_ e: Entity, slots: [Int]?, _ values: [SQLValue]) -> [SQLValue] {
+        var out = values
+        for (k, v) in values.enumerated() {
+            guard case .int(let pk) = v, case .link(let r) = e.storedColumns[slots?[k] ?? k],
+                  let to = redirects[RowKey(r.destination.root, pk)] else { continue }
+            out[k] = .int(to.pk)
+        }
+        return out
+    }
+
     // MARK: Inserts and updates
 
     private mutating func insert(_ id: ObjectID, _ values: [SQLValue]) throws {
         let e = id.entity
-        try writer.insert(id, values)
+        do {
+            try writer.insert(id, values)
+        } catch let refused as StrataError where refused.code == .constraint {
+            // Another context or process saved the same unique values since the insert looked.
+            guard let resolve, let found = try resolve(id, values) else { throw refused }
+            switch found {
+            case .keep(let other):
+                redirects[RowKey(e.root, id.pk)] = other
+            case .update(let other, let slots):
+                redirects[RowKey(e.root, id.pk)] = other
+                try update(other, slots, slots.map { values[$0] })
+            }
+            return
+        }
         if saving { changeSet.recordInsert(id) }
         touch(id)
         let plan = rules.plan(e)
@@ -329,6 +379,18 @@ struct ChangeReplay {
         }
     }
 }
+
+/// What a save does with a pending insert whose unique values an object saved since holds.
+enum SavedCollision {
+    /// Update that object with these slots of the insert's row (an upsert).
+    case update(ObjectID, slots: [Int])
+    /// Keep that object as it is (`"_onConflict": "ignore"`).
+    case keep(ObjectID)
+}
+
+/// Finds the saved object a pending insert (`id`, its row) collides with — nil when none,
+/// so the refusal stands — or throws (`"_onConflict": "error"`). Runs inside the save's transaction.
+typealias CollisionResolver = (_ id: ObjectID, _ row: [SQLValue]) throws -> SavedCollision?
 
 /// What the replay needs to know about a schema, computed once per context.
 final class SaveRules {

@@ -11,7 +11,14 @@ public final class ModelContainer: @unchecked Sendable {
     ///
     /// Every save, those of migration stage hooks included, is recorded in the store's
     /// history (or, with `"history": false`, marks the history incomplete before it).
+    ///
+    /// - Throws: `.misuse` for a file this thread is migrating (a stage hook opening the store
+    ///   its stage migrates, which would wait for the stage's own write lock).
     public init(path: String?, configuration: StoreConfiguration) throws {
+        if let path, !configuration.inMemory, MigrationsInProgress.isMigratedByThisThread(path) {
+            throw StrataError(.misuse, "'\(path)' is being migrated by this thread (a stage hook opening the store its stage migrates): "
+                              + "it cannot be opened until the migration ends; a hook works through the context it is given")
+        }
         self.configuration = configuration
         // Before the store opens: a migration's stage hooks save through the participant too.
         let hooks = SaveHooks()

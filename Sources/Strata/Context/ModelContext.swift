@@ -24,6 +24,10 @@ public final class ModelContext {
     private var uniqueKeysOf: [ObjectID: [(String, [SQLValue])]] = [:]
     /// Row values of pending inserts of entities with unique constraints (to recompute their keys).
     private var insertedRows: [ObjectID: [SQLValue]] = [:]
+    /// How each pending insert holding unique keys meets an object another context or process
+    /// saves with the same keys before this context saves (`savedCollision`).
+    private var insertPolicies: [ObjectID: InsertPolicy] = [:]
+    private struct InsertPolicy { let policy: ConflictPolicy; let provided: [Int] }
     /// Values that pending updates gave to unique-key slots, by object and slot.
     private var updatedKeySlots: [ObjectID: [Int: SQLValue]] = [:]
     /// Saved objects whose unique keys pending updates may have changed: their saved
@@ -68,6 +72,32 @@ public final class ModelContext {
     /// True when there are changes not yet saved.
     public var hasChanges: Bool { lock.withLock { !changes.isEmpty } }
 
+    // MARK: Lent contexts
+
+    /// Set once the migration stage that lent this context to its hooks is done with it.
+    private var expired = false
+
+    /// Ends a context lent to a migration stage's hooks: its pending changes are dropped and
+    /// every later call (through prepared fetches and cursors made on it too) is `.misuse`,
+    /// since its session is the stage's, on the stage's schema and connection.
+    func expire() {
+        lock.withLock {
+            expired = true
+            clearPending()
+        }
+    }
+
+    /// Runs `body` under the context's lock, unless the context expired.
+    func live<T>(_ body: () throws -> T) throws -> T {
+        try lock.withLock {
+            if expired {
+                throw StrataError(.misuse, "this context was lent to a migration stage's hook, which has returned: it cannot be used "
+                                  + "afterwards, nor the prepared fetches made on it")
+            }
+            return try body()
+        }
+    }
+
     // MARK: Atomic groups
 
     /// Undo steps of the running atomic group, applied in reverse if it fails.
@@ -83,6 +113,7 @@ public final class ModelContext {
     private func forgetInsert(_ id: ObjectID) {
         pendingInserted[id] = nil
         insertedRows[id] = nil
+        insertPolicies[id] = nil
         if let keys = uniqueKeysOf.removeValue(forKey: id) {
             for (k, v) in keys where pendingUnique[k]?[v] == id { pendingUnique[k]?[v] = nil }
         }
@@ -221,7 +252,7 @@ public final class ModelContext {
     /// A collision on a unique constraint updates the existing object and
     /// returns its identifier (upsert), unless `_onConflict` says otherwise.
     public func insert(entity name: String, json: UnsafeBufferPointer<UInt8>) throws -> ObjectID {
-        try lock.withLock {
+        try live {
             try requireWritable()
             let e = try entity(named: name)
             return try atomically(input: json) {
@@ -243,7 +274,7 @@ public final class ModelContext {
 
     /// Inserts every object of a JSON array, all or nothing, returning identifiers in order.
     public func insertMany(entity name: String, json: UnsafeBufferPointer<UInt8>) throws -> [ObjectID] {
-        try lock.withLock {
+        try live {
             try requireWritable()
             let e = try entity(named: name)
             return try atomically(input: json) {
@@ -439,6 +470,7 @@ public final class ModelContext {
         undoLog.append(.inserted(id))
         if !keys.isEmpty {
             insertedRows[id] = values
+            insertPolicies[id] = InsertPolicy(policy: policy, provided: provided.indices.filter { provided[$0] })
             // No pending object holds these keys (a collision returned above).
             for k in keys { pendingUnique[k.name, default: [:]][k.values] = id }
             uniqueKeysOf[id] = keys.map { ($0.name, $0.values) }
@@ -598,7 +630,7 @@ public final class ModelContext {
 
     /// Applies a patch: attribute values and relationship links by name.
     public func update(id text: String, patch: UnsafeBufferPointer<UInt8>) throws {
-        try lock.withLock {
+        try live {
             try requireWritable()
             let id = try resolve(text)
             let e = id.entity
@@ -671,7 +703,7 @@ public final class ModelContext {
 
     /// Marks an object for deletion; delete rules apply when the change is saved.
     public func delete(id text: String) throws {
-        try lock.withLock {
+        try live {
             try requireWritable()
             markDeleted(try resolve(text))
         }
@@ -694,14 +726,17 @@ public final class ModelContext {
     /// or roll back.
     @discardableResult
     public func save() throws -> ChangeSet {
-        try lock.withLock {
+        try live {
             guard !changes.isEmpty else { return ChangeSet() }
             try requireWritable()
             let rules = self.rules
             let pending = changes
             let (author, name) = (savedAuthor, savedName)
+            let policies = insertPolicies
             let done = try session.save { writer in
-                var replay = ChangeReplay(writer: writer, rules: rules)
+                var replay = ChangeReplay(writer: writer, rules: rules) { [unowned self] id, row in
+                    try self.savedCollision(id, row, policies[id])
+                }
                 try replay.apply(pending)
                 var changes = replay.changeSet
                 changes.author = author
@@ -711,6 +746,27 @@ public final class ModelContext {
             clearPending()
             return done
         }
+    }
+
+    /// Inside a save's write transaction, for a pending insert whose row a unique index
+    /// refused: the object another context or process saved with the same unique values
+    /// since the insert looked (nil: none), resolved as the insert would have resolved it —
+    /// an upsert updates it with the values the insert gave, `"ignore"` keeps it, `"error"`
+    /// (or a saved object of another entity) fails with `.constraint`.
+    private func savedCollision(_ id: ObjectID, _ row: [SQLValue], _ p: InsertPolicy?) throws -> SavedCollision? {
+        guard let p else { return nil }
+        let e = id.entity
+        for k in uniqueKeys(e, { row[$0] }) {
+            guard let other = try session.findUnique(e, slots: k.slots, values: k.values) else { continue }
+            let names = k.slots.map { e.storedColumns[$0].name }.joined(separator: ", ")
+            if p.policy == .error || other.entity !== e {
+                let what = other.entity === e ? "" : ", an object of another entity,"
+                throw StrataError(.constraint, "cannot save \(id): '\(e.name)' collides on unique (\(names)) with \(other)\(what) saved meanwhile by another context or process",
+                                  entity: e.name, attribute: k.slots.count == 1 ? names : nil)
+            }
+            return p.policy == .ignore ? .keep(other) : .update(other, slots: p.provided)
+        }
+        return nil
     }
 
     /// The replay of the pending changes for a read that includes them (nil: nothing pending).
@@ -736,6 +792,7 @@ public final class ModelContext {
         pendingUnique.removeAll()
         uniqueKeysOf.removeAll()
         insertedRows.removeAll()
+        insertPolicies.removeAll()
         updatedKeySlots.removeAll()
         rekeyed.removeAll()
         undoLog.removeAll()
@@ -780,7 +837,7 @@ public final class ModelContext {
 
     /// One object as JSON (pending changes included).
     public func get(id text: String) throws -> [UInt8] {
-        try lock.withLock {
+        try live {
             let id = try resolve(text)
             guard let json = try session.objectJSON(id, pending: pendingReplay()) else {
                 throw StrataError(.notFound, "no object \(text)", entity: id.entity.name)
@@ -790,32 +847,32 @@ public final class ModelContext {
     }
 
     public func fetch(_ descriptor: FetchDescriptor) throws -> [UInt8] {
-        try lock.withLock { let (s, p) = source(descriptor); return try s.fetchJSON(descriptor, pending: p) }
+        try live { let (s, p) = source(descriptor); return try s.fetchJSON(descriptor, pending: p) }
     }
 
     /// The fetch's JSON in one buffer the caller may take over (the C layer hands it out as is).
     public func fetchBuffer(_ descriptor: FetchDescriptor) throws -> JSONBuffer {
-        try lock.withLock { let (s, p) = source(descriptor); return try s.fetchBuffer(descriptor, pending: p) }
+        try live { let (s, p) = source(descriptor); return try s.fetchBuffer(descriptor, pending: p) }
     }
 
     public func fetchCount(_ descriptor: FetchDescriptor) throws -> Int64 {
-        try lock.withLock { let (s, p) = source(descriptor); return try s.count(descriptor, pending: p) }
+        try live { let (s, p) = source(descriptor); return try s.count(descriptor, pending: p) }
     }
 
     public func fetchIdentifiers(_ descriptor: FetchDescriptor) throws -> [UInt8] {
-        try lock.withLock { let (s, p) = source(descriptor); return try s.identifiersJSON(descriptor, pending: p) }
+        try live { let (s, p) = source(descriptor); return try s.identifiersJSON(descriptor, pending: p) }
     }
 
     /// The SQL, parameter count and SQLite query plan of a fetch, as JSON.
     public func explain(_ descriptor: FetchDescriptor) throws -> [UInt8] {
-        try lock.withLock { let (s, p) = source(descriptor); return try s.explain(descriptor, pending: p) }
+        try live { let (s, p) = source(descriptor); return try s.explain(descriptor, pending: p) }
     }
 
     /// Marks every object matching a descriptor for deletion (delete rules
     /// apply when saved), all or nothing. Returns how many objects matched.
     @discardableResult
     public func delete(matching descriptor: FetchDescriptor) throws -> Int {
-        try lock.withLock {
+        try live {
             try requireWritable()
             let ids = try session.identifierList(descriptor, pending: pendingReplay(descriptor.includePendingChanges))
             for id in ids where !pendingDeleted.contains(id) { markDeleted(id) }
@@ -833,13 +890,13 @@ extension ModelContext {
     ///   predicate asks for everything after a token the history no longer covers.
     public func fetchHistory(_ json: UnsafeBufferPointer<UInt8>?) throws -> [UInt8] {
         let request = try HistoryRequest.decode(json)
-        return try lock.withLock { try HistoryFetch.fetch(session, request, schema: schema) }
+        return try live { try HistoryFetch.fetch(session, request, schema: schema) }
     }
 
     /// How the store runs a history descriptor (SQL and query plan), as JSON.
     public func explainHistory(_ json: UnsafeBufferPointer<UInt8>?) throws -> [UInt8] {
         let request = try HistoryRequest.decode(json)
-        return try lock.withLock { try HistoryFetch.explain(session, request, schema: schema) }
+        return try live { try HistoryFetch.explain(session, request, schema: schema) }
     }
 
     /// Deletes the transactions a history descriptor's predicate selects (all without one);
@@ -848,7 +905,7 @@ extension ModelContext {
     @discardableResult
     public func deleteHistory(_ json: UnsafeBufferPointer<UInt8>?) throws -> Int64 {
         let request = try HistoryRequest.decode(json)
-        return try lock.withLock {
+        return try live {
             try requireWritable()
             return try HistoryFetch.delete(session, request, schema: schema)
         }

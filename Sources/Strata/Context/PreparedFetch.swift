@@ -43,7 +43,7 @@ public final class PreparedFetch {
             defaults = []
         }
         do {
-            let (d, session) = try context.lock.withLock {
+            let (d, session) = try context.live {
                 let d = try context.descriptor(value, slotted: true)
                 return (d, context.source(d).0)
             }
@@ -52,7 +52,7 @@ public final class PreparedFetch {
                                 checker: PredicateChecker(schema: schema, root: d.entity, bindings: [:]))
         } catch is PredicateChecker.NeedsValues {
             // Each run checks the predicate with its values; everything else is checked now.
-            _ = try context.lock.withLock { try context.descriptor(.object(members.filter { $0.0 != "predicate" })) }
+            _ = try context.live { try context.descriptor(.object(members.filter { $0.0 != "predicate" })) }
             compiled = nil
         }
     }
@@ -79,7 +79,7 @@ public final class PreparedFetch {
                         _ checked: (FetchDescriptor) throws -> T) throws -> T {
         let given = try PreparedFetch.bindings(json)
         if let compiled, let values = try values(compiled, given) {
-            return try context.lock.withLock {
+            return try context.live {
                 let (_, pending) = context.source(compiled.descriptor)
                 return try prepared(compiled.read, values, pending)
             }
@@ -88,7 +88,7 @@ public final class PreparedFetch {
         var merged = defaults.filter { d in !given.contains { $0.0 == d.0 } }
         merged += given
         let value = JSONValue.object(source.filter { $0.0 != "bindings" } + [("bindings", .object(merged))])
-        let d = try context.lock.withLock { try context.descriptor(value) }
+        let d = try context.live { try context.descriptor(value) }
         return try checked(d)
     }
 
@@ -134,7 +134,7 @@ extension ModelContext {
     /// The objects a descriptor matches, read in batches (``ObjectCursor/next(_:)``) on
     /// one snapshot, with this context's pending changes as they are now.
     public func cursor(_ d: FetchDescriptor) throws -> ObjectCursor {
-        try lock.withLock {
+        try live {
             let (s, p) = source(d)
             return try s.openCursor(d, pending: p)
         }

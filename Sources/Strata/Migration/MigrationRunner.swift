@@ -28,8 +28,13 @@ struct MigrationRunner {
     let stages: [PlannedStage]
     let hooks: [String: StageHooks]
     let progress: MigrationProgressHandler?
+    /// The configuration's author: history records the stages' saves with it (a hook may set another).
+    var author: String? = nil
 
     func run(on store: StoreOpening) throws {
+        // While the stages run, an open of the same file on this thread (a hook's) fails at once.
+        let migrating = MigrationsInProgress.enter(store.location)
+        defer { MigrationsInProgress.leave(migrating) }
         for planned in stages {
             do {
                 let ran = try store.migrate { stored -> Bool in
@@ -74,8 +79,11 @@ struct MigrationRunner {
             emit(name, "willMigrate")
             let session = try store.session(schema: planned.from)
             let context = ModelContext(session: session, schema: planned.from)
+            // Lent to the stage: whatever a hook kept of it fails as misuse once the stage is done with it.
+            defer { context.expire() }
             // History records the stage's saves under the stage's name.
             context.name = name
+            context.author = author
             for op in operations {
                 migrationLog("\(name): willMigrate \(op)")
                 try perform(op, context, session)
@@ -98,7 +106,9 @@ struct MigrationRunner {
             emit(name, "didMigrate")
             let session = try store.session(schema: planned.to)
             let context = ModelContext(session: session, schema: planned.to)
+            defer { context.expire() }
             context.name = name
+            context.author = author
             // Beyond SwiftData: the old version stays readable ("fromVersion"), as committed before the stage.
             if let old = try store.committedSession(schema: planned.from) { context.previousVersion = (planned.from, old) }
             migrationLog("\(name): didMigrate hook")
@@ -223,5 +233,44 @@ struct MigrationRunner {
         if let total { w.key("total"); w.int(total) }
         w.endObject()
         progress(w.string)
+    }
+}
+
+/// The store files this process is migrating (by device and inode, so that any name of a
+/// file finds it), each with the thread running the migration. An open of such a file on
+/// that thread — a stage hook opening the store it migrates — would wait for its own
+/// write lock for ever: it fails at once instead (``ModelContainer``).
+enum MigrationsInProgress {
+    struct File: Hashable { let device: UInt64; let inode: UInt64 }
+
+    private static let lock = Lock()
+    nonisolated(unsafe) private static var files: [File: [pthread_t]] = [:]
+
+    static func file(_ path: String) -> File? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return File(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    }
+
+    /// Notes that this thread migrates the file at `path` (nil for no file: an in-memory store).
+    static func enter(_ path: String) -> File? {
+        guard let f = file(path) else { return nil }
+        lock.withLock { files[f, default: []].append(pthread_self()) }
+        return f
+    }
+
+    static func leave(_ f: File?) {
+        guard let f else { return }
+        lock.withLock {
+            guard var threads = files[f], let i = threads.lastIndex(where: { pthread_equal($0, pthread_self()) != 0 }) else { return }
+            threads.remove(at: i)
+            files[f] = threads.isEmpty ? nil : threads
+        }
+    }
+
+    /// Whether this thread is migrating the file at `path`.
+    static func isMigratedByThisThread(_ path: String) -> Bool {
+        guard let f = file(path) else { return false }
+        return lock.withLock { files[f]?.contains { pthread_equal($0, pthread_self()) != 0 } ?? false }
     }
 }

@@ -52,6 +52,8 @@ public struct StoreOpener: StoreOpenPolicy {
     public let automaticMigration: Bool
     public let hooks: [String: StageHooks]
     public let progress: MigrationProgressHandler?
+    /// The author history records with the stages' saves (the configuration's).
+    public var author: String?
 
     public init(schema: Schema, plan: MigrationPlan? = nil, automaticMigration: Bool = true,
                 hooks: [String: StageHooks] = [:], progress: MigrationProgressHandler? = nil) {
@@ -65,6 +67,7 @@ public struct StoreOpener: StoreOpenPolicy {
     public init(_ configuration: StoreConfiguration) {
         self.init(schema: configuration.schema, plan: configuration.migrationPlan, automaticMigration: configuration.automaticMigration,
                   hooks: configuration.stageHooks, progress: configuration.progress)
+        author = configuration.author
     }
 
     /// Decides, without touching the store.
@@ -212,7 +215,7 @@ public struct StoreOpener: StoreOpenPolicy {
         case .migrate(let stages):
             // The stored version's storage, checked before anything runs on it.
             if let first = stages.first { try store.verifyStorage(of: first.from) }
-            try MigrationRunner(stages: stages, hooks: hooks, progress: progress).run(on: store)
+            try MigrationRunner(stages: stages, hooks: hooks, progress: progress, author: author).run(on: store)
         case .refuse(let error): throw error
         }
     }

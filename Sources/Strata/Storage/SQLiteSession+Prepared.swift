@@ -60,10 +60,13 @@ final class SQLiteObjectCursor: ObjectCursor {
 
     init(session: SQLiteSession, descriptor: FetchDescriptor, pending: PendingReplay?) throws {
         self.session = session
-        try session.locked {
+        try session.lockedRead {
             let c = session.connection
             try c.beginRead()
             do {
+                // BEGIN is deferred: the snapshot is taken by the first read, made here (not at the
+                // first batch), and it checks that the store still holds the container's version.
+                try session.checkStoredVersion()
                 if let pending { try pending(SQLiteWriter(session: session, saving: false)) }
                 // Not from the connection's cache: the cursor holds them between calls.
                 reading = try session.objectCursors(descriptor, cached: false)
@@ -77,7 +80,7 @@ final class SQLiteObjectCursor: ObjectCursor {
     deinit { close() }
 
     func next(_ limit: Int) throws -> JSONBuffer {
-        try session.locked {
+        try session.lockedRead {
             guard var r = reading else { return JSONBuffer.copying(Array("[]".utf8)) }
             do {
                 // Each row is written with its relationships: the writer stops after `limit` objects.

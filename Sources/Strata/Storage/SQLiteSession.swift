@@ -33,10 +33,16 @@ public final class SQLiteSession: StoreSession {
         var changes = ChangeSet()
     }
 
+    /// Whether the session works for the store's container (not for a migration stage): it
+    /// checks that the file still holds the version the container opened (`checkStoredVersion`).
+    let watchesVersion: Bool
+
     init(store: SQLiteStore, connection: Connection, schema: Schema? = nil) {
         self.sqliteStore = store
         self.connection = connection
         self.schema = schema ?? store.schema
+        // An in-memory store has one connection and no other writer: nobody else can migrate it.
+        watchesVersion = schema == nil && !store.configuration.inMemory
     }
 
     func locked<T>(_ body: () throws -> T) rethrows -> T { try connection.lock.withLock(body) }
@@ -62,6 +68,7 @@ public final class SQLiteSession: StoreSession {
             if ownTransaction { try connection.begin() }
             let end: Int64
             do {
+                if ownTransaction && watchesVersion { try checkStoredVersion() }
                 guard case .int(let e)? = try connection.statement(SQLiteDialect.reserveKeys).scalar([.text(root.name), .int(want)]), e > want else {
                     throw StrataError(.corrupt, "the key sequence of '\(root.name)' (strata_sequence) is damaged or used up: no key can be reserved",
                                       entity: root.name)
@@ -93,11 +100,11 @@ public final class SQLiteSession: StoreSession {
     }
 
     public func concreteEntity(root: Entity, pk: Int64) throws -> Entity? {
-        try locked { try SQLiteWriter.concreteEntity(connection, dialect, root: root, pk: pk) }
+        try lockedRead { try SQLiteWriter.concreteEntity(connection, dialect, root: root, pk: pk) }
     }
 
     public func findUnique(_ entity: Entity, slots: [Int], values: [SQLValue]) throws -> ObjectID? {
-        try locked {
+        try lockedRead {
             let root = entity.root
             let key = UniqueProbe(entity: ObjectIdentifier(entity), slots: slots)
             let stmt: Statement
@@ -117,11 +124,11 @@ public final class SQLiteSession: StoreSession {
     }
 
     public func savedValues(_ id: ObjectID, slots: [Int]) throws -> [SQLValue] {
-        try locked { try SQLiteWriter.values(connection, dialect, id, slots: slots) }
+        try lockedRead { try SQLiteWriter.values(connection, dialect, id, slots: slots) }
     }
 
     public func duplicateGroups(_ entity: Entity, slots: [Int]) throws -> [[ObjectID]] {
-        try locked {
+        try lockedRead {
             let root = entity.root
             let sql = SQLiteDialect.duplicateObjects(dialect.table(root), slots.map { dialect.column(entity.storedColumns[$0]) })
             var groups: [[ObjectID]] = []
@@ -148,6 +155,8 @@ public final class SQLiteSession: StoreSession {
             let writer = SQLiteWriter(session: self, saving: true)
             var changes: ChangeSet
             do {
+                // Under the write lock, before anything is written: the rows follow this container's version.
+                if !nested && watchesVersion { try checkStoredVersion() }
                 changes = try body(writer)
                 if !changes.isEmpty { try sqliteStore.saveHooks.participate(&changes, self) }
                 // New files' names must be durable before the commit that refers to them.
@@ -244,7 +253,7 @@ public final class SQLiteSession: StoreSession {
     /// over on a newer snapshot; a file the latest committed state still names
     /// but that is gone is an error.
     func read<T>(_ pending: PendingReplay?, _ body: () throws -> T) throws -> T {
-        try locked {
+        try lockedRead {
             var attempts = 0
             while true {
                 do {
@@ -259,6 +268,47 @@ public final class SQLiteSession: StoreSession {
                     }
                     throw missing.error
                 }
+            }
+        }
+    }
+
+    // MARK: The stored version
+
+    /// Fails with `.incompatibleStore`, naming both versions, when the store no longer holds
+    /// the version this session's container opened: another container or process migrated
+    /// it since. One metadata read (which also takes a deferred transaction's snapshot);
+    /// saves call it inside their write transaction, before writing, so no row of the old
+    /// version reaches a migrated store. Sessions of a migration stage only read.
+    func checkStoredVersion() throws {
+        guard case .text(let stored)? = try connection.statement(SQLiteDialect.readMetadata).scalar([.text("versionHash")]) else {
+            throw StrataError(.corrupt, "the store '\(sqliteStore.path)' has lost its stored schema version (strata_metadata.versionHash)")
+        }
+        if watchesVersion && stored != schema.versionHash { throw migratedElsewhere(nothingWritten: true) }
+    }
+
+    /// The error of a session whose store another container or process migrated.
+    private func migratedElsewhere(nothingWritten: Bool) -> StrataError {
+        var version = "another version"
+        if case .text(let v)?? = try? connection.statement(SQLiteDialect.readMetadata).scalar([.text("version")]) { version = "version \(v)" }
+        return StrataError(.incompatibleStore,
+                           "the store '\(sqliteStore.path)' was migrated to \(version) by another container or process after this container "
+                           + "opened it with version \(schema.version)\(nothingWritten ? " (nothing was written)" : ""); "
+                           + "close this container and open the store with the new version's schema")
+    }
+
+    /// A read under the session's lock whose failure, when the store no longer holds this
+    /// container's version, reports the migration (not the statement the new layout broke).
+    /// Costs nothing unless the read fails.
+    func lockedRead<T>(_ body: () throws -> T) throws -> T {
+        try locked {
+            do {
+                return try body()
+            } catch let e as StrataError where watchesVersion && e.code != .incompatibleStore && !connection.isInTransaction {
+                if case .text(let hash)?? = try? connection.statement(SQLiteDialect.readMetadata).scalar([.text("versionHash")]),
+                   hash != schema.versionHash {
+                    throw migratedElsewhere(nothingWritten: false)
+                }
+                throw e
             }
         }
     }

@@ -69,6 +69,7 @@ final class SQLiteWriter: StoreWriter {
             stmt = try connection.statement(SQLiteDialect.insertRow(into: try target(dialect.table(e), where: nil, []), columns: e.storedColumns.map(dialect.column)))
         }
         defer { stmt.reset() }
+        let filesBefore = writtenFiles.count
         sqlite3_bind_int64(stmt.handle, 1, id.pk)
         e.name.withCString { _ = sqlite3_bind_text(stmt.handle, 2, $0, -1, SQLITE_TRANSIENT_PTR) }
         for (i, v) in values.enumerated() {
@@ -79,6 +80,11 @@ final class SQLiteWriter: StoreWriter {
             }
         }
         do { while try stmt.step() {} } catch let err as StrataError {
+            // No row names the files written for it (the save may go on: an upsert at save).
+            if writtenFiles.count > filesBefore {
+                session.sqliteStore.externalFolder?.remove(Array(writtenFiles[filesBefore...]))
+                writtenFiles.removeSubrange(filesBefore...)
+            }
             throw SQLiteWriter.uniqueViolation(err, id, "a unique constraint of '\(e.name)' is violated by a saved object")
         }
     }

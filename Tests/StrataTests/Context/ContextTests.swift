@@ -358,8 +358,9 @@ final class ContextTests: StoreTestCase {
         let insertSQL = try captureSQL(context) {
             _ = try context.insertMany(entity: "Trip", json: "[" + (50..<80).map { #"{"name": "t\#($0)", "startDate": 0, "endDate": 1}"# }.joined(separator: ",") + "]")
         }
-        // Inserting looks each unique key up once (upsert against saved rows), nothing more.
-        XCTAssertEqual(insertSQL.filter { $0.hasPrefix("SELECT") }.count, 30, "\(insertSQL)")
+        // Inserting looks each unique key up once (upsert against saved rows), nothing more
+        // (reserving a block of keys also reads the stored version, once per block).
+        XCTAssertEqual(insertSQL.filter { $0.hasPrefix("SELECT") && !$0.contains("strata_metadata") }.count, 30, "\(insertSQL)")
         let saveSQL = try captureSQL(context) { try context.save() }
         XCTAssertLessThan(saveSQL.count, 10, "no statement per row: \(saveSQL)")
     }

@@ -61,9 +61,10 @@ final class StoreSeamTests: StoreTestCase {
             try session.transaction {
                 _ = try context.insert(entity: "Trip", json: trip("Lisbon"))
                 try context.save()
-                // Two contexts insert the same unique key; the second save collides at save time.
+                // Two contexts insert the same unique key; the second save collides at save time
+                // (with "_onConflict": "error": an upsert would update the first one's trip).
                 let other = ModelContext(session: session, schema: h.container.schema)
-                _ = try other.insert(entity: "Trip", json: trip("Porto"))
+                _ = try other.insert(entity: "Trip", json: trip("Porto").dropLast() + #", "_onConflict": "error"}"#)
                 _ = try context.insert(entity: "Trip", json: trip("Porto"))
                 try context.save()
                 self.assertError(.constraint) { try other.save() }

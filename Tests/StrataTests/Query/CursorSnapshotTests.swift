@@ -1,0 +1,25 @@
+import Foundation
+import XCTest
+@testable import Strata
+
+/// A cursor reads the snapshot of the moment strata_fetch_cursor returns, not of its first batch.
+final class CursorSnapshotTests: StoreTestCase {
+    private let note = #"{"version": "1.0.0", "entities": [{"name": "Note", "attributes": [{"name": "title", "type": "string"}]}]}"#
+
+    func testSavesAfterTheCursorOpensAreNotInIt() throws {
+        for pending in [false, true] {
+            let c = try openFile(note, path: storePath("p\(pending)"))
+            let reader = try c.makeContext()
+            let writer = try c.makeContext()
+            _ = try writer.insert(entity: "Note", json: #"{"title": "before"}"#)
+            try writer.save()
+            if pending { _ = try reader.insert(entity: "Note", json: #"{"title": "mine"}"#) }
+            let cursor = try reader.cursor(FetchDescriptor(entity: XCTUnwrap(reader.schema.entity(named: "Note"))))
+            _ = try writer.insert(entity: "Note", json: #"{"title": "after"}"#)
+            try writer.save()
+            let batch = try parse(cursor.next(100).bytes).array ?? []
+            XCTAssertEqual(Set(batch.compactMap { $0["title"]?.stringValue }), pending ? ["before", "mine"] : ["before"], "pending: \(pending)")
+            cursor.close()
+        }
+    }
+}
