@@ -827,7 +827,8 @@ static void test_bad_input(void) {
     check_bad(ctx, "{\"fetchLimit\": -1}", "/fetchLimit");
     check_bad(ctx, "{\"fetchLimit\": \"1\"}", "/fetchLimit");
     check_bad(ctx, "{\"bindings\": 3}", "/bindings");
-    check_bad(ctx, "{\"predicate\": \"$0.token > t\", \"bindings\": {\"t\": \"not a token\"}}", "/predicate");
+    /* A bound value that is not a token: the path is the binding's (its text stays out of the message). */
+    check_bad(ctx, "{\"predicate\": \"$0.token > t\", \"bindings\": {\"t\": \"not a token\"}}", "/bindings/t");
     check_bad(ctx, "{\"predicate\": \"$0.token > t\", \"bindings\": {\"t\": 42}}", "/predicate");
     check_bad(ctx, "{\"predicate\": \"$0.token > t\"}", "/predicate");
     check_bad(ctx, "{\"predicate\": \"$0.foo == 1\"}", "/predicate");
