@@ -32,7 +32,7 @@ public final class ChangeObservers: @unchecked Sendable {
     /// Set by `close`: no observer is added or called afterwards.
     private var closed = false
     /// Threads delivering now, each with how many deliveries it is inside (a callback may save).
-    private var delivering: [pthread_t: Int] = [:]
+    private var deliveringThreads: [pthread_t: Int] = [:]
     /// The newest sequence delivered (nil until the first observer starts the count).
     private var position: Int64?
     /// Recorded with each transaction of this container (whose saves are delivered as they
@@ -121,21 +121,21 @@ public final class ChangeObservers: @unchecked Sendable {
         }
         _ = gone
         let me = pthread_self()
-        while lock.withLock({ delivering.contains { pthread_equal($0.key, me) == 0 } }) { usleep(500) }
+        while lock.withLock({ deliveringThreads.contains { pthread_equal($0.key, me) == 0 } }) { usleep(500) }
     }
 
     private func deliver(_ json: (Set<String>?) -> String?) {
         let me = pthread_self()
         guard lock.withLock({ () -> Bool in
             guard !closed else { return false }
-            delivering[me, default: 0] += 1
+            deliveringThreads[me, default: 0] += 1
             return true
         }) else { return }
         // The list (and the callbacks it holds) is released before the delivery ends.
         deliverEach(json)
         lock.withLock {
-            let n = (delivering[me] ?? 1) - 1
-            delivering[me] = n > 0 ? n : nil
+            let n = (deliveringThreads[me] ?? 1) - 1
+            deliveringThreads[me] = n > 0 ? n : nil
         }
     }
 

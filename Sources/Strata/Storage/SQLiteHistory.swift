@@ -273,6 +273,11 @@ struct SQLiteHistorySnapshot: HistorySnapshot {
             guard token > 0 else {
                 throw StrataError(.corrupt, "the store's history has a transaction numbered \(token) (tokens start at 1)")
             }
+            // (A REAL column keeps text that is not a number as text: it would read as 1970.)
+            let timeType = s.columnType(1)
+            guard timeType == SQLITE_FLOAT || timeType == SQLITE_INTEGER, s.double(1).isFinite else {
+                throw StrataError(.corrupt, "the store's history has a transaction whose timestamp is not a number (transaction \(token))")
+            }
             rows.append(HistoryTransactionRow(sequence: token, timestamp: s.double(1), author: author, contextName: context,
                                               entities: entities, origin: origin, unrecorded: s.int64(6) != 0))
         }
@@ -282,8 +287,12 @@ struct SQLiteHistorySnapshot: HistorySnapshot {
     private func changes(_ token: Int64) throws -> [HistoryChangeRow] {
         var out: [HistoryChangeRow] = []
         try connection.statement(SQLiteDialect.historyChanges).query([.int(token)]) { s in
-            guard let kind = HistoryChangeRow.Kind(rawValue: s.int64(0)) else {
+            guard let kind = HistoryChangeRow.Kind(rawValue: s.int64(0)), s.columnType(0) == SQLITE_INTEGER else {
                 throw StrataError(.corrupt, "the store's history has a change of unknown kind \(s.int64(0)) (transaction \(token))")
+            }
+            // Integers, not text that SQLite would read as 0 (an entity's key 0 that no object has).
+            guard s.columnType(1) == SQLITE_INTEGER, s.columnType(2) == SQLITE_INTEGER, s.columnType(3) == SQLITE_INTEGER else {
+                throw StrataError(.corrupt, "the store's history has a change whose entity, key or count is not an integer (transaction \(token))")
             }
             // A row describes at most `maxObjects` objects (the recorder's rows), and one when it holds values;
             // a run without a list of keys ends at the largest key or before.
