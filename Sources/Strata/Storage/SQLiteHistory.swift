@@ -162,11 +162,6 @@ enum SQLiteHistoryTables {
     }
 }
 
-extension SQLiteStore {
-    /// The tag of this store's history tokens.
-    var historyStoreTag: String { HistoryName.storeTag(storeUUID) }
-}
-
 /// A migration's renames in the history's name table: every current name follows its
 /// entity or property into the new schema, or retires (keeping its old name) when the
 /// new schema has no successor. Older history then reads under the new names.
