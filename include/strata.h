@@ -404,7 +404,10 @@ strata_status strata_open(const char *path, const strata_config *config, strata_
 
 /**
  * Closes a container. NULL is ignored. Contexts created from it keep the
- * store open until they are freed.
+ * store open until they are freed. Its observers end here: none is called
+ * after this returns (saves of its contexts still open are not delivered; a
+ * callback running on another thread is waited for, so do not close a
+ * container inside one of its callbacks), and their userdata is freed.
  *
  * Cannot fail. Do not use the handle afterwards (a stale handle is reported
  * as STRATA_ERR_MISUSE by the calls that take it).
@@ -1027,7 +1030,7 @@ strata_status strata_check_store(const char *path, const strata_config *config, 
  * Cost and growth: a save writes one transaction row plus one change row per
  * changed object, where objects changed one after another with the same
  * entity, kind and changed attributes and nothing else to record share a row
- * (a bulk insert is one row; a bulk update one per 4096 objects). Values
+ * (up to 4096 objects to a row: a bulk insert of 100,000 objects is 25). Values
  * ("tombstone", "old", "new") make a row per object, and "historyValues"
  * reads each updated object's old values before writing. History grows
  * until pruned with strata_delete_history(); prune what every reader has
@@ -1076,9 +1079,13 @@ strata_status strata_check_store(const char *path, const strata_config *config, 
  * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx, NULL out_json),
  * STRATA_ERR_INVALID (malformed descriptor, unknown key, an unsupported
  * predicate form or field, a value of the wrong type, a malformed token, a
- * missing binding: the message names the JSON path or text position),
- * STRATA_ERR_HISTORY_EXPIRED, STRATA_ERR_CORRUPT (damaged history tables),
- * STRATA_ERR_BUSY, STRATA_ERR_IO, STRATA_ERR_NOMEM.
+ * missing binding: the message names the JSON path or text position; a
+ * predicate nested deeper than SQLite parses or comparing with more than
+ * 30,000 values: path "/predicate"), STRATA_ERR_HISTORY_EXPIRED,
+ * STRATA_ERR_CORRUPT (damaged history tables: missing, not as Strata made
+ * them, or holding rows Strata never writes; a healthy store never),
+ * STRATA_ERR_BUSY, STRATA_ERR_IO, STRATA_ERR_NOMEM. An error about a token
+ * names where it is ("path": "/bindings/lastToken"), never the token.
  * Not thread-safe for one ctx.
  */
 strata_status strata_fetch_history(strata_context *ctx, const char *descriptor_json, char **out_json);
@@ -1098,14 +1105,16 @@ strata_status strata_explain_history(strata_context *ctx, const char *descriptor
  * of them for "{}". Everything before a token:
  * {"predicate": "$0.token <= t", "bindings": {"t": "41@5f0c9a1e"}}.
  * Fetching after a token older than the newest deleted transaction then
- * fails with STRATA_ERR_HISTORY_EXPIRED; tokens are never reused.
+ * fails with STRATA_ERR_HISTORY_EXPIRED; tokens are never reused. In a
+ * migration stage hook, the delete is part of the migration's transaction
+ * (undone if the migration fails).
  *
  * @param[in] ctx              the context (its pending changes are untouched).
  * @param[in] descriptor_json  {"predicate": …, "bindings": …} or "{}".
  * Returns STRATA_OK.
  * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx, NULL descriptor_json),
  * STRATA_ERR_INVALID (as strata_fetch_history(); "sortBy" and "fetchLimit"
- * are refused), STRATA_ERR_HISTORY_EXPIRED (a token of another store),
+ * are refused, even empty), STRATA_ERR_HISTORY_EXPIRED (a token of another store),
  * STRATA_ERR_READONLY, STRATA_ERR_BUSY, STRATA_ERR_IO, STRATA_ERR_CORRUPT,
  * STRATA_ERR_NOMEM.
  * Not thread-safe for one ctx.
@@ -1164,7 +1173,8 @@ typedef void (*strata_change_fn)(const char *changes_json, void *userdata);
  *
  * The userdata belongs to Strata from this call on: free_userdata (if not
  * NULL) is called once, when the observer is removed, when the container
- * is closed, or at once if this call fails. A callback must not close its
+ * is closed (by strata_close(), before it returns; no callback runs after
+ * that), or at once if this call fails. A callback must not close its
  * container; it may call any other function, strata_observer_remove() of
  * its own observer included.
  *

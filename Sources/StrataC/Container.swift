@@ -33,7 +33,12 @@ public func strata_open(_ path: UnsafePointer<CChar>?, _ config: OpaquePointer?,
 }
 
 @_cdecl("strata_close")
-public func strata_close(_ container: OpaquePointer?) { Handles.release(container) }
+public func strata_close(_ container: OpaquePointer?) {
+    // Observers end with the close (contexts may keep the container itself alive):
+    // none is called after this returns, and their userdata is freed now.
+    (try? Handles.resolve(container, as: ContainerBox.self, "container"))?.container.observers.close()
+    Handles.release(container)
+}
 
 @_cdecl("strata_container_schema")
 public func strata_container_schema(_ container: OpaquePointer?, _ outJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {

@@ -5,7 +5,7 @@ import Strata
 public typealias StrataChangeFn = @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
 
 /// An observer handle: which observer of which container. The container is not kept
-/// alive by its observers; after strata_close the handle only frees itself.
+/// alive by its observers; strata_close ends them, and the handle then only frees itself.
 final class ObserverBox {
     weak var container: ModelContainer?
     let id: Int

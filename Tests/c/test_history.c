@@ -16,13 +16,17 @@
  *     "history": false, another store's token);
  *   - observers: once per save, filtered, removed inside their own callback,
  *     userdata freed exactly once (also on strata_close and on failure);
+ *     strata_close ends them: no callback after it returns, even for saves
+ *     of contexts still open, and one running on another thread is waited for;
  *   - malformed descriptors and filters: STRATA_ERR_INVALID with a path.
  *
  * Two processes on one store: test_history_processes.c.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <json-c/json.h>
 #include <strata.h>
 #include "check.h"
@@ -701,6 +705,92 @@ static void test_observers(void) {
     free(path);
 }
 
+/* Close ends observers: a context still open saves after strata_close(); no callback runs,
+ * and the userdata was freed by the close (strata_observe: "when the container is closed"). */
+static void test_close_ends_observers(void) {
+    printf("close ends observers\n");
+    char *path = test_store_path("close.store");
+    strata_container *db = open_store(path, NULL);
+    strata_context *ctx = check_context(db);
+    recorder r = {0};
+    strata_observer *o = NULL;
+    CHECK_STATUS(strata_observe(db, NULL, on_change, &r, free_recorder, &o));
+    free(insert(ctx, "LivingAccommodation", "{\"placeName\": \"p\"}"));
+    CHECK_STATUS(strata_save(ctx));
+    CHECK(r.calls == 1 && r.freed == 0);
+    strata_close(db);
+    CHECK(r.freed == 1);
+    free(insert(ctx, "LivingAccommodation", "{\"placeName\": \"q\"}"));
+    CHECK_STATUS(strata_save(ctx));
+    CHECK(r.calls == 1);
+    strata_observer_remove(o);  /* only frees the handle */
+    strata_context_free(ctx);
+    CHECK(r.calls == 1 && r.freed == 1);
+    free(r.last);
+    free(path);
+}
+
+/* A callback running on another thread when the container closes: strata_close() waits for it. */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int entered, left, freed, left_when_freed;
+} slow_observer;
+
+static void slow_change(const char *json, void *userdata) {
+    (void)json;
+    slow_observer *s = userdata;
+    pthread_mutex_lock(&s->lock);
+    s->entered = 1;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    pthread_mutex_lock(&s->lock);
+    s->left = 1;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void free_slow(void *userdata) {
+    slow_observer *s = userdata;
+    pthread_mutex_lock(&s->lock);
+    s->freed++;
+    s->left_when_freed = s->left;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void *save_on_thread(void *ctx) {
+    free(insert(ctx, "LivingAccommodation", "{\"placeName\": \"slow\"}"));
+    CHECK_STATUS(strata_save(ctx));
+    return NULL;
+}
+
+static void test_close_waits_for_callbacks(void) {
+    printf("close waits for callbacks\n");
+    char *path = test_store_path("close-wait.store");
+    strata_container *db = open_store(path, NULL);
+    strata_context *ctx = check_context(db);
+    slow_observer s = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0};
+    strata_observer *o = NULL;
+    CHECK_STATUS(strata_observe(db, NULL, slow_change, &s, free_slow, &o));
+    pthread_t saver;
+    CHECK(pthread_create(&saver, NULL, save_on_thread, ctx) == 0);
+    pthread_mutex_lock(&s.lock);
+    while (!s.entered) pthread_cond_wait(&s.cond, &s.lock);
+    pthread_mutex_unlock(&s.lock);
+    strata_close(db);
+    pthread_mutex_lock(&s.lock);
+    int left = s.left, freed = s.freed, left_when_freed = s.left_when_freed;
+    pthread_mutex_unlock(&s.lock);
+    CHECK(left == 1);                       /* the running callback finished first */
+    CHECK(freed == 1 && left_when_freed == 1);
+    CHECK(pthread_join(saver, NULL) == 0);
+    strata_observer_remove(o);
+    strata_context_free(ctx);
+    CHECK(s.freed == 1);
+    free(path);
+}
+
 /* ---- 6. bad input -------------------------------------------------------- */
 
 /* A descriptor strata_fetch_history (and strata_explain_history) refuses with INVALID at `path`. */
@@ -737,7 +827,8 @@ static void test_bad_input(void) {
     check_bad(ctx, "{\"fetchLimit\": -1}", "/fetchLimit");
     check_bad(ctx, "{\"fetchLimit\": \"1\"}", "/fetchLimit");
     check_bad(ctx, "{\"bindings\": 3}", "/bindings");
-    check_bad(ctx, "{\"predicate\": \"$0.token > t\", \"bindings\": {\"t\": \"not a token\"}}", "/predicate");
+    /* A bound value that is not a token: the path is the binding's (its text stays out of the message). */
+    check_bad(ctx, "{\"predicate\": \"$0.token > t\", \"bindings\": {\"t\": \"not a token\"}}", "/bindings/t");
     check_bad(ctx, "{\"predicate\": \"$0.token > t\", \"bindings\": {\"t\": 42}}", "/predicate");
     check_bad(ctx, "{\"predicate\": \"$0.token > t\"}", "/predicate");
     check_bad(ctx, "{\"predicate\": \"$0.foo == 1\"}", "/predicate");
@@ -773,6 +864,8 @@ int main(void) {
     test_listings();
     test_expiry();
     test_observers();
+    test_close_ends_observers();
+    test_close_waits_for_callbacks();
     test_bad_input();
     printf("ok\n");
     return 0;

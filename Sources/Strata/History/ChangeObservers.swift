@@ -1,3 +1,5 @@
+import Glibc
+
 /// A container's change observers: each hears, as JSON, of every save of the
 /// container (after its commit, on the saving thread) and, when the program
 /// polls, of every transaction other containers and processes recorded in
@@ -27,6 +29,10 @@ public final class ChangeObservers: @unchecked Sendable {
     private let pollLock = Lock()
     private var entries: [Entry] = []
     private var nextID = 0
+    /// Set by `close`: no observer is added or called afterwards.
+    private var closed = false
+    /// Threads delivering now, each with how many deliveries it is inside (a callback may save).
+    private var deliveringThreads: [pthread_t: Int] = [:]
     /// The newest sequence delivered (nil until the first observer starts the count).
     private var position: Int64?
     /// Recorded with each transaction of this container (whose saves are delivered as they
@@ -59,7 +65,8 @@ public final class ChangeObservers: @unchecked Sendable {
             names = all
         }
         let start = try lock.withLock { position } == nil ? bounds() : nil
-        return lock.withLock {
+        return try lock.withLock {
+            guard !closed else { throw StrataError(.misuse, "the container is closed: it takes no new observers") }
             if position == nil { position = start?.latest ?? 0 }
             nextID += 1
             entries.append(Entry(id: nextID, names: names, callback: callback))
@@ -102,7 +109,37 @@ public final class ChangeObservers: @unchecked Sendable {
 
     public var count: Int { lock.withLock { entries.count } }
 
+    /// Ends every observer (the container closes): once this returns none is called again,
+    /// a call running on another thread has finished, and the callbacks (with the user data
+    /// they own) are released. Called from inside a callback, it cannot wait for that call.
+    public func close() {
+        let gone: [Entry] = lock.withLock {
+            closed = true
+            for e in entries { e.removed = true }
+            defer { entries = [] }
+            return entries
+        }
+        _ = gone
+        let me = pthread_self()
+        while lock.withLock({ deliveringThreads.contains { pthread_equal($0.key, me) == 0 } }) { usleep(500) }
+    }
+
     private func deliver(_ json: (Set<String>?) -> String?) {
+        let me = pthread_self()
+        guard lock.withLock({ () -> Bool in
+            guard !closed else { return false }
+            deliveringThreads[me, default: 0] += 1
+            return true
+        }) else { return }
+        // The list (and the callbacks it holds) is released before the delivery ends.
+        deliverEach(json)
+        lock.withLock {
+            let n = (deliveringThreads[me] ?? 1) - 1
+            deliveringThreads[me] = n > 0 ? n : nil
+        }
+    }
+
+    private func deliverEach(_ json: (Set<String>?) -> String?) {
         for e in lock.withLock({ entries }) {
             guard lock.withLock({ !e.removed }), let text = json(e.names) else { continue }
             e.callback(text)
@@ -114,8 +151,9 @@ public final class ChangeObservers: @unchecked Sendable {
         let delivering: Bool = lock.withLock {
             guard let p = position else { return false }
             // Delivered now: when it is the next transaction, polls need not look at it again
-            // (nor call it missing if it is deleted before they run).
-            if let t = changes.token.flatMap(HistoryToken.parse), t.sequence == p + 1 { position = t.sequence }
+            // (nor call it missing if it is deleted before they run). Sequences come from the
+            // file: the largest has no next.
+            if let t = changes.token.flatMap(HistoryToken.parse), ChangeObservers.follows(t.sequence, p) { position = t.sequence }
             return !entries.isEmpty
         }
         guard delivering else { return }
@@ -159,14 +197,15 @@ public final class ChangeObservers: @unchecked Sendable {
                 var q = HistoryQuery()
                 q.filter = .compare(.sequence, .greater, .int(start))
                 q.sort = [(.sequence, true)]
-                var expected = start + 1
+                // Sequences come from the file: compared, never stepped past the largest.
+                var previous = start
                 try snap.transactions(q) { t, changes in
-                    if t.sequence != expected || (t.unrecorded && t.origin != origin) { expired = true }
-                    expected = t.sequence + 1
+                    if !ChangeObservers.follows(t.sequence, previous) || (t.unrecorded && t.origin != origin) { expired = true }
+                    previous = Swift.max(previous, t.sequence)
                     if expired || t.origin == origin { return }
                     found.append(try ChangeObservers.changeSetJSON(t, changes, names: names, store: tag))
                 }
-                if expected <= bounds.latest { expired = true }
+                if previous < bounds.latest { expired = true }
                 return bounds.latest
             }
             lock.withLock { position = expired ? newest : max(start, newest) }
@@ -178,6 +217,9 @@ public final class ChangeObservers: @unchecked Sendable {
             for json in found { deliver(json) }
         }
     }
+
+    /// Whether sequence `n` comes right after `previous` (never stepping past the largest).
+    static func follows(_ n: Int64, _ previous: Int64) -> Bool { previous < .max && n == previous + 1 }
 
     /// A recorded transaction in a change set's JSON, for an observer's entity names.
     static func changeSetJSON(_ t: HistoryTransactionRow, _ changes: [HistoryChangeRow], names: HistoryNameTable,

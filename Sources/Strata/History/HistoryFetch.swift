@@ -9,16 +9,18 @@ enum HistoryFetch {
 
     /// Fails when the request asks for every transaction after a sequence the history
     /// no longer covers completely (pruned, saved without history, or a replaced store).
-    static func checkExpiry(_ after: [Int64], latest: Int64, completeFrom: Int64, store: String) throws {
+    /// Messages name where the token is, never the caller's token.
+    static func checkExpiry(_ after: [HistoryPredicateTranslator.After], latest: Int64, completeFrom: Int64, store: String) throws {
         for t in after {
-            if t < completeFrom {
-                throw StrataError(.historyExpired, "history token '\(HistoryToken(sequence: max(t, 0), store: store))' has expired: "
+            if t.sequence < completeFrom {
+                throw StrataError(.historyExpired, "the token at \(t.path) has expired: "
                                   + "changes after it are no longer all in the history (deleted, or saved with history off); "
-                                  + "fetch everything again and continue from the latest token")
+                                  + "fetch everything again and continue from the latest token", path: t.path)
             }
-            if t > latest {
-                throw StrataError(.historyExpired, "history token '\(HistoryToken(sequence: t, store: store))' is newer than this store's history "
-                                  + "(latest \(HistoryToken(sequence: latest, store: store))): the store was replaced or restored; fetch everything again")
+            if t.sequence > latest {
+                throw StrataError(.historyExpired, "the token at \(t.path) is newer than this store's history "
+                                  + "(latest \(HistoryToken(sequence: latest, store: store))): the store was replaced or restored; fetch everything again",
+                                  path: t.path)
             }
         }
     }
@@ -29,7 +31,7 @@ enum HistoryFetch {
         let tag = storage.historyStoreTag
         return try storage.readHistory { snap in
             let names = try snap.names()
-            let (query, after) = try request.query(names: names, schema: schema, store: tag)
+            let (query, after) = try request.query(names: names, schema: schema, storage: storage, store: tag)
             let bounds = try snap.bounds()
             try checkExpiry(after, latest: bounds.latest, completeFrom: bounds.completeFrom, store: tag)
             var w = JSONWriter()
@@ -44,19 +46,21 @@ enum HistoryFetch {
     static func explain(_ session: StoreSession, _ request: HistoryRequest, schema: Schema) throws -> [UInt8] {
         let storage = try storage(session)
         return try storage.readHistory { snap in
-            try snap.explain(try request.query(names: try snap.names(), schema: schema, store: storage.historyStoreTag, anyStore: true).0)
+            try snap.explain(try request.query(names: try snap.names(), schema: schema, storage: storage, store: storage.historyStoreTag,
+                                               anyStore: true).0)
         }
     }
 
     /// Deletes the transactions a request's predicate selects; returns how many.
     static func delete(_ session: StoreSession, _ request: HistoryRequest, schema: Schema) throws -> Int64 {
-        guard request.sort.isEmpty, request.limit == nil else {
+        // Refused when present at all, even empty ("sortBy": []).
+        guard !request.hasSortBy, request.limit == nil else {
             throw StrataError(.invalid, "strata_delete_history takes a predicate and its bindings (no sortBy or fetchLimit)",
-                              path: request.sort.isEmpty ? "/fetchLimit" : "/sortBy")
+                              path: request.hasSortBy ? "/sortBy" : "/fetchLimit")
         }
         let storage = try storage(session)
         return try storage.deleteHistory { snap in
-            try request.query(names: try snap.names(), schema: schema, store: storage.historyStoreTag).0.filter
+            try request.query(names: try snap.names(), schema: schema, storage: storage, store: storage.historyStoreTag).0.filter
         }
     }
 

@@ -4,11 +4,9 @@ import Glibc
 /// (a save participant): one transaction row, and one change row per changed
 /// object, where objects changed one after another, of one entity and kind, with
 /// the same changed attributes and no values share one row: consecutive keys as a
-/// count (a bulk insert of 100,000 objects is one row), others as a list of keys
-/// (up to `maxListedKeys` per row).
+/// count, others as a list of keys; a row holds at most `HistoryChangeRow.maxObjects`
+/// objects (a bulk insert of 100,000 objects is 25 rows).
 enum HistoryRecorder {
-    static let maxListedKeys = 4096
-
     /// Seconds since 1970, exactly as the ISO-8601 text history returns reads back
     /// (microseconds): a transaction's own timestamp, given back in a predicate, selects it.
     static func now() -> Double {
@@ -62,18 +60,19 @@ enum HistoryRecorder {
             }
             if p.tombstone.isEmpty && p.old.isEmpty && p.new.isEmpty, let last = pending.last,
                last.kind == p.kind, last.entity == p.entity, last.attributes == p.attributes,
-               last.tombstone.isEmpty && last.old.isEmpty && last.new.isEmpty {
+               last.tombstone.isEmpty && last.old.isEmpty && last.new.isEmpty, last.count < HistoryChangeRow.maxObjects {
                 let i = pending.count - 1
-                if last.keys == nil && last.pk + last.count == pk {
+                // Keys come from the file: the largest key has no successor (no overflow).
+                let end = last.pk.addingReportingOverflow(last.count)
+                if last.keys == nil && !end.overflow && end.partialValue == pk {
                     pending[i].count += 1
                     return
                 }
-                if (last.keys?.count ?? Int(last.count)) < maxListedKeys {
-                    if last.keys == nil { pending[i].keys = Array(last.pk..<(last.pk + last.count)) }
-                    pending[i].keys?.append(pk)
-                    pending[i].count += 1
-                    return
-                }
+                // A consecutive run's last key is pk + count - 1: within range.
+                if last.keys == nil { pending[i].keys = (0..<last.count).map { last.pk + $0 } }
+                pending[i].keys?.append(pk)
+                pending[i].count += 1
+                return
             }
             pending.append(p)
         }

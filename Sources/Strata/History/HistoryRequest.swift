@@ -16,6 +16,8 @@ public struct HistoryRequest {
     var bindings: [String: JSONValue] = [:]
     var sort: [(field: HistoryField, ascending: Bool)] = []
     var limit: Int64?
+    /// Whether the descriptor has "sortBy" (even empty): strata_delete_history refuses it.
+    var hasSortBy = false
 
     static let keys = ["predicate", "bindings", "sortBy", "fetchLimit"]
 
@@ -40,7 +42,9 @@ public struct HistoryRequest {
         if let p = o.value("predicate"), p != .null {
             r.predicate = try PredicateJSON.predicate(p, JSONPath() / "predicate")
         }
-        for (i, item) in (try o.array("sortBy") ?? []).enumerated() {
+        let sortBy = try o.array("sortBy")
+        r.hasSortBy = sortBy != nil
+        for (i, item) in (sortBy ?? []).enumerated() {
             let p = JSONPath() / "sortBy" / i
             var so = try ObjectReader(item, path: p, what: "sort key")
             guard let key = try so.string("key") else { throw StrataError(.invalid, "sort key is missing 'key'", path: (p / "key").description) }
@@ -75,14 +79,21 @@ public struct HistoryRequest {
     public init() {}
 
     /// The store query, and the sequences after which the predicate asks for every
-    /// transaction (`token > t`: t; `token >= t`: t - 1), for the expiry check.
-    /// With `anyStore` (explaining), a token of another store is taken by its sequence
-    /// instead of failing as expired.
-    func query(names: HistoryNameTable, schema: Schema, store: String, anyStore: Bool = false) throws -> (HistoryQuery, after: [Int64]) {
+    /// transaction (`token > t`: t; `token >= t`: t - 1), each with the JSON path of its
+    /// token, for the expiry check. With `anyStore` (explaining), a token of another store
+    /// is taken by its sequence instead of failing as expired.
+    ///
+    /// - Throws: `.invalid` for a predicate `storage` cannot run in one query (too deep, too
+    ///   many values), naming the predicate's path.
+    func query(names: HistoryNameTable, schema: Schema, storage: HistoryStorage, store: String,
+               anyStore: Bool = false) throws -> (HistoryQuery, after: [HistoryPredicateTranslator.After]) {
         var t = HistoryPredicateTranslator(names: names, schema: schema, store: store, bindings: bindings)
         t.anyStore = anyStore
         var q = HistoryQuery()
-        if let p = predicate { q.filter = try t.transaction(p) }
+        if let p = predicate {
+            q.filter = try t.transaction(p)
+            if let problem = storage.historyFilterProblem(q.filter) { throw t.fail(problem, p.location) }
+        }
         q.sort = sort
         q.limit = limit
         return (q, t.after)
@@ -97,7 +108,9 @@ struct HistoryPredicateTranslator {
     let bindings: [String: JSONValue]
     /// Accept tokens of other stores (by their sequence): explaining never fails as expired.
     var anyStore = false
-    private(set) var after: [Int64] = []
+    /// A sequence after which the predicate asks for every transaction, and where its token is.
+    struct After { let sequence: Int64; let path: String }
+    private(set) var after: [After] = []
 
     init(names: HistoryNameTable, schema: Schema, store: String, bindings: [String: JSONValue]) {
         self.names = names
@@ -146,7 +159,7 @@ struct HistoryPredicateTranslator {
         case .inCollection(let element, let collection, let at):
             guard let field = try field(element) else { throw fail("'in' needs a field of the transaction on its left", at) }
             let items = try list(collection, at)
-            return .isIn(field, try items.map { try fieldValue(field, $0, at, op: .equal) })
+            return .isIn(field, try items.map { try fieldValue(field, $0.value, at, path: $0.path, op: .equal) })
         case .anySatisfy(let seq, let inner, let at), .allSatisfy(let seq, let inner, let at):
             guard case .keyPath(0, ["changes"], _) = seq else { throw fail("'contains { }' and 'allSatisfy { }' apply to $0.changes", at) }
             let all: Bool
@@ -174,9 +187,11 @@ struct HistoryPredicateTranslator {
     }
 
     private mutating func compare(_ f: HistoryField, _ op: ComparisonOperator, _ e: PredicateExpression, _ at: SourceLocation) throws -> HistoryFilter {
-        let v = try fieldValue(f, try value(e), e.location, op: op)
+        let (json, path) = try value(e)
+        let v = try fieldValue(f, json, e.location, path: path, op: op)
         if f == .sequence, case .int(let n) = v {
-            if op == .greater { after.append(n) } else if op == .greaterOrEqual { after.append(n - 1) }
+            // A parsed token's sequence is at least 1: n - 1 does not overflow.
+            if op == .greater { after.append(After(sequence: n, path: path)) } else if op == .greaterOrEqual { after.append(After(sequence: n - 1, path: path)) }
         }
         if v == .null, op != .equal, op != .notEqual { throw fail("nil compares only with == and !=", at) }
         return .compare(f, op, v)
@@ -196,11 +211,12 @@ struct HistoryPredicateTranslator {
         return v
     }
 
-    /// A literal or bound value, as JSON.
-    private func value(_ e: PredicateExpression) throws -> JSONValue {
+    /// A literal or bound value, as JSON, and the JSON path of where it is: the binding
+    /// (`/bindings/name`) or the predicate.
+    private func value(_ e: PredicateExpression) throws -> (value: JSONValue, path: String) {
         switch e {
-        case .variable(let name, let at): return try binding(name, at)
-        case .literal(let l, let at): return try json(l, at)
+        case .variable(let name, let at): return (try binding(name, at), (JSONPath() / "bindings" / name).description)
+        case .literal(let l, let at): return (try json(l, at), at.jsonPath ?? "/predicate")
         default: throw fail("expected a value (a literal or a variable)", e.location)
         }
     }
@@ -217,20 +233,25 @@ struct HistoryPredicateTranslator {
         }
     }
 
-    private func list(_ e: PredicateExpression, _ at: SourceLocation) throws -> [JSONValue] {
-        guard case .array(let items) = try value(e) else { throw fail("'in' needs an array (a literal or a variable bound to one)", at) }
-        return items
+    /// The items of an array, each with its path (`/bindings/list/2`; a literal's, the literal's).
+    private func list(_ e: PredicateExpression, _ at: SourceLocation) throws -> [(value: JSONValue, path: String)] {
+        let (v, path) = try value(e)
+        guard case .array(let items) = v else { throw fail("'in' needs an array (a literal or a variable bound to one)", at) }
+        if case .variable = e { return items.enumerated().map { ($1, path + "/\($0)") } }
+        return items.map { ($0, path) }
     }
 
-    private func fieldValue(_ f: HistoryField, _ v: JSONValue, _ at: SourceLocation, op: ComparisonOperator) throws -> HistoryFieldValue {
+    private func fieldValue(_ f: HistoryField, _ v: JSONValue, _ at: SourceLocation, path: String, op: ComparisonOperator) throws -> HistoryFieldValue {
         switch f {
         case .sequence:
             guard case .string(let text) = v else { throw fail("a token compares with a token string (as strata_fetch_history returns it)", at) }
+            // The caller's text stays out of the message: the path says where it is.
             guard let t = HistoryToken.parse(text) else {
-                throw fail("'\(text.prefix(40))' is not a history token (tokens look like \"42@\(store)\")", at)
+                throw StrataError(.invalid, "the value at \(path) is not a history token (tokens look like \"42@\(store)\", as strata_fetch_history returns them)",
+                                  path: path)
             }
             if anyStore { return .int(t.sequence) }
-            return .int(try HistoryToken.sequence(of: text, store: store, path: at.jsonPath ?? "/predicate"))
+            return .int(try HistoryToken.sequence(of: text, store: store, path: path))
         case .timestamp:
             var d = v
             if case .object(let m) = v, m.count == 1, m[0].0 == "date" { d = m[0].1 }
@@ -263,7 +284,7 @@ struct HistoryPredicateTranslator {
             if try isEntityName(lhs) { other = rhs } else if try isEntityName(rhs) { other = lhs } else {
                 throw fail("a change's test compares $0.changedPersistentIdentifier.entityName", at)
             }
-            guard case .string(let name) = try value(other) else { throw fail("an entity name compares with a string", at) }
+            guard case .string(let name) = try value(other).value else { throw fail("an entity name compares with a string", at) }
             let test = HistoryEntityTest.isIn(ids([name]))
             return op == .equal ? test : .not(test)
         case .string(.contains, let collection, let element, [], let at) where isCollection(collection):
@@ -278,8 +299,8 @@ struct HistoryPredicateTranslator {
     }
 
     private func entityNames(_ collection: PredicateExpression, _ at: SourceLocation) throws -> [String] {
-        try list(collection, at).map { v -> String in
-            guard case .string(let s) = v else { throw fail("entity names are strings", at) }
+        try list(collection, at).map { item -> String in
+            guard case .string(let s) = item.value else { throw fail("entity names are strings", at) }
             return s
         }
     }

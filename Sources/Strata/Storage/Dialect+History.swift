@@ -6,19 +6,26 @@
 ///   AUTOINCREMENT key, so a sequence is never given twice, not even after pruning.
 /// - `strata_history_change`: the changes of each transaction, clustered by token.
 extension SQLiteDialect {
-    static let historyDDL = [
-        "CREATE TABLE IF NOT EXISTS strata_history_name (id INTEGER PRIMARY KEY, entity TEXT NOT NULL, "
-            + "property TEXT NOT NULL DEFAULT '', live INTEGER NOT NULL DEFAULT 1)",
-        "CREATE UNIQUE INDEX IF NOT EXISTS strata_history_name_live ON strata_history_name (entity, property) WHERE live",
-        "CREATE TABLE IF NOT EXISTS strata_history_transaction (token INTEGER PRIMARY KEY AUTOINCREMENT, "
-            + "timestamp REAL NOT NULL, author TEXT, context TEXT, entities TEXT NOT NULL, origin TEXT, unrecorded INTEGER NOT NULL DEFAULT 0)",
-        "CREATE INDEX IF NOT EXISTS strata_history_transaction_timestamp ON strata_history_transaction (timestamp)",
-        "CREATE TABLE IF NOT EXISTS strata_history_change (token INTEGER NOT NULL, n INTEGER NOT NULL, kind INTEGER NOT NULL, "
+    /// The three tables, as `sqlite_master` keeps their text (`CREATE TABLE name (…)`).
+    static let historyTables: [(name: String, sql: String)] = [
+        ("strata_history_name", "CREATE TABLE strata_history_name (id INTEGER PRIMARY KEY, entity TEXT NOT NULL, "
+            + "property TEXT NOT NULL DEFAULT '', live INTEGER NOT NULL DEFAULT 1)"),
+        ("strata_history_transaction", "CREATE TABLE strata_history_transaction (token INTEGER PRIMARY KEY AUTOINCREMENT, "
+            + "timestamp REAL NOT NULL, author TEXT, context TEXT, entities TEXT NOT NULL, origin TEXT, unrecorded INTEGER NOT NULL DEFAULT 0)"),
+        ("strata_history_change", "CREATE TABLE strata_history_change (token INTEGER NOT NULL, n INTEGER NOT NULL, kind INTEGER NOT NULL, "
             + "entity INTEGER NOT NULL, pk INTEGER NOT NULL, count INTEGER NOT NULL, keys TEXT, attributes TEXT, tombstone TEXT, "
-            + "old TEXT, new TEXT, PRIMARY KEY (token, n)) WITHOUT ROWID",
+            + "old TEXT, new TEXT, PRIMARY KEY (token, n)) WITHOUT ROWID"),
     ]
-    /// Whether the store keeps history (its tables exist).
-    static let historyExists = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'strata_history_transaction'"
+    static let historyDDL = [
+        historyTables[0].sql,
+        "CREATE UNIQUE INDEX strata_history_name_live ON strata_history_name (entity, property) WHERE live",
+        historyTables[1].sql,
+        "CREATE INDEX strata_history_transaction_timestamp ON strata_history_transaction (timestamp)",
+        historyTables[2].sql,
+    ]
+    /// The schema objects named as the history's tables, whatever their type: (type, name, sql).
+    static let historyObjects = "SELECT type, name, sql FROM sqlite_master WHERE name IN "
+        + "('strata_history_name', 'strata_history_transaction', 'strata_history_change')"
 
     static let historyNameID = "SELECT id FROM strata_history_name WHERE entity = ?1 AND property = ?2 AND live"
     static let historyAddName = "INSERT INTO strata_history_name (entity, property) VALUES (?1, ?2) RETURNING id"
@@ -34,6 +41,7 @@ extension SQLiteDialect {
 
     /// The newest token ever given (AUTOINCREMENT keeps it after pruning).
     static let historyLatest = "SELECT seq FROM sqlite_sequence WHERE name = 'strata_history_transaction'"
+    static let historyNewestToken = "SELECT max(token) FROM strata_history_transaction"
     /// Takes token `?1` for a save history does not record (no row: it reads as deleted).
     static let historyCompleteFromKey = "historyCompleteFrom"
     /// Raises the first complete token to `?1` (never lowers it).

@@ -25,6 +25,9 @@ public protocol HistoryStorage: AnyObject {
     /// `select` makes from the snapshot inside it; returns how many were deleted.
     /// Tokens before the newest deleted transaction expire.
     func deleteHistory(_ select: (HistorySnapshot) throws -> HistoryFilter) throws -> Int64
+    /// Why the store cannot run `filter` in one query (nested too deeply, too many values),
+    /// as a sentence for an `.invalid` error; nil when it can.
+    func historyFilterProblem(_ filter: HistoryFilter) -> String?
 }
 
 /// What a history read sees, on one snapshot.
@@ -47,9 +50,11 @@ public struct HistoryName: Hashable, Sendable {
     public init(entity: String, property: String = "") { self.entity = entity; self.property = property }
 
     /// The tag of a store's history tokens: the first eight hexadecimal digits of its UUID
-    /// (read from the file, untrusted: only hex digits count).
+    /// (read from the file, untrusted: only hex digits count), or "0" for a store without
+    /// one (a damaged or edited file): never empty, so that every token it hands out parses.
     public static func storeTag(_ uuid: String) -> String {
-        String(uuid.lowercased().filter { $0.isHexDigit }.prefix(8))
+        let tag = String(uuid.lowercased().filter { $0.isASCII && $0.isHexDigit }.prefix(8))
+        return tag.isEmpty ? "0" : tag
     }
 }
 
@@ -92,10 +97,14 @@ public struct HistoryTransactionRow: Sendable {
     }
 }
 
-/// One change row: a run of `count` objects of one entity and kind, with the same
-/// changed attributes and no values — keys `pk`, `pk + 1`, … (a bulk insert is one
-/// row), or the listed `keys` — or one object with its values.
+/// One change row: a run of `count` objects (at most ``maxObjects``) of one entity and
+/// kind, with the same changed attributes and no values — keys `pk`, `pk + 1`, … (a bulk
+/// insert is one row per ``maxObjects`` objects), or the listed `keys` — or one object with
+/// its values.
 public struct HistoryChangeRow: Sendable {
+    /// The most objects one row describes: a store's row with more is damaged.
+    public static let maxObjects: Int64 = 4096
+
     public enum Kind: Int64, Sendable { case insert = 1, update = 2, delete = 3 }
     public var kind: Kind
     /// Number of the (concrete) entity's name.

@@ -81,6 +81,10 @@ final class HistoryCorruptTests: HistoryTestCase {
 
     func testWrongTypesInRows() throws {
         try assertCorrupt("textKind", "UPDATE strata_history_change SET kind = 'insert'")
+        try assertCorrupt("textKey", "UPDATE strata_history_change SET pk = 'one'")
+        try assertCorrupt("realCount", "UPDATE strata_history_change SET count = 1.5")
+        try assertCorrupt("textEntity", "UPDATE strata_history_change SET entity = 'Trip'")
+        try assertCorrupt("textTimestamp", "UPDATE strata_history_transaction SET timestamp = 'yesterday'")
         // (Polling reads the changes themselves, not the transaction's list of entities.)
         try assertCorrupt("entities", "UPDATE strata_history_transaction SET entities = 'nope'",
                           descriptor: #"{"predicate": "$0.changes.contains { $0.changedPersistentIdentifier.entityName == \"Trip\" }"}"#,
