@@ -154,6 +154,8 @@ final class HistoryHostileTests: HistoryTestCase {
         let c = try store(path)
         let watcher = try openHistory(path: path)
         _ = try watcher.observers.add(entityNames: nil) { _ in }
+        // A container with history off, open before the damage (opening after it is refused).
+        let off = try openHistory(path: path) { $0.history = false }.makeContext()
         for s in sql { try writeRaw(path, s) }
         let ctx = try c.makeContext()
         func check(_ what: String, _ body: () throws -> Void) {
@@ -174,7 +176,7 @@ final class HistoryHostileTests: HistoryTestCase {
         _ = try ctx.insert(entity: "Item", json: #"{"title": "c"}"#)
         check("save") { _ = try ctx.save() }
         // History off: a save leaves its mark in the damaged history too.
-        let off = try openHistory(path: path) { $0.history = false }.makeContext()
+        check("open with history off") { _ = try openHistory(path: path) { $0.history = false } }
         _ = try off.insert(entity: "Item", json: #"{"title": "d"}"#)
         check("unrecorded save") { _ = try off.save() }
     }
