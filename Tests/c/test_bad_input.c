@@ -351,7 +351,8 @@ static strata_status s_update_to_taken_code(void) { return strata_update(w.rctx,
 static strata_status s_taken_meanwhile(void) {
     static int n;
     char json[96];
-    snprintf(json, sizeof json, "{\"code\": \"M%d\", \"note\": \"mine\"}", n);
+    /* "error": the save must not upsert into the object saved meanwhile. */
+    snprintf(json, sizeof json, "{\"code\": \"M%d\", \"note\": \"mine\", \"_onConflict\": \"error\"}", n);
     strata_status st = strata_insert(w.rctx, "Sample", json, NULL);
     if (st != STRATA_OK) return st;
     strata_context *other = NULL;
@@ -641,7 +642,7 @@ static const bad_case cases[] = {
     {"enum violation in a subentity", NULL, c_enum_subentity, STRATA_ERR_VALIDATION, "PersonalTrip", "reason", "/reason", "business-ish"},
     {"update: enum violation", NULL, c_update_enum, STRATA_ERR_VALIDATION, "PersonalTrip", "reason", "/reason", "boredom-ish"},
     {"unique collision by an update, on save", s_update_to_taken_code, c_save_rules, STRATA_ERR_CONSTRAINT, "Sample", "code", NULL, NULL},
-    {"unique collision with an object saved meanwhile", s_taken_meanwhile, c_save_rules, STRATA_ERR_CONSTRAINT, "Sample", "code", NULL, NULL},
+    {"unique collision with an object saved meanwhile, _onConflict error", s_taken_meanwhile, c_save_rules, STRATA_ERR_CONSTRAINT, "Sample", "code", NULL, NULL},
     {"deny rule on save", s_delete_owner, c_save_rules, STRATA_ERR_CONSTRAINT, "Owner", "pets", NULL, NULL},
     {"maximumModelCount exceeded on save", s_team_too_big, c_save_rules, STRATA_ERR_CONSTRAINT, "Team", "members", NULL, NULL},
     {"minimumModelCount on save (insert)", s_team_empty, c_save_rules, STRATA_ERR_CONSTRAINT, "Team", "members", NULL, NULL},

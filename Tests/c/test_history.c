@@ -212,7 +212,7 @@ static void test_recording(void) {
     /* A save that fails records nothing: a unique name taken by another context's save. */
     strata_context *other_ctx = check_context(db);
     char *rome = insert(other_ctx, "Trip", "{\"name\": \"Rome\", \"destination\": \"Italy\"}");
-    free(insert(ctx, "Trip", "{\"name\": \"Rome\", \"destination\": \"Italy again\"}"));
+    free(insert(ctx, "Trip", "{\"name\": \"Rome\", \"destination\": \"Italy again\", \"_onConflict\": \"error\"}"));
     CHECK_STATUS(strata_save(other_ctx));
     CHECK_ERROR_CODE(strata_save(ctx), STRATA_ERR_CONSTRAINT);
     CHECK_STATUS(strata_rollback(ctx));
