@@ -17,6 +17,9 @@
  *   check_strf(fmt, ...)             a new malloc'd string from a printf format
  *   check_member(obj, key)           obj's member key (a json-c object) or NULL
  *   check_str_member(obj, key)       obj's string member key or NULL
+ *   check_run_child(self, round, path)
+ *                                    runs this test program again as a second process
+ *                                    (`self --child ROUND PATH`) and waits: exit 1 if it fails
  *   check_buf, check_buf_add(b, text), check_buf_repeat(b, text, n)
  *                                    a growing string (b.s, free() it), starting as {0}
  *
@@ -34,6 +37,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <json.h>
@@ -360,6 +364,25 @@ static inline struct json_object *read_all(strata_context *ctx, const char *cons
         strata_free(text);
     }
     return all;
+}
+
+/* Runs `self --child round path` (this test program as a second process) and waits for it. */
+static inline void check_run_child(const char *self, const char *round, const char *path) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        execl(self, self, "--child", round, path, (char *)NULL);
+        perror("execl");
+        _exit(127);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "child round %s failed (status %d)\n", round, status);
+        exit(1);
+    }
 }
 
 #endif /* STRATA_TEST_CHECK_H */

@@ -77,24 +77,6 @@ static int child(const char *round, const char *path) {
     return 0;
 }
 
-static void run_child(const char *self, const char *round, const char *path) {
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        execl(self, self, "--child", round, path, (char *)NULL);
-        perror("execl");
-        _exit(127);
-    }
-    int status = 0;
-    CHECK(waitpid(pid, &status, 0) == pid);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "child round %s failed (status %d)\n", round, status);
-        exit(1);
-    }
-}
-
 /* ---- process A ------------------------------------------------------------ */
 
 typedef struct {
@@ -152,7 +134,7 @@ int main(int argc, char **argv) {
 
     /* Round 1: B saves a trip, then an item alone. */
     printf("round 1\n");
-    run_child(argv[0], "1", path);
+    check_run_child(argv[0], "1", path);
     json_object *h = history_after(ctx, own);
     printf("  B wrote: %s\n", json_object_to_json_string(h));
     CHECK(json_object_array_length(h) == 2);
@@ -189,7 +171,7 @@ int main(int argc, char **argv) {
 
     /* Round 2: B deletes A's trip: the tombstone arrives through the poll. */
     printf("round 2\n");
-    run_child(argv[0], "2", path);
+    check_run_child(argv[0], "2", path);
     char *b_delete = latest_token(ctx);
     CHECK_STATUS(strata_poll_changes(db));
     CHECK(a.calls == 4);
@@ -202,7 +184,7 @@ int main(int argc, char **argv) {
 
     /* Round 3: B saves without history: A hears once that its history expired. */
     printf("round 3\n");
-    run_child(argv[0], "3", path);
+    check_run_child(argv[0], "3", path);
     CHECK_STATUS(strata_poll_changes(db));
     CHECK(a.calls == 5);
     /* The latest token is the mark B's unrecorded save left, right after b_delete. */

@@ -52,24 +52,6 @@ static int child(const char *round, const char *path) {
     return 0;
 }
 
-static void run_child(const char *self, const char *round, const char *path) {
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        execl(self, self, "--child", round, path, (char *)NULL);
-        perror("execl");
-        _exit(127);
-    }
-    int status = 0;
-    CHECK(waitpid(pid, &status, 0) == pid);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "child round %s failed (status %d)\n", round, status);
-        exit(1);
-    }
-}
-
 /* ---- process A ------------------------------------------------------------ */
 
 static json_object *fetch_all(strata_context *ctx, const char *entity) {
@@ -94,7 +76,7 @@ static void test_upsert(const char *self, const char *path) {
     strata_context *ctx = check_context(db);
     char *id = NULL;
     CHECK_STATUS(strata_insert(ctx, "Trip", "{\"name\": \"Paris\", \"destination\": \"A\", \"items\": [{\"title\": \"Louvre\"}]}", &id));
-    run_child(self, "upsert", path);   /* B saves "Paris" first */
+    check_run_child(self, "upsert", path);   /* B saves "Paris" first */
     CHECK_STATUS(strata_save(ctx));
     strata_context *fresh = check_context(db);
     json_object *trips = fetch_all(fresh, "Trip");
@@ -118,7 +100,7 @@ static void test_migrated_by_another_process(const char *self, const char *path)
     strata_container *db = check_open("{\"schema\": " V1 "}", path);
     strata_context *ctx = check_context(db);
     CHECK_STATUS(strata_insert(ctx, "Trip", "{\"name\": \"Rome\", \"destination\": \"A\"}", NULL));
-    run_child(self, "migrate", path);  /* B migrates to 2.0.0 */
+    check_run_child(self, "migrate", path);  /* B migrates to 2.0.0 */
     CHECK_ERROR_CODE(strata_save(ctx), STRATA_ERR_INCOMPATIBLE_STORE);
     check_contains(strata_last_error(), "1.0.0");
     check_contains(strata_last_error(), "2.0.0");

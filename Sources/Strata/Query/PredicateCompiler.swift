@@ -190,7 +190,7 @@ struct PredicateCompiler {
                 if domain == .attribute(.decimal) {
                     var terms: [String] = []
                     for v in nonNull { terms.append("\(dialect.collate(x, .decimal)) = \(bind(v))") }
-                    parts.append(balanced(terms, "OR"))
+                    parts.append(PredicateCompiler.balanced(terms, "OR"))
                 } else if nonNull.count <= PredicateCompiler.inlineListLimit || nonNull.contains(where: { $0.textValue?.utf8.contains(0) ?? false }) {
                     // (json_each cuts text at a NUL character: such lists bind each value.)
                     parts.append("\(x) IN (\(nonNull.map { bind($0) }.joined(separator: ", ")))")
@@ -238,11 +238,12 @@ struct PredicateCompiler {
         }
         var terms: [String] = []
         for part in ordered { terms.append(predicate(part, safe: safe)) }
-        return balanced(terms, op)
+        return PredicateCompiler.balanced(terms, op)
     }
 
-    /// Terms joined with `op` in parentheses, nested as a balanced tree past ``flatTerms``.
-    private func balanced(_ terms: [String], _ op: String) -> String {
+    /// Terms joined with `op` in parentheses, nested as a balanced tree past ``flatTerms``
+    /// (history filters join their terms the same way).
+    static func balanced(_ terms: [String], _ op: String) -> String {
         if terms.count <= PredicateCompiler.flatTerms { return "(" + terms.joined(separator: " \(op) ") + ")" }
         let size = (terms.count + PredicateCompiler.flatTerms - 1) / PredicateCompiler.flatTerms
         var groups: [String] = []

@@ -447,19 +447,7 @@ struct SQLiteHistoryFilter {
         var terms: [String] = []
         terms.reserveCapacity(ordered.count)
         for part in ordered { terms.append(compile(&self, part)) }
-        return SQLiteHistoryFilter.balanced(terms, op)
-    }
-
-    private static func balanced(_ terms: [String], _ op: String) -> String {
-        if terms.count <= PredicateCompiler.flatTerms { return "(" + terms.joined(separator: " \(op) ") + ")" }
-        let size = (terms.count + PredicateCompiler.flatTerms - 1) / PredicateCompiler.flatTerms
-        var groups: [String] = []
-        var i = 0
-        while i < terms.count {
-            groups.append(balanced(Array(terms[i..<min(i + size, terms.count)]), op))
-            i += size
-        }
-        return balanced(groups, op)
+        return PredicateCompiler.balanced(terms, op)
     }
 
     // MARK: Limits
