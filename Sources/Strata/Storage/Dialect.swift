@@ -84,6 +84,32 @@ extension SQLiteDialect: QueryDialect {
     func isSame(_ a: String, _ b: String) -> String { "\(a) IS \(b)" }
     func isNotSame(_ a: String, _ b: String) -> String { "\(a) IS NOT \(b)" }
 
+    /// (Names are identifiers; a quote would still be doubled.)
+    func nameLiteral(_ name: String) -> String {
+        var out = "'"
+        for c in name { if c == "'" { out += "''" } else { out.append(c) } }
+        return out + "'"
+    }
+
+    /// `(typeof(c) IN ('integer', 'null') OR strata_damaged(…))`: typeof() reads the column's
+    /// type from the record header without loading its value (SQLite's OPFLAG_TYPEOFARG).
+    func storedAs(_ column: String, _ stored: StoredClass, entity: String, attribute: String, key: String) -> String {
+        let check: String
+        switch stored {
+        case .integer: check = "typeof(\(column)) IN ('integer', 'null')"
+        case .boolean: check = "\(column) IN (0, 1) OR \(column) IS NULL"
+        case .number: check = "typeof(\(column)) IN ('real', 'integer', 'null')"
+        case .text: check = "typeof(\(column)) IN ('text', 'null')"
+        case .blob: check = "typeof(\(column)) IN ('blob', 'null')"
+        case .blobOrText: check = "typeof(\(column)) IN ('blob', 'text', 'null')"
+        }
+        return "(\(check) OR strata_damaged(\(entity), \(attribute), \(key)))"
+    }
+
+    func knownEntity(_ entityColumn: String, names: [String], root: String, key: String) -> String {
+        "(\(entityColumn) IN (\(names.map(nameLiteral).joined(separator: ", "))) OR strata_damaged(\(nameLiteral(root)), '_entity', \(key)))"
+    }
+
     /// SQLite needs a LIMIT before an OFFSET: `LIMIT -1` is no limit.
     func limit(_ limit: String?, offset: String?) -> String {
         var sql = ""
