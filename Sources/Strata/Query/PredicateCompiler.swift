@@ -48,9 +48,10 @@ struct PredicateCompiler {
 
     private func guardColumn(_ s: Scope, alias: String, _ column: String, _ stored: StoredClass, name: String, of entity: Entity) {
         guard s.guarded.insert(column).inserted else { return }
-        // The row's own entity name where a hierarchy keeps one (a lone entity's rows are all of it).
-        let named = entity.root.isInHierarchy ? "\(alias)._entity" : dialect.nameLiteral(entity.root.name)
-        s.guards.append(dialect.storedAs(column, stored, entity: named, attribute: dialect.nameLiteral(name), key: "\(alias)._pk"))
+        // The declaring entity names the row, not the row's `_entity`: reading it would make an index
+        // on the column no longer covering.
+        s.guards.append(dialect.storedAs(column, stored, entity: dialect.nameLiteral(entity.name), attribute: dialect.nameLiteral(name),
+                                         key: "\(alias)._pk"))
     }
 
     mutating func bind(_ v: SQLValue) -> String {

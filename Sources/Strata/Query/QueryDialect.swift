@@ -51,13 +51,15 @@ protocol QueryDialect {
     func nameLiteral(_ name: String) -> String
     /// A condition that holds when `column` stores NULL or a value of `stored`'s storage
     /// classes, and otherwise fails the statement with `.corrupt` naming the object
-    /// `entity/key` (`entity` an expression: the row's entity name, or a ``nameLiteral(_:)``)
-    /// and `attribute` (a ``nameLiteral(_:)``). A conjunct beside the condition that reads the
-    /// column, never a wrapper around it: an index on the column stays usable.
+    /// `entity/key` and `attribute` (both ``nameLiteral(_:)``s). A conjunct beside the condition
+    /// that reads the column, never a wrapper around it: an index on the column stays usable,
+    /// and covering (the guard reads nothing but the column and the key).
     func storedAs(_ column: String, _ stored: StoredClass, entity: String, attribute: String, key: String) -> String
-    /// A condition that holds when `entityColumn` is one of `names`, and otherwise fails the
-    /// statement with `.corrupt` naming the object `root/key`.
-    func knownEntity(_ entityColumn: String, names: [String], root: String, key: String) -> String
+    /// A condition that holds when every row of `table` names one of `entities` (its hierarchy's),
+    /// and otherwise fails the statement with `.corrupt` naming the object `root/key` of such a
+    /// row. Evaluated once per statement (an uncorrelated subquery, when the query reads its first
+    /// row), by index searches between the names: no scan.
+    func knownEntities(table: String, _ entities: [String], root: String) -> String
 }
 
 /// The storage classes a stored slot may hold (besides NULL), by its type: what a read

@@ -106,8 +106,17 @@ extension SQLiteDialect: QueryDialect {
         return "(\(check) OR strata_damaged(\(entity), \(attribute), \(key)))"
     }
 
-    func knownEntity(_ entityColumn: String, names: [String], root: String, key: String) -> String {
-        "(\(entityColumn) IN (\(names.map(nameLiteral).joined(separator: ", "))) OR strata_damaged(\(nameLiteral(root)), '_entity', \(key)))"
+    /// `(SELECT strata_damaged('Root', '_entity', _pk) FROM "Root" WHERE _entity < 'A' OR _entity > 'A'
+    /// AND _entity < 'B' OR … LIMIT 1) IS NULL`: one index search (`_entity` is indexed in a
+    /// hierarchy's table) per gap between the names in binary order; SQLite runs the subquery
+    /// once per statement.
+    func knownEntities(table: String, _ entities: [String], root: String) -> String {
+        let names = entities.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map(nameLiteral)
+        guard let first = names.first, let last = names.last else { return boolean(true) }
+        var gaps = ["_entity < \(first)"]
+        for i in names.indices.dropFirst() { gaps.append("_entity > \(names[i - 1]) AND _entity < \(names[i])") }
+        gaps.append("_entity > \(last)")
+        return "(SELECT strata_damaged(\(nameLiteral(root)), '_entity', _pk) FROM \(quote(table)) WHERE \(gaps.joined(separator: " OR ")) LIMIT 1) IS NULL"
     }
 
     /// SQLite needs a LIMIT before an OFFSET: `LIMIT -1` is no limit.

@@ -79,9 +79,10 @@ struct CompiledFetch {
         let entities = d.entities
         if root.isInHierarchy && entities.count != root.descendants.count {
             conditions.append("t._entity IN (\(entities.map { c.bind(.text($0.name)) }.joined(separator: ", ")))")
-        } else if root.isInHierarchy {
+        }
+        if root.isInHierarchy && entities.count == root.descendants.count {
             // Every entity of the hierarchy: a row naming none is damage, for counts as for objects.
-            conditions.append(dialect.knownEntity("t._entity", names: root.descendants.map(\.name), root: root.name, key: "t._pk"))
+            conditions.append(dialect.knownEntities(table: dialect.table(root), root.descendants.map(\.name), root: root.name))
         }
         // A predicate folded to true is no condition at all (docs/predicates.md §3).
         var predicate: String?

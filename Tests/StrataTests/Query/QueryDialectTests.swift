@@ -28,8 +28,8 @@ final class QueryDialectTests: StoreTestCase {
         func storedAs(_ column: String, _ stored: StoredClass, entity: String, attribute: String, key: String) -> String {
             "STORED_\(stored)(\(column), \(entity), \(attribute), \(key))"
         }
-        func knownEntity(_ entityColumn: String, names: [String], root: String, key: String) -> String {
-            "KNOWN(\(entityColumn), \(names.joined(separator: "|")), \(root), \(key))"
+        func knownEntities(table: String, _ entities: [String], root: String) -> String {
+            "KNOWN(\(quote(table)): \(entities.joined(separator: "|")))"
         }
         // The same layout rules as SQLite's: the test is about spelling.
         func table(_ entity: Entity) -> String { entity.root.name }
@@ -65,12 +65,12 @@ final class QueryDialectTests: StoreTestCase {
         let json = #"{"entity": "PersonalTrip", "predicate": "$0.name == \"a\"", "sortBy": [{"key": "budget"}, {"key": "name", "comparator": "localizedStandard"}], "fetchOffset": 5}"#
         let q = CompiledFetch(try Query.descriptor(json, schema), dialect: OtherDialect())
         XCTAssertEqual(q.keysSQL, "SELECT t._pk FROM [Trip] t WHERE t._entity IN ($1)"
-                       + " AND (STORED_text(t.[name], t._entity, N<name>, t._pk) AND STORED_text(t.[budget], t._entity, N<budget>, t._pk))"
+                       + " AND (STORED_text(t.[name], N<Trip>, N<name>, t._pk) AND STORED_text(t.[budget], N<Trip>, N<budget>, t._pk))"
                        + " AND (t.[name] IS NOT DISTINCT FROM $2)"
                        + " ORDER BY t.[budget] COLLATED(decimal) ASC, t.[name] COLLATED(standard) ASC, t._pk ASC PAGE(ALL, $3)")
         XCTAssertEqual(q.args, [.text("PersonalTrip"), .text("a"), .int(5)])
         // Every entity of a hierarchy: a row naming none is damage.
         let all = CompiledFetch(try Query.descriptor(#"{"entity": "Trip"}"#, schema), dialect: OtherDialect())
-        XCTAssertEqual(all.keysSQL, "SELECT t._pk FROM [Trip] t WHERE KNOWN(t._entity, Trip|BusinessTrip|PersonalTrip, Trip, t._pk) ORDER BY t._pk ASC PAGE(ALL, 0)")
+        XCTAssertEqual(all.keysSQL, "SELECT t._pk FROM [Trip] t WHERE KNOWN([Trip]: Trip|BusinessTrip|PersonalTrip) ORDER BY t._pk ASC PAGE(ALL, 0)")
     }
 }
