@@ -127,6 +127,10 @@
  *     relative to "<store>.strata/", never through a symbolic link (nor a
  *     linked folder); a store naming anything else fails with
  *     STRATA_ERR_CORRUPT and nothing outside the folder is opened or removed.
+ *     Every value a read writes out is first checked against its attribute's
+ *     type, and every value a predicate compares against its storage class:
+ *     a damaged one is STRATA_ERR_CORRUPT naming entity, attribute and object
+ *     (docs/JSON.md, "Damaged stores").
  *   - One snapshot per read. Every read call (get, fetch, count,
  *     identifiers, explain, prefetching) runs in one read transaction: it
  *     sees one committed state plus the context's own pending changes, never

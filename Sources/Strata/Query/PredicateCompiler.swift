@@ -37,7 +37,10 @@ struct PredicateCompiler {
     /// The guards of the columns the outermost scope read (predicate and sort keys) as one
     /// condition, nil when there are none. Put it before the predicate: every row the query
     /// visits is checked, whatever the predicate answers for it (docs/JSON.md, "Damaged stores").
-    var rootGuards: String? { scopes[0].guards.isEmpty ? nil : balanced(scopes[0].guards, "AND") }
+    var rootGuards: String? {
+        let guards = scopes[0].guards
+        return guards.count > 1 ? balanced(guards, "AND") : guards.first
+    }
 
     /// Checks the storage class of `column`, read from the row `alias` of `ref`'s scope (a value compared,
     /// or a link followed).

@@ -91,19 +91,21 @@ extension SQLiteDialect: QueryDialect {
         return out + "'"
     }
 
-    /// `(typeof(c) IN ('integer', 'null') OR strata_damaged(…))`: typeof() reads the column's
-    /// type from the record header without loading its value (SQLite's OPFLAG_TYPEOFARG).
+    /// `(typeof(c) = 'integer' OR c IS NULL OR strata_damaged(…))`: typeof() reads the type from
+    /// the record header without loading the value (SQLite's OPFLAG_TYPEOFARG); equalities with the
+    /// likeliest class first measured a quarter cheaper than `typeof(c) IN (…)`.
     func storedAs(_ column: String, _ stored: StoredClass, entity: String, attribute: String, key: String) -> String {
-        let check: String
+        let classes: [String]
         switch stored {
-        case .integer: check = "typeof(\(column)) IN ('integer', 'null')"
-        case .boolean: check = "\(column) IN (0, 1) OR \(column) IS NULL"
-        case .number: check = "typeof(\(column)) IN ('real', 'integer', 'null')"
-        case .text: check = "typeof(\(column)) IN ('text', 'null')"
-        case .blob: check = "typeof(\(column)) IN ('blob', 'null')"
-        case .blobOrText: check = "typeof(\(column)) IN ('blob', 'text', 'null')"
+        case .integer: classes = ["integer"]
+        case .boolean: return "(\(column) IN (0, 1) OR \(column) IS NULL OR strata_damaged(\(entity), \(attribute), \(key)))"
+        case .number: classes = ["real", "integer"]
+        case .text: classes = ["text"]
+        case .blob: classes = ["blob"]
+        case .blobOrText: classes = ["blob", "text"]
         }
-        return "(\(check) OR strata_damaged(\(entity), \(attribute), \(key)))"
+        let tests = classes.map { "typeof(\(column)) = '\($0)'" }.joined(separator: " OR ")
+        return "(\(tests) OR \(column) IS NULL OR strata_damaged(\(entity), \(attribute), \(key)))"
     }
 
     /// `(SELECT strata_damaged('Root', '_entity', _pk) FROM "Root" WHERE _entity < 'A' OR _entity > 'A'
