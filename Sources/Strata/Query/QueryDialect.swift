@@ -55,11 +55,13 @@ protocol QueryDialect {
     /// that reads the column, never a wrapper around it: an index on the column stays usable,
     /// and covering (the guard reads nothing but the column and the key).
     func storedAs(_ column: String, _ stored: StoredClass, entity: String, attribute: String, key: String) -> String
-    /// A condition that holds when every row of `table` names one of `entities` (its hierarchy's),
-    /// and otherwise fails the statement with `.corrupt` naming the object `root/key` of such a
-    /// row. Evaluated once per statement (an uncorrelated subquery, when the query reads its first
-    /// row), by index searches between the names: no scan.
-    func knownEntities(table: String, _ entities: [String], root: String) -> String
+    /// An expression that is NULL when every row of `table` names one of `entities` (its
+    /// hierarchy's), and otherwise fails the statement with `.corrupt` naming the object
+    /// `root/key` of such a row: index searches between the names, no scan.
+    func unknownEntity(table: String, _ entities: [String], root: String) -> String
+    /// The paging clause (with a leading space), with `check` (an ``unknownEntity(table:_:root:)``)
+    /// evaluated once per statement, before its first row — also when no row matches.
+    func limit(_ limit: String?, offset: String?, check: String?) -> String
 }
 
 /// The storage classes a stored slot may hold (besides NULL), by its type: what a read

@@ -109,16 +109,23 @@ extension SQLiteDialect: QueryDialect {
     }
 
     /// `(SELECT strata_damaged('Root', '_entity', _pk) FROM "Root" WHERE _entity < 'A' OR _entity > 'A'
-    /// AND _entity < 'B' OR … LIMIT 1) IS NULL`: one index search (`_entity` is indexed in a
-    /// hierarchy's table) per gap between the names in binary order; SQLite runs the subquery
-    /// once per statement.
-    func knownEntities(table: String, _ entities: [String], root: String) -> String {
+    /// AND _entity < 'B' OR … LIMIT 1)`: one index search (`_entity` is indexed in a hierarchy's
+    /// table) per gap between the names in binary order.
+    func unknownEntity(table: String, _ entities: [String], root: String) -> String {
         let names = entities.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map(nameLiteral)
-        guard let first = names.first, let last = names.last else { return boolean(true) }
+        guard let first = names.first, let last = names.last else { return "NULL" }
         var gaps = ["_entity < \(first)"]
         for i in names.indices.dropFirst() { gaps.append("_entity > \(names[i - 1]) AND _entity < \(names[i])") }
         gaps.append("_entity > \(last)")
-        return "(SELECT strata_damaged(\(nameLiteral(root)), '_entity', _pk) FROM \(quote(table)) WHERE \(gaps.joined(separator: " OR ")) LIMIT 1) IS NULL"
+        return "(SELECT strata_damaged(\(nameLiteral(root)), '_entity', _pk) FROM \(quote(table)) WHERE \(gaps.joined(separator: " OR ")) LIMIT 1)"
+    }
+
+    /// `LIMIT coalesce(check, limit)`: SQLite computes a LIMIT once, before the first row (and a
+    /// subquery there does not count as a fixed limit, so plans do not change); a WHERE term
+    /// would be tested on every row and cost `count(*)` its fast path.
+    func limit(_ limit: String?, offset: String?, check: String?) -> String {
+        guard let check else { return self.limit(limit, offset: offset) }
+        return self.limit(coalesce([check, limit ?? "-1"]), offset: offset)
     }
 
     /// SQLite needs a LIMIT before an OFFSET: `LIMIT -1` is no limit.

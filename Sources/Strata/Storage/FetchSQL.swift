@@ -66,6 +66,9 @@ struct CompiledFetch {
     let condition: String?
     let order: String
     let paging: String
+    /// The paging clause of a count of every matching row: only the entity check of a whole
+    /// hierarchy (``QueryDialect/limit(_:offset:check:)``), or "".
+    let checkPaging: String
     let args: [SQLValue]
     /// The arguments that take a prepared fetch's variables (`arguments(_:)`).
     let slotArguments: [PredicateCompiler.SlotArgument]
@@ -80,10 +83,9 @@ struct CompiledFetch {
         if root.isInHierarchy && entities.count != root.descendants.count {
             conditions.append("t._entity IN (\(entities.map { c.bind(.text($0.name)) }.joined(separator: ", ")))")
         }
-        if root.isInHierarchy && entities.count == root.descendants.count {
-            // Every entity of the hierarchy: a row naming none is damage, for counts as for objects.
-            conditions.append(dialect.knownEntities(table: dialect.table(root), root.descendants.map(\.name), root: root.name))
-        }
+        // Every entity of the hierarchy: a row naming none is damage, for counts as for objects.
+        let check = root.isInHierarchy && entities.count == root.descendants.count
+            ? dialect.unknownEntity(table: dialect.table(root), root.descendants.map(\.name), root: root.name) : nil
         // A predicate folded to true is no condition at all (docs/predicates.md §3).
         var predicate: String?
         if let p = d.predicate, p.constantValue != true { predicate = c.predicate(p) }
@@ -106,7 +108,8 @@ struct CompiledFetch {
         if let predicate { conditions.append(predicate) }
         condition = conditions.isEmpty ? nil : conditions.joined(separator: " AND ")
         self.order = order.joined(separator: ", ")
-        paging = dialect.limit(limit, offset: offset)
+        paging = dialect.limit(limit, offset: offset, check: check)
+        checkPaging = dialect.limit(nil, offset: nil, check: check)
         args = c.args
         slotArguments = c.slotArguments
     }

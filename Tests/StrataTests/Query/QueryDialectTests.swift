@@ -28,8 +28,11 @@ final class QueryDialectTests: StoreTestCase {
         func storedAs(_ column: String, _ stored: StoredClass, entity: String, attribute: String, key: String) -> String {
             "STORED_\(stored)(\(column), \(entity), \(attribute), \(key))"
         }
-        func knownEntities(table: String, _ entities: [String], root: String) -> String {
-            "KNOWN(\(quote(table)): \(entities.joined(separator: "|")))"
+        func unknownEntity(table: String, _ entities: [String], root: String) -> String {
+            "UNKNOWN(\(quote(table)): \(entities.joined(separator: "|")))"
+        }
+        func limit(_ limit: String?, offset: String?, check: String?) -> String {
+            check.map { " CHECKED(\($0))" + self.limit(limit, offset: offset) } ?? self.limit(limit, offset: offset)
         }
         // The same layout rules as SQLite's: the test is about spelling.
         func table(_ entity: Entity) -> String { entity.root.name }
@@ -71,6 +74,6 @@ final class QueryDialectTests: StoreTestCase {
         XCTAssertEqual(q.args, [.text("PersonalTrip"), .text("a"), .int(5)])
         // Every entity of a hierarchy: a row naming none is damage.
         let all = CompiledFetch(try Query.descriptor(#"{"entity": "Trip"}"#, schema), dialect: OtherDialect())
-        XCTAssertEqual(all.keysSQL, "SELECT t._pk FROM [Trip] t WHERE KNOWN([Trip]: Trip|BusinessTrip|PersonalTrip) ORDER BY t._pk ASC PAGE(ALL, 0)")
+        XCTAssertEqual(all.keysSQL, "SELECT t._pk FROM [Trip] t ORDER BY t._pk ASC CHECKED(UNKNOWN([Trip]: Trip|BusinessTrip|PersonalTrip)) PAGE(ALL, 0)")
     }
 }
