@@ -269,18 +269,7 @@ extension ByteSink {
                 continue
             }
             if start < i { append(UnsafeBufferPointer(rebasing: s[start..<i])) }
-            switch c {
-            case 0x22: append(0x5C, 0x22)
-            case 0x5C: append(0x5C, 0x5C)
-            case 0x0A: append(0x5C, UInt8(ascii: "n"))
-            case 0x0D: append(0x5C, UInt8(ascii: "r"))
-            case 0x09: append(0x5C, UInt8(ascii: "t"))
-            default:
-                let hex: StaticString = "0123456789abcdef"
-                append(0x5C, UInt8(ascii: "u"))
-                append(0x30, 0x30)
-                append(hex.utf8Start[Int(c >> 4)], hex.utf8Start[Int(c & 0xF)])
-            }
+            escape(c)
             i += 1
             start = i
         }
