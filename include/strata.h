@@ -153,6 +153,10 @@
  *     read of a table replaced by a view fails at once). Tables changed
  *     after the open (a column or table dropped) make the calls that use
  *     them fail with STRATA_ERR_CORRUPT; the next open refuses the file.
+ *     Every value a read writes out is first checked against its attribute's
+ *     type, and every value a predicate compares against its storage class:
+ *     a damaged one is STRATA_ERR_CORRUPT naming entity, attribute and object
+ *     (docs/JSON.md, "Damaged stores").
  *   - One snapshot per read. Every read call (get, fetch, count,
  *     identifiers, explain, prefetching) runs in one read transaction: it
  *     sees one committed state plus the context's own pending changes, never

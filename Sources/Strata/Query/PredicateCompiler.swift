@@ -12,6 +12,10 @@ struct PredicateCompiler {
         let entity: Entity
         var joins: [String] = []
         var joinAliases: [String: String] = [:]
+        /// Conditions that check the storage class of each column this scope's query reads
+        /// (``QueryDialect/storedAs(_:_:entity:attribute:key:)``), one per column.
+        var guards: [String] = []
+        var guarded: Set<String> = []
         init(alias: String, entity: Entity) { self.alias = alias; self.entity = entity }
     }
 
@@ -29,6 +33,29 @@ struct PredicateCompiler {
 
     /// LEFT JOINs the outermost scope needs (add them to the FROM clause).
     var rootJoins: [String] { scopes[0].joins }
+
+    /// The guards of the columns the outermost scope read (predicate and sort keys) as one
+    /// condition, nil when there are none. Put it before the predicate: every row the query
+    /// visits is checked, whatever the predicate answers for it (docs/JSON.md, "Damaged stores").
+    var rootGuards: String? {
+        let guards = scopes[0].guards
+        return guards.count > 1 ? balanced(guards, "AND") : guards.first
+    }
+
+    /// Checks the storage class of `column`, read from the row `alias` of `ref`'s scope (a value compared,
+    /// or a link followed).
+    private mutating func guardColumn(_ ref: KeyPathRef, alias: String, _ column: String, _ stored: StoredClass,
+                                      name: String, of entity: Entity) {
+        guardColumn(scope(ref), alias: alias, column, stored, name: name, of: entity)
+    }
+
+    private func guardColumn(_ s: Scope, alias: String, _ column: String, _ stored: StoredClass, name: String, of entity: Entity) {
+        guard s.guarded.insert(column).inserted else { return }
+        // The declaring entity names the row, not the row's `_entity`: reading it would make an index
+        // on the column no longer covering.
+        s.guards.append(dialect.storedAs(column, stored, entity: dialect.nameLiteral(entity.name), attribute: dialect.nameLiteral(name),
+                                         key: "\(alias)._pk"))
+    }
 
     mutating func bind(_ v: SQLValue) -> String {
         args.append(v)
@@ -72,7 +99,9 @@ struct PredicateCompiler {
             let dest = dialect.quote(dialect.table(r.destination))
             switch r.placement {
             case .inRow:
-                s.joins.append("LEFT JOIN \(dest) \(na) ON \(na)._pk = \(alias).\(dialect.quote(dialect.column(.link(r))))")
+                let link = "\(alias).\(dialect.quote(dialect.column(.link(r))))"
+                s.joins.append("LEFT JOIN \(dest) \(na) ON \(na)._pk = \(link)")
+                guardColumn(s, alias: alias, link, .integer, name: r.name, of: r.entity)
             case .inInverseRows:
                 s.joins.append("LEFT JOIN \(dest) \(na) ON \(na).\(dialect.quote(linkColumn(r))) = \(alias)._pk")
             case .inPairs:
@@ -89,11 +118,17 @@ struct PredicateCompiler {
     mutating func column(_ ref: KeyPathRef) -> String {
         let alias = hopAlias(ref)
         switch ref.end {
-        case .attribute(let a): return "\(alias).\(dialect.quote(a.name))"
+        case .attribute(let a):
+            let c = "\(alias).\(dialect.quote(a.name))"
+            guardColumn(ref, alias: alias, c, StoredClass(a), name: a.name, of: a.entity)
+            return c
         case .object: return "\(alias)._pk"
         case .toOne(let r):
             switch r.placement {
-            case .inRow: return "\(alias).\(dialect.quote(dialect.column(.link(r))))"
+            case .inRow:
+                let c = "\(alias).\(dialect.quote(dialect.column(.link(r))))"
+                guardColumn(ref, alias: alias, c, .integer, name: r.name, of: r.entity)
+                return c
             default:
                 let extended = KeyPathRef(scope: ref.scope, hops: ref.hops + [r], end: .object, text: ref.text)
                 return "\(hopAlias(extended))._pk"
@@ -134,7 +169,10 @@ struct PredicateCompiler {
             let c = inner(&self)
             let s = scopes.removeLast()
             // The inner condition first: its nesting then starts at the bottom of the parser stack.
-            condition = "\(c) AND \(condition)"
+            // The guards of the element's columns follow it: an element is checked when it decides
+            // the answer (it matches `any`'s condition, or fails `all`'s).
+            let guards = s.guards.isEmpty ? "" : " AND " + balanced(s.guards, "AND")
+            condition = "\(c)\(guards) AND \(condition)"
             return "(SELECT \(select) FROM \(src.from)\(s.joins.isEmpty ? "" : " " + s.joins.joined(separator: " ")) WHERE \(condition))"
         }
         return "(SELECT \(select) FROM \(src.from) WHERE \(condition))"

@@ -44,6 +44,47 @@ protocol QueryDialect {
     func isNotSame(_ a: String, _ b: String) -> String
     /// The paging clause (with a leading space), or "".
     func limit(_ limit: String?, offset: String?) -> String
+
+    // Guards against a damaged store (docs/JSON.md, "Damaged stores").
+
+    /// A name of the validated schema (an identifier) as a text literal.
+    func nameLiteral(_ name: String) -> String
+    /// A condition that holds when `column` stores NULL or a value of `stored`'s storage
+    /// classes, and otherwise fails the statement with `.corrupt` naming the object
+    /// `entity/key` and `attribute` (both ``nameLiteral(_:)``s). A conjunct beside the condition
+    /// that reads the column, never a wrapper around it: an index on the column stays usable,
+    /// and covering (the guard reads nothing but the column and the key).
+    func storedAs(_ column: String, _ stored: StoredClass, entity: String, attribute: String, key: String) -> String
+    /// An expression that is NULL when every row of `table` names one of `entities` (its
+    /// hierarchy's), and otherwise fails the statement with `.corrupt` naming the object
+    /// `root/key` of such a row: index searches between the names, no scan.
+    func unknownEntity(table: String, _ entities: [String], root: String) -> String
+    /// The paging clause (with a leading space), with `check` (an ``unknownEntity(table:_:root:)``)
+    /// evaluated once per statement, before its first row — also when no row matches.
+    func limit(_ limit: String?, offset: String?, check: String?) -> String
+}
+
+/// The storage classes a stored slot may hold (besides NULL), by its type: what a read
+/// checks before it compares or writes out a value (docs/JSON.md, "Damaged stores").
+enum StoredClass {
+    /// int and links (a key); bool is an integer 0 or 1.
+    case integer, boolean
+    /// double and date: a real or an integer.
+    case number
+    /// string, url, uuid, decimal, json.
+    case text
+    /// data; external-storage data may also be text (a file name).
+    case blob, blobOrText
+
+    init(_ a: Attribute) {
+        switch a.type {
+        case .int: self = .integer
+        case .bool: self = .boolean
+        case .double, .date: self = .number
+        case .string, .url, .uuid, .decimal, .json: self = .text
+        case .data: self = a.externalStorage ? .blobOrText : .blob
+        }
+    }
 }
 
 /// Orderings that are not the store's plain binary one.

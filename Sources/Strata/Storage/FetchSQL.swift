@@ -42,14 +42,19 @@ func relatedRows(_ rel: Relationship, alias d: String, dialect: any QueryDialect
 
 /// A correlated scalar subquery: the identifiers related to `owner` through `rel`, ordered by key, as
 /// one text (``ObjectPlan/Selection/identifiers(_:)``): keys joined by commas, or `Entity/key`
-/// items when the destination has subentities; a to-one's first; NULL when there is none.
+/// items when the destination has subentities (to-many: after their number and a colon); a
+/// to-one's first; NULL when there is none.
 func identifiersSQL(_ rel: Relationship, owner: String, alias d: String, dialect: any QueryDialect) -> String {
     let src = relatedRows(rel, alias: d, dialect: dialect)
-    let item = rel.destination.root.isInHierarchy ? "\(d)._entity || '/' || \(d)._pk" : "\(d)._pk"
+    let named = rel.destination.root.isInHierarchy
+    let item = named ? "\(d)._entity || '/' || \(d)._pk" : "\(d)._pk"
     let rows = SQLiteDialect.select("\(item) AS v", from: src.from, where: "\(src.owner) = \(owner)", orderBy: src.key,
                                     paging: rel.isToMany ? "" : dialect.limit("1", offset: nil))
     // group_concat keeps the order of its ordered subquery (SQLite does not flatten it into an aggregate).
-    return rel.isToMany ? "(SELECT group_concat(v, ',') FROM (\(rows)))" : "(\(rows))"
+    // Items that name their entity are preceded by their number (`2:A/3,B/4`): an entity name read from
+    // the file may hold a comma, and the writer must not take it for a second item.
+    guard rel.isToMany else { return "(\(rows))" }
+    return named ? "(SELECT count(*) || ':' || group_concat(v, ',') FROM (\(rows)))" : "(SELECT group_concat(v, ',') FROM (\(rows)))"
 }
 
 /// A descriptor compiled to SQL: `FROM … WHERE … ORDER BY … LIMIT …` with its arguments.
@@ -61,6 +66,9 @@ struct CompiledFetch {
     let condition: String?
     let order: String
     let paging: String
+    /// The paging clause of a count of every matching row: only the entity check of a whole
+    /// hierarchy (``QueryDialect/limit(_:offset:check:)``), or "".
+    let checkPaging: String
     let args: [SQLValue]
     /// The arguments that take a prepared fetch's variables (`arguments(_:)`).
     let slotArguments: [PredicateCompiler.SlotArgument]
@@ -75,8 +83,12 @@ struct CompiledFetch {
         if root.isInHierarchy && entities.count != root.descendants.count {
             conditions.append("t._entity IN (\(entities.map { c.bind(.text($0.name)) }.joined(separator: ", ")))")
         }
+        // Every entity of the hierarchy: a row naming none is damage, for counts as for objects.
+        let check = root.isInHierarchy && entities.count == root.descendants.count
+            ? dialect.unknownEntity(table: dialect.table(root), root.descendants.map(\.name), root: root.name) : nil
         // A predicate folded to true is no condition at all (docs/predicates.md §3).
-        if let p = d.predicate, p.constantValue != true { conditions.append(c.predicate(p)) }
+        var predicate: String?
+        if let p = d.predicate, p.constantValue != true { predicate = c.predicate(p) }
         var order: [String] = []
         for key in d.sortBy {
             let col = c.column(key.ref)
@@ -91,9 +103,13 @@ struct CompiledFetch {
         let limit = d.fetchLimit.map { c.bind(.int(Int64($0))) }
         let offset = d.fetchOffset > 0 ? c.bind(.int(Int64(d.fetchOffset))) : nil
         joins = c.rootJoins.joined(separator: " ")
+        // The storage classes of the columns the predicate and the sort read, checked before the predicate.
+        if let guards = c.rootGuards { conditions.append(guards) }
+        if let predicate { conditions.append(predicate) }
         condition = conditions.isEmpty ? nil : conditions.joined(separator: " AND ")
         self.order = order.joined(separator: ", ")
-        paging = dialect.limit(limit, offset: offset)
+        paging = dialect.limit(limit, offset: offset, check: check)
+        checkPaging = dialect.limit(nil, offset: nil, check: check)
         args = c.args
         slotArguments = c.slotArguments
     }

@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// SQL functions and collations Strata registers on every connection, so
 /// that SQL agrees with ``Evaluation`` (SQLite's own LIKE/lower are ASCII-only).
@@ -21,6 +22,12 @@ import CSQLite
 /// - `strata_lsc(x, y)`: localizedStandardContains, `y` folded with flags 3; 1 or 0
 ///   (0 with a NULL or an empty `y`).
 /// - `strata_length(text)`: the number of Unicode scalars (NULL with a NULL).
+/// - `strata_damaged(entity, attribute, key)`: fails the statement with `.corrupt`
+///   naming the object `entity/key` and its `attribute` (`_entity`: the row's
+///   entity name). The compilers' guards call it for a stored value of the wrong
+///   storage class (``QueryDialect/storedAs(_:_:entity:attribute:key:)``); the
+///   error reaches Strata as ``damagedCode``, and ``damage(_:)`` turns it into
+///   the error with entity and attribute.
 /// - collation `strata_standard`: localizedStandard order (Finder order).
 /// - collation `strata_decimal`: exact numeric order of decimal text.
 ///
@@ -108,6 +115,15 @@ enum SQLFunctions {
             for b in UnsafeBufferPointer(start: p, count: Int(sqlite3_value_bytes(a0))) where b & 0xC0 != 0x80 { n += 1 }
             sqlite3_result_int64(ctx, n)
         }, nil, nil, nil)
+        // Not deterministic (it fails), and never callable from a schema object of the file.
+        sqlite3_create_function_v2(db, "strata_damaged", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, nil, { ctx, argc, argv in
+            guard let ctx, let argv, argc == 3, let a0 = argv[0], let a1 = argv[1], let a2 = argv[2] else { return }
+            func string(_ v: OpaquePointer) -> String { SQLFunctions.text(v).map { String(decoding: $0, as: UTF8.self) } ?? "" }
+            let note = Damage(entity: string(a0), attribute: string(a1), key: sqlite3_value_int64(a2))
+            Damage.current = note
+            sqlite3_result_error(ctx, note.error.message, -1)
+            sqlite3_result_error_code(ctx, SQLFunctions.damagedCode)
+        }, nil, nil, nil)
         sqlite3_create_collation_v2(db, "strata_standard", SQLITE_UTF8, nil, { _, n1, p1, n2, p2 in
             let a = UnsafeBufferPointer(start: p1?.assumingMemoryBound(to: UInt8.self), count: Int(n1))
             let b = UnsafeBufferPointer(start: p2?.assumingMemoryBound(to: UInt8.self), count: Int(n2))
@@ -118,6 +134,55 @@ enum SQLFunctions {
             let b = String(decoding: UnsafeBufferPointer(start: p2?.assumingMemoryBound(to: UInt8.self), count: Int(n2)), as: UTF8.self)
             return Int32(DecimalText.compare(a, b))
         }, nil)
+    }
+
+    /// The extended result code of `strata_damaged`: SQLITE_CORRUPT with a subcode SQLite does not use.
+    static let damagedCode: Int32 = SQLITE_CORRUPT | (0x5D << 8)
+
+    /// What `strata_damaged` reported, kept for the thread that runs the statement (SQLite calls
+    /// a function on the thread stepping it), so that the error thrown can name the entity and attribute.
+    final class Damage {
+        let entity: String
+        let attribute: String
+        let key: Int64
+
+        init(entity: String, attribute: String, key: Int64) {
+            self.entity = entity
+            self.attribute = attribute
+            self.key = key
+        }
+
+        var error: StrataError {
+            let problem = attribute == "_entity" ? "the row's entity name is not an entity of \(entity)'s hierarchy"
+                : "'\(attribute)' holds a value of another type than its attribute's"
+            return StrataError(.corrupt, "\(entity)/\(key): \(problem) (the store file is damaged)", entity: entity,
+                               attribute: attribute == "_entity" ? nil : attribute)
+        }
+
+        private static let slot: pthread_key_t = {
+            var key = pthread_key_t()
+            pthread_key_create(&key) { p in
+                if let p { Unmanaged<Damage>.fromOpaque(p).release() }
+            }
+            return key
+        }()
+
+        /// The last report on this thread (setting it releases the previous one).
+        static var current: Damage? {
+            get { pthread_getspecific(slot).map { Unmanaged<Damage>.fromOpaque($0).takeUnretainedValue() } }
+            set {
+                if let old = pthread_getspecific(slot) { Unmanaged<Damage>.fromOpaque(old).release() }
+                pthread_setspecific(slot, newValue.map { Unmanaged.passRetained($0).toOpaque() })
+            }
+        }
+    }
+
+    /// `error` as the `.corrupt` error naming entity, attribute and object when `strata_damaged`
+    /// failed the statement; any other error as it is.
+    static func damage(_ error: Error) -> Error {
+        guard let e = error as? StrataError, e.sqliteCode == damagedCode, let note = Damage.current else { return error }
+        Damage.current = nil
+        return note.error
     }
 
     /// The UTF-8 text of a value (its bytes: NUL characters included), nil for NULL.

@@ -23,12 +23,13 @@ struct SQLiteRowCursor: RowCursor {
     @inline(__always) mutating func next() throws -> Bool {
         guard started else {
             started = true
-            return try statement.step()
+            do { return try statement.step() } catch { throw SQLFunctions.damage(error) }
         }
         let rc = sqlite3_step(handle)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
-        throw statement.connection.error(rc, context: "executing SQL")
+        // A guard of the query found a damaged value (`strata_damaged`): the error names it.
+        throw SQLFunctions.damage(statement.connection.error(rc, context: "executing SQL"))
     }
 
     mutating func start(key: Int64) throws {

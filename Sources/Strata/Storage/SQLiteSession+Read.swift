@@ -69,12 +69,14 @@ extension SQLiteSession {
     }
 
     static func countSQL(_ d: FetchDescriptor, _ q: CompiledFetch) -> String {
-        d.fetchLimit == nil && d.fetchOffset == 0 ? SQLiteDialect.count(from: q.source, where: q.condition) : SQLiteDialect.count(of: q.keysSQL)
+        d.fetchLimit == nil && d.fetchOffset == 0 ? SQLiteDialect.count(from: q.source, where: q.condition) + q.checkPaging : SQLiteDialect.count(of: q.keysSQL)
     }
 
     func count(sql: String, args: [SQLValue], pending: PendingReplay?) throws -> Int64 {
         try read(pending) {
-            guard case .int(let n)? = try connection.statement(sql).scalar(args) else { return 0 }
+            let value: SQLValue?
+            do { value = try connection.statement(sql).scalar(args) } catch { throw SQLFunctions.damage(error) }
+            guard case .int(let n)? = value else { return 0 }
             return n
         }
     }
@@ -100,18 +102,37 @@ extension SQLiteSession {
         return try identifiers(root: d.entity.root, sql: SQLiteSession.identifiersSQL(q), args: q.args)
     }
 
+    /// The rows' identifiers; a row of a hierarchy whose entity name is none of its entities is damage
+    /// (as for fetch and get), a lone entity's rows are all of it (its `_entity` is not read).
     func identifiers(root: Entity, sql: String, args: [SQLValue]) throws -> (bytes: [UInt8], ids: [ObjectID]) {
         var w = JSONWriter()
         var ids: [ObjectID] = []
         w.beginArray()
-        try connection.statement(sql).query(args) { s in
-            guard let e = root.descendant(named: s.text(1)) else { return }
-            let id = ObjectID(entity: e, pk: s.int64(0))
-            id.write(to: &w)
-            ids.append(id)
+        do {
+            try connection.statement(sql).query(args) { s in
+                let pk = s.int64(0)
+                let e: Entity
+                if !root.isInHierarchy {
+                    e = root
+                } else {
+                    guard let named = root.descendant(named: s.text(1)) else { throw SQLiteSession.unknownEntity(root, pk: pk) }
+                    e = named
+                }
+                let id = ObjectID(entity: e, pk: pk)
+                id.write(to: &w)
+                ids.append(id)
+            }
+        } catch {
+            throw SQLFunctions.damage(error)
         }
         w.endArray()
         return (w.bytes, ids)
+    }
+
+    /// A row of `root`'s hierarchy whose entity name is none of its entities.
+    static func unknownEntity(_ root: Entity, pk: Int64) -> StrataError {
+        StrataError(.corrupt, "\(root.name)/\(pk): the row's entity name is not an entity of \(root.name)'s hierarchy (the store file is damaged)",
+                    entity: root.name)
     }
 
     /// The SQL of a fetch, its parameter count and SQLite's query plan, as JSON.

@@ -153,10 +153,10 @@ final class SQLiteWriter: StoreWriter {
             let v = try c.statement(SQLiteDialect.rowExists(dialect.table(root))).scalar([.int(pk)])
             return v == nil ? nil : root
         }
-        guard case .text(let name)? = try c.statement(SQLiteDialect.rowEntity(dialect.table(root))).scalar([.int(pk)]) else {
-            return nil
-        }
-        return root.descendant(named: name)
+        guard let stored = try c.statement(SQLiteDialect.rowEntity(dialect.table(root))).scalar([.int(pk)]) else { return nil }
+        // A row whose entity name is none of the hierarchy's is damage, not a missing object.
+        guard case .text(let name) = stored, let e = root.descendant(named: name) else { throw SQLiteSession.unknownEntity(root, pk: pk) }
+        return e
     }
 
     /// A SQLite constraint failure as a Strata error naming the columns

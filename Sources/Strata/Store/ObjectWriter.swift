@@ -22,7 +22,8 @@ struct ObjectPlan {
         case linkedEntity(Relationship)
         /// The identifiers related through a relationship not held in the row, ordered by key, as
         /// text: keys separated by commas (`3,4`), or `Entity/key` items when the destination
-        /// has subentities; a to-one gives its first (lowest) one; NULL when there is none.
+        /// has subentities, to-many ones after their number (`2:A/3,B/4`); a to-one gives its
+        /// first (lowest) one; NULL when there is none.
         case identifiers(Relationship)
     }
 
@@ -35,15 +36,26 @@ struct ObjectPlan {
         let slot: Int
         /// Identifiers: the result column, else -1.
         let column: Int32
-        /// Identifiers: what precedes a key (`"Destination/`), or `"` when items name their entity.
+        /// Identifiers: what precedes a key (`"Destination/`), or `"` when items name their entity;
+        /// a prefetched link held in the row: `"Destination/`, written before a dangling link's key.
         let prefix: Range<Int>
+        /// Items that name their entity: the names they may give (indices in `names`); else empty.
+        let members: Range<Int>
+        /// A prefetched to-one held in the row: the result column of the link's key, else -1.
+        let link: Int32
+        /// The relationship's name (errors).
+        let name: Range<Int>
     }
 
-    enum Encoding: UInt8 { case text, int, bool, double, date, json, data, externalData, link }
+    /// How a column is checked and written (docs/JSON.md, "Damaged stores"): the storage class
+    /// it must have, then its content.
+    enum Encoding: UInt8 { case text, url, uuid, decimal, int, bool, double, date, json, data, externalData, link }
 
     struct Member {
         /// `,"name":`
         let key: Range<Int>
+        /// The attribute or relationship name (errors).
+        let name: Range<Int>
         let index: Int32
         let type: Encoding
         /// Links: the column with the target's concrete entity (-1: the declared destination).
@@ -52,6 +64,9 @@ struct ObjectPlan {
         let fallback: Range<Int>
         /// External data: index in `externalAttributes`.
         let attribute: Int
+        /// The values allowed, when not every value of the type is: a text enum's members and a
+        /// link's entity names (indices in `names`), an int enum's members (indices in `ints`).
+        let members: Range<Int>
     }
 
     struct EntityPlan {
@@ -69,6 +84,10 @@ struct ObjectPlan {
     }
 
     private(set) var pool: [UInt8] = []
+    /// Texts a value may take (enum members, entity names), as ranges of `pool`.
+    private(set) var names = ContiguousArray<Range<Int>>()
+    /// Integers an int enum's value may take.
+    private(set) var ints = ContiguousArray<Int64>()
     private(set) var columns = ContiguousArray<Member>()
     private(set) var entities = ContiguousArray<EntityPlan>()
     private(set) var deferredIndices = ContiguousArray<Int>()
@@ -88,6 +107,26 @@ struct ObjectPlan {
         let start = pool.count
         pool.append(contentsOf: bytes)
         return start..<pool.count
+    }
+
+    /// The names of `entities`, as a range of `names`.
+    private mutating func entityNames(_ entities: [Entity]) -> Range<Int> {
+        let start = names.count
+        for e in entities { names.append(add(e.name.utf8)) }
+        return start..<names.count
+    }
+
+    /// An enum's members: texts as a range of `names`, integers as a range of `ints`.
+    private mutating func enumMembers(_ a: Attribute) -> Range<Int> {
+        guard let values = a.enumValues else { return 0..<0 }
+        if a.type == .int {
+            let start = ints.count
+            for case .int(let v) in values { ints.append(v) }
+            return start..<ints.count
+        }
+        let start = names.count
+        for case .text(let t) in values { names.append(add(t.utf8)) }
+        return start..<names.count
     }
 
     private static func keyBytes(_ name: String) -> [UInt8] {
@@ -111,7 +150,17 @@ struct ObjectPlan {
         // Prefetched relationships come first, in the order asked for, then the others as met.
         for r in prefetched where !deferred.contains(where: { $0 === r }) && list.contains(where: { $0.relationshipByName[r.name] === r }) {
             let key = add(ObjectPlan.keyBytes(r.name))
-            deferredInfo.append(Deferred(key: key, isToMany: r.isToMany, slot: self.prefetched.count, column: -1, prefix: 0..<0))
+            // A link held in the row is read with it: a dangling one has no object to prefetch.
+            var link: Int32 = -1
+            var prefix = 0..<0
+            if r.isHeldInRow {
+                link = first + Int32(selections.count)
+                selections.append(.column(r.name))
+                columnIndex[r.name] = link
+                prefix = add(Array("\"\(r.destination.name)/".utf8))
+            }
+            deferredInfo.append(Deferred(key: key, isToMany: r.isToMany, slot: self.prefetched.count, column: -1, prefix: prefix,
+                                         members: 0..<0, link: link, name: add(r.name.utf8)))
             self.prefetched.append(r)
             deferred.append(r)
             deferredKeys.append(key)
@@ -136,7 +185,10 @@ struct ObjectPlan {
                 let type: Encoding
                 var attribute = -1
                 switch a.type {
-                case .string, .url, .uuid, .decimal: type = .text
+                case .string: type = .text
+                case .url: type = .url
+                case .uuid: type = .uuid
+                case .decimal: type = .decimal
                 case .int: type = .int
                 case .bool: type = .bool
                 case .double: type = .double
@@ -151,7 +203,8 @@ struct ObjectPlan {
                         type = .data
                     }
                 }
-                columns.append(Member(key: add(ObjectPlan.keyBytes(a.name)), index: index, type: type, entityColumn: -1, fallback: 0..<0, attribute: attribute))
+                columns.append(Member(key: add(ObjectPlan.keyBytes(a.name)), name: add(a.name.utf8), index: index, type: type, entityColumn: -1,
+                                      fallback: 0..<0, attribute: attribute, members: enumMembers(a)))
             }
             for r in e.relationships {
                 let isPrefetched = prefetched.contains { $0 === r }
@@ -165,15 +218,17 @@ struct ObjectPlan {
                         columnIndex[col] = index
                     }
                     var entityColumn: Int32 = -1
+                    var members = 0..<0
                     if r.destination.root.isInHierarchy {
+                        members = entityNames(r.destination.descendants)
                         if let j = entityColumnIndex[col] { entityColumn = j } else {
                             entityColumn = first + Int32(selections.count)
                             selections.append(.linkedEntity(r))
                             entityColumnIndex[col] = entityColumn
                         }
                     }
-                    columns.append(Member(key: add(ObjectPlan.keyBytes(r.name)), index: index, type: .link,
-                                          entityColumn: entityColumn, fallback: add(r.destination.name.utf8), attribute: -1))
+                    columns.append(Member(key: add(ObjectPlan.keyBytes(r.name)), name: add(r.name.utf8), index: index, type: .link,
+                                          entityColumn: entityColumn, fallback: add(r.destination.name.utf8), attribute: -1, members: members))
                 } else {
                     let d: Int
                     if let i = deferred.firstIndex(where: { $0 === r }) { d = i } else {
@@ -181,8 +236,10 @@ struct ObjectPlan {
                         let key = add(ObjectPlan.keyBytes(r.name))
                         let named = r.destination.root.isInHierarchy
                         let prefix = add(named ? [UInt8(ascii: "\"")] : Array("\"\(r.destination.name)/".utf8))
+                        let members = named ? entityNames(r.destination.descendants) : 0..<0
                         // Its column comes after every other selection (set below).
-                        deferredInfo.append(Deferred(key: key, isToMany: r.isToMany, slot: -1, column: -1, prefix: prefix))
+                        deferredInfo.append(Deferred(key: key, isToMany: r.isToMany, slot: -1, column: -1, prefix: prefix,
+                                                     members: members, link: -1, name: add(r.name.utf8)))
                         deferred.append(r)
                         deferredKeys.append(key)
                     }
@@ -203,7 +260,8 @@ struct ObjectPlan {
         // Identifiers after the columns: one selection per relationship not prefetched nor held in the row.
         for (d, info) in deferredInfo.enumerated() where info.slot < 0 {
             deferredInfo[d] = Deferred(key: info.key, isToMany: info.isToMany, slot: -1,
-                                       column: first + Int32(selections.count), prefix: info.prefix)
+                                       column: first + Int32(selections.count), prefix: info.prefix,
+                                       members: info.members, link: -1, name: info.name)
             selections.append(.identifiers(deferred[d]))
         }
     }
@@ -226,7 +284,8 @@ final class PlanStorage {
         }
         externals = .allocate(capacity: max(plan.externalAttributes.count, 1))
         _ = externals.initialize(from: plan.externalAttributes)
-        view = ObjectPlan.View(pool: copy(plan.pool), columns: copy(plan.columns), entities: copy(plan.entities),
+        view = ObjectPlan.View(pool: copy(plan.pool), names: copy(plan.names), ints: copy(plan.ints),
+                               columns: copy(plan.columns), entities: copy(plan.entities),
                                deferredIndices: copy(plan.deferredIndices), deferred: copy(plan.deferredInfo),
                                externals: UnsafeBufferPointer(rebasing: externals[0..<plan.externalAttributes.count]),
                                isSingle: plan.isSingle)
@@ -234,6 +293,8 @@ final class PlanStorage {
 
     deinit {
         UnsafeMutableBufferPointer(mutating: view.pool).deallocate()
+        UnsafeMutableBufferPointer(mutating: view.names).deallocate()
+        UnsafeMutableBufferPointer(mutating: view.ints).deallocate()
         UnsafeMutableBufferPointer(mutating: view.columns).deallocate()
         UnsafeMutableBufferPointer(mutating: view.entities).deallocate()
         UnsafeMutableBufferPointer(mutating: view.deferredIndices).deallocate()
@@ -248,6 +309,8 @@ extension ObjectPlan {
     /// ``PlanStorage`` lives.
     struct View {
         let pool: UnsafeBufferPointer<UInt8>
+        let names: UnsafeBufferPointer<Range<Int>>
+        let ints: UnsafeBufferPointer<Int64>
         let columns: UnsafeBufferPointer<Member>
         let entities: UnsafeBufferPointer<EntityPlan>
         let deferredIndices: UnsafeBufferPointer<Int>
@@ -258,6 +321,15 @@ extension ObjectPlan {
         @inline(__always) func bytes(_ r: Range<Int>) -> UnsafeBufferPointer<UInt8> {
             UnsafeBufferPointer(rebasing: pool[r])
         }
+
+        /// The entry of `names[members]` whose text is `text`, as a range of `pool`; nil when none is.
+        @inline(__always) func member(_ text: UnsafeBufferPointer<UInt8>, _ members: Range<Int>) -> Range<Int>? {
+            for k in members where ObjectWriter.equal(text, pool, names[k]) { return names[k] }
+            return nil
+        }
+
+        func string(_ r: Range<Int>) -> String { String(decoding: bytes(r), as: UTF8.self) }
+
     }
 }
 
@@ -319,7 +391,7 @@ final class ObjectWriter {
             var written = 0
             while written < limit {
                 guard try rows.next() else { return false }
-                guard let e = ObjectWriter.entity(&rows, view) else { continue }
+                let e = try ObjectWriter.entity(&rows, view)
                 if objects > 0 { out.append(UInt8(ascii: ",")) }
                 try ObjectWriter.writeObject(&rows, e, view, cursors, nested, &out, &scratch)
                 objects += 1
@@ -339,23 +411,72 @@ final class ObjectWriter {
         return done
     }
 
-    /// The plan of the row's concrete entity, or nil for a row of an entity the plan does not read.
+    /// The plan of the row's concrete entity; a row whose entity name is none of the plan's is damage
+    /// (the query asks only for rows of the plan's entities).
     @inline(__always)
-    private static func entity<C: RowCursor>(_ c: inout C, _ view: ObjectPlan.View) -> ObjectPlan.EntityPlan? {
+    private static func entity<C: RowCursor>(_ c: inout C, _ view: ObjectPlan.View) throws -> ObjectPlan.EntityPlan {
         if view.isSingle { return view.entities[0] }
-        let name = c.text(1)
-        for e in view.entities where equal(name, view.pool, e.name) { return e }
-        return nil
+        if c.kind(1) == .text {
+            let name = c.text(1)
+            for e in view.entities where equal(name, view.pool, e.name) { return e }
+        }
+        throw unknownEntity(c.int64(0), view)
+    }
+
+    @inline(never)
+    private static func unknownEntity(_ pk: Int64, _ view: ObjectPlan.View) -> StrataError {
+        let known = view.entities.map { view.string($0.name) }
+        let name = known.first ?? "?"
+        return StrataError(.corrupt, "\(name)/\(pk): the row's entity name is not one of \(known.joined(separator: ", ")) (the store file is damaged)",
+                           entity: name)
     }
 
     @inline(__always)
-    private static func equal(_ a: UnsafeBufferPointer<UInt8>, _ pool: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Bool {
+    static func equal(_ a: UnsafeBufferPointer<UInt8>, _ pool: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Bool {
         guard a.count == r.count else { return false }
         for i in 0..<a.count where a[i] != pool[r.lowerBound + i] { return false }
         return true
     }
 
-    /// One object of the current row of `c`, with its relationships.
+    /// A stored value that is not what its attribute's type stores: `.corrupt`, naming the
+    /// entity, the attribute (or relationship) and the object.
+    @inline(never)
+    static func damaged(_ view: ObjectPlan.View, _ e: ObjectPlan.EntityPlan, pk: Int64, _ name: Range<Int>, _ problem: String) -> StrataError {
+        let entity = view.string(e.name)
+        let attribute = view.string(name)
+        return StrataError(.corrupt, "\(entity)/\(pk): '\(attribute)' \(problem) (the store file is damaged)", entity: entity, attribute: attribute)
+    }
+
+    /// What a column of `type` must hold, for messages.
+    static func expected(_ type: ObjectPlan.Encoding) -> String {
+        switch type {
+        case .text: return "text"
+        case .url: return "URL text"
+        case .uuid: return "a UUID"
+        case .decimal: return "decimal text"
+        case .int: return "an integer"
+        case .bool: return "0 or 1"
+        case .double: return "a finite number"
+        case .date: return "a date (seconds in years 0000-9999)"
+        case .json: return "one JSON value"
+        case .data: return "bytes"
+        case .externalData: return "bytes or a file name"
+        case .link: return "the key of the linked object"
+        }
+    }
+
+    static func found(_ kind: ColumnKind) -> String {
+        switch kind {
+        case .null: return "null"
+        case .int: return "an integer"
+        case .real: return "a real number"
+        case .text: return "text"
+        case .blob: return "a blob"
+        }
+    }
+
+    /// One object of the current row of `c`, with its relationships. Every value is checked
+    /// against its attribute's type before it is written (docs/JSON.md, "Damaged stores").
     private static func writeObject<C: RowCursor>(_ c: inout C, _ e: ObjectPlan.EntityPlan, _ view: ObjectPlan.View,
                                                   _ cursors: UnsafeMutableBufferPointer<C>, _ nested: UnsafeBufferPointer<ObjectPlan.View>,
                                                   _ out: inout ByteSink, _ scratch: inout [UInt8]) throws {
@@ -369,24 +490,47 @@ final class ObjectWriter {
             let i = col.index
             let kind = c.kind(i)
             if kind == .null { out.null(); continue }
+            @inline(__always) func fail(_ problem: String? = nil) -> StrataError {
+                damaged(view, e, pk: pk, col.name, problem ?? "holds \(found(kind)) where \(expected(col.type)) is stored")
+            }
             switch col.type {
-            case .text: out.string(c.text(i))
-            case .int: out.int(c.int64(i))
-            case .bool: out.bool(c.int64(i) != 0)
-            case .double: out.double(c.double(i))
-            case .date:
-                scratch.removeAll(keepingCapacity: true)
-                let seconds = c.double(i)
-                out.append(UInt8(ascii: "\""))
-                if ISO8601.format(seconds, into: &scratch) {
-                    out.append(scratch)
-                } else {
-                    // Outside years 0000-9999 (as ValueCodec.writeDate): the number of seconds as text.
-                    var s = "\(seconds)"
-                    s.withUTF8 { out.append($0) }
+            case .text, .url, .uuid, .decimal:
+                guard kind == .text else { throw fail() }
+                let t = c.text(i)
+                switch col.type {
+                case .url: guard StoredText.isURL(t) else { throw fail("holds text that is not a URL") }
+                case .uuid: guard StoredText.isUUID(t) else { throw fail("holds text that is not a UUID") }
+                case .decimal: guard DecimalText.isValid(t) else { throw fail("holds text that is not a decimal number") }
+                default:
+                    if !col.members.isEmpty && view.member(t, col.members) == nil { throw fail("holds a value that is not one of its enum's") }
                 }
+                guard out.utf8String(t) else { throw fail("holds text that is not valid UTF-8") }
+            case .int:
+                guard kind == .int else { throw fail() }
+                let v = c.int64(i)
+                if !col.members.isEmpty && !view.ints[col.members].contains(v) { throw fail("holds a value that is not one of its enum's") }
+                out.int(v)
+            case .bool:
+                let v = c.int64(i)
+                guard kind == .int, v == 0 || v == 1 else { throw fail() }
+                out.bool(v != 0)
+            case .double:
+                let v = c.double(i)
+                guard kind == .real || kind == .int, v.isFinite else { throw fail() }
+                out.double(v)
+            case .date:
+                guard kind == .real || kind == .int else { throw fail() }
+                scratch.removeAll(keepingCapacity: true)
+                // Only dates of years 0000-9999 go in (ValueCodec), so only they come out.
+                guard ISO8601.format(c.double(i), into: &scratch) else { throw fail() }
                 out.append(UInt8(ascii: "\""))
-            case .json: out.append(c.text(i))
+                out.append(scratch)
+                out.append(UInt8(ascii: "\""))
+            case .json:
+                guard kind == .text else { throw fail() }
+                let t = c.text(i)
+                guard StoredText.isJSONValue(t) else { throw fail() }
+                out.append(t)
             case .data, .externalData:
                 scratch.removeAll(keepingCapacity: true)
                 if col.type == .externalData && kind == .text {
@@ -394,16 +538,22 @@ final class ObjectWriter {
                     let bytes = try c.externalData(c.text(i), of: view.externals[col.attribute], pk: pk)
                     bytes.withUnsafeBytes { Base64.encode($0, into: &scratch) }
                 } else {
+                    guard kind == .blob else { throw fail() }
                     Base64.encode(c.blob(i), into: &scratch)
                 }
                 out.append(UInt8(ascii: "\""))
                 out.append(scratch)
                 out.append(UInt8(ascii: "\""))
             case .link:
+                guard kind == .int else { throw fail() }
                 let target = c.int64(i)
                 out.append(UInt8(ascii: "\""))
                 if col.entityColumn >= 0, c.kind(col.entityColumn) != .null {
-                    out.append(c.text(col.entityColumn))
+                    // The linked row's entity, written as the plan spells it: never the stored text.
+                    guard c.kind(col.entityColumn) == .text, let name = view.member(c.text(col.entityColumn), col.members) else {
+                        throw fail("links to \(view.string(col.fallback))/\(target), whose entity name is not one of \(view.string(col.fallback))'s entities")
+                    }
+                    out.append(view.bytes(name))
                 } else {
                     // No subentities, or a dangling link (noAction): the declared destination.
                     out.append(view.bytes(col.fallback))
@@ -418,19 +568,37 @@ final class ObjectWriter {
             let d = view.deferred[view.deferredIndices[k]]
             out.append(view.bytes(d.key))
             if d.slot >= 0 {
-                try writePrefetched(d, owner: pk, &cursors[d.slot], nested[d.slot], &out, &scratch)
-            } else if c.kind(d.column) == .null {
-                if d.isToMany { out.append(UInt8(ascii: "["), UInt8(ascii: "]")) } else { out.null() }
+                try writePrefetched(d, owner: pk, &cursors[d.slot], nested[d.slot], &c, view.bytes(d.prefix), &out, &scratch) { problem in
+                    damaged(view, e, pk: pk, d.name, problem)
+                }
             } else {
-                writeIdentifiers(c.text(d.column), d, view, &out)
+                let kind = c.kind(d.column)
+                if kind == .null {
+                    if d.isToMany { out.append(UInt8(ascii: "["), UInt8(ascii: "]")) } else { out.null() }
+                    continue
+                }
+                if kind == .int && !d.isToMany && d.members.isEmpty {
+                    // A to-one's key, as the row gives it.
+                    out.append(view.bytes(d.prefix))
+                    out.int(c.int64(d.column))
+                    out.append(UInt8(ascii: "\""))
+                    continue
+                }
+                guard kind == .text, writeIdentifiers(c.text(d.column), d, view, &out) else {
+                    throw damaged(view, e, pk: pk, d.name, "relates to a row whose entity name or key is not an identifier's")
+                }
             }
         }
         out.append(UInt8(ascii: "}"))
     }
 
-    /// The objects of a prefetched relationship of `owner`: an array (to-many), the first one or null (to-one).
+    /// The objects of a prefetched relationship of `owner` (`view`: their plan): an array (to-many),
+    /// the first one or null (to-one); a link held in the owner's row whose object is missing
+    /// (noAction) is written as its identifier (`linkPrefix` and the key), as without prefetching.
     private static func writePrefetched<C: RowCursor>(_ d: ObjectPlan.Deferred, owner: Int64, _ c: inout C, _ view: ObjectPlan.View,
-                                                      _ out: inout ByteSink, _ scratch: inout [UInt8]) throws {
+                                                      _ ownerRow: inout C, _ linkPrefix: UnsafeBufferPointer<UInt8>,
+                                                      _ out: inout ByteSink, _ scratch: inout [UInt8],
+                                                      _ fail: (String) -> StrataError) throws {
         try c.start(key: owner)
         let none = UnsafeMutableBufferPointer<C>(start: nil, count: 0)
         let noPlans = UnsafeBufferPointer<ObjectPlan.View>(start: nil, count: 0)
@@ -438,39 +606,89 @@ final class ObjectWriter {
             out.append(UInt8(ascii: "["))
             var n = 0
             while try c.next() {
-                guard let e = entity(&c, view) else { continue }
+                let e = try entity(&c, view)
                 if n > 0 { out.append(UInt8(ascii: ",")) }
                 try writeObject(&c, e, view, none, noPlans, &out, &scratch)
                 n += 1
             }
             out.append(UInt8(ascii: "]"))
         } else {
-            while try c.next() {
-                guard let e = entity(&c, view) else { continue }
+            if try c.next() {
+                let e = try entity(&c, view)
                 try writeObject(&c, e, view, none, noPlans, &out, &scratch)
                 return
             }
-            out.null()
+            let kind = d.link >= 0 ? ownerRow.kind(d.link) : .null
+            if kind == .null { out.null(); return }
+            guard kind == .int else { throw fail("holds \(found(kind)) where the key of the linked object is stored") }
+            out.append(linkPrefix)
+            out.int(ownerRow.int64(d.link))
+            out.append(UInt8(ascii: "\""))
         }
     }
 
-    /// Identifiers from the text of an `.identifiers` selection: `3,4` → `["D/3","D/4"]`
-    /// (or `"D/3"` for a to-one), items `E/3` quoted as they are.
+    /// Identifiers from the text of an `.identifiers` selection, each checked: `3,4` →
+    /// `["D/3","D/4"]` (or `"D/3"` for a to-one); items that name their entity come as
+    /// `n:E/3,F/4` (to-many: `n` the number of rows, so that a name holding a comma cannot
+    /// add an item) or `E/3` (to-one), and each name is written as the plan spells it.
+    /// - Returns: false when the text is not such a list (damage).
     @inline(__always)
     private static func writeIdentifiers(_ text: UnsafeBufferPointer<UInt8>, _ d: ObjectPlan.Deferred, _ view: ObjectPlan.View,
-                                         _ out: inout ByteSink) {
-        let prefix = view.bytes(d.prefix)
-        if d.isToMany { out.append(UInt8(ascii: "[")) }
-        out.append(prefix)
-        var start = 0
-        for i in 0..<text.count where text[i] == UInt8(ascii: ",") {
-            out.append(UnsafeBufferPointer(rebasing: text[start..<i]))
-            out.append(UInt8(ascii: "\""), UInt8(ascii: ","))
-            out.append(prefix)
-            start = i + 1
+                                         _ out: inout ByteSink) -> Bool {
+        let n = text.count
+        var i = 0
+        let named = !d.members.isEmpty
+        var expected = -1
+        if named && d.isToMany {
+            guard let count = readKey(text, &i), i < n, text[i] == UInt8(ascii: ":") else { return false }
+            expected = Int(clamping: count)
+            i += 1
         }
-        out.append(UnsafeBufferPointer(rebasing: text[start..<text.count]))
-        out.append(UInt8(ascii: "\""))
+        if d.isToMany { out.append(UInt8(ascii: "[")) }
+        var items = 0
+        while true {
+            if items > 0 { out.append(UInt8(ascii: ",")) }
+            if named {
+                // `Name/` up to the first slash (entity names have none).
+                var slash = i
+                while slash < n && text[slash] != UInt8(ascii: "/") { slash += 1 }
+                guard slash < n, let name = view.member(UnsafeBufferPointer(rebasing: text[i..<slash]), d.members) else { return false }
+                out.append(UInt8(ascii: "\""))
+                out.append(view.bytes(name))
+                out.append(UInt8(ascii: "/"))
+                i = slash + 1
+            } else {
+                out.append(view.bytes(d.prefix))
+            }
+            let start = i
+            guard readKey(text, &i) != nil else { return false }
+            out.append(UnsafeBufferPointer(rebasing: text[start..<i]))
+            out.append(UInt8(ascii: "\""))
+            items += 1
+            if i == n { break }
+            guard d.isToMany, text[i] == UInt8(ascii: ",") else { return false }
+            i += 1
+        }
+        if named && d.isToMany && items != expected { return false }
         if d.isToMany { out.append(UInt8(ascii: "]")) }
+        return true
+    }
+
+    /// A decimal integer (optional '-', 1 to 19 digits) at `i`, moving past it; nil when there is none.
+    /// (Its value is only compared with a count: it wraps rather than traps on 19 digits.)
+    @inline(__always)
+    private static func readKey(_ text: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> Int64? {
+        let n = text.count
+        var negative = false
+        if i < n && text[i] == UInt8(ascii: "-") { negative = true; i += 1 }
+        let start = i
+        var v: Int64 = 0
+        while i < n, text[i] &- 48 <= 9 {
+            guard i - start < 19 else { return nil }
+            v = v &* 10 &+ Int64(text[i] &- 48)
+            i += 1
+        }
+        guard i > start else { return nil }
+        return negative ? -v : v
     }
 }

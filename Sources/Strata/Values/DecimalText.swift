@@ -100,6 +100,14 @@ enum DecimalText {
         }
     }
 
+    /// Whether `p` is decimal text that ``canonical(_:)`` accepts (the form a store holds is
+    /// canonical, but any valid text is read), without allocating for all but the largest exponents.
+    static func isValid(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let r = split(p), r.expEnd - r.expStart <= maxExponentDigits else { return false }
+        // A 9-digit exponent may still put the value out of range once normalized.
+        return r.expEnd - r.expStart < maxExponentDigits || canonical(p) != nil
+    }
+
     /// Most zeros written after the significant digits of an integer in plain notation ("1e21" is plain, "1e22" not).
     static let maxPaddingZeros = 21
     /// Most zeros written between '.' and the first significant digit ("1e-7" is "0.0000001", "1e-8" not).

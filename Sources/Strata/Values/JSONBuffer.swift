@@ -143,23 +143,28 @@ struct ByteSink {
             let c = s[i]
             if c >= 0x20 && c != 0x22 && c != 0x5C { i += 1; continue }
             if start < i { append(UnsafeBufferPointer(rebasing: s[start..<i])) }
-            switch c {
-            case 0x22: append(0x5C, 0x22)
-            case 0x5C: append(0x5C, 0x5C)
-            case 0x0A: append(0x5C, UInt8(ascii: "n"))
-            case 0x0D: append(0x5C, UInt8(ascii: "r"))
-            case 0x09: append(0x5C, UInt8(ascii: "t"))
-            default:
-                let hex: StaticString = "0123456789abcdef"
-                append(0x5C, UInt8(ascii: "u"))
-                append(0x30, 0x30)
-                append(hex.utf8Start[Int(c >> 4)], hex.utf8Start[Int(c & 0xF)])
-            }
+            escape(c)
             i += 1
             start = i
         }
         if start < n { append(UnsafeBufferPointer(rebasing: s[start..<n])) }
         append(UInt8(ascii: "\""))
+    }
+
+    /// The escape of a byte a JSON string cannot hold as is: a quote, a backslash or a control character.
+    @inline(__always) mutating func escape(_ c: UInt8) {
+        switch c {
+        case 0x22: append(0x5C, 0x22)
+        case 0x5C: append(0x5C, 0x5C)
+        case 0x0A: append(0x5C, UInt8(ascii: "n"))
+        case 0x0D: append(0x5C, UInt8(ascii: "r"))
+        case 0x09: append(0x5C, UInt8(ascii: "t"))
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            append(0x5C, UInt8(ascii: "u"))
+            append(0x30, 0x30)
+            append(hex.utf8Start[Int(c >> 4)], hex.utf8Start[Int(c & 0xF)])
+        }
     }
 
     /// Hands the text over, NUL-terminated; the sink must not be used afterwards.

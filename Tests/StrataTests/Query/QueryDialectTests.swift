@@ -24,6 +24,16 @@ final class QueryDialectTests: StoreTestCase {
         func isSame(_ a: String, _ b: String) -> String { "\(a) IS NOT DISTINCT FROM \(b)" }
         func isNotSame(_ a: String, _ b: String) -> String { "\(a) IS DISTINCT FROM \(b)" }
         func limit(_ limit: String?, offset: String?) -> String { " PAGE(\(limit ?? "ALL"), \(offset ?? "0"))" }
+        func nameLiteral(_ name: String) -> String { "N<\(name)>" }
+        func storedAs(_ column: String, _ stored: StoredClass, entity: String, attribute: String, key: String) -> String {
+            "STORED_\(stored)(\(column), \(entity), \(attribute), \(key))"
+        }
+        func unknownEntity(table: String, _ entities: [String], root: String) -> String {
+            "UNKNOWN(\(quote(table)): \(entities.joined(separator: "|")))"
+        }
+        func limit(_ limit: String?, offset: String?, check: String?) -> String {
+            check.map { " CHECKED(\($0))" + self.limit(limit, offset: offset) } ?? self.limit(limit, offset: offset)
+        }
         // The same layout rules as SQLite's: the test is about spelling.
         func table(_ entity: Entity) -> String { entity.root.name }
         func column(_ slot: StoredColumn) -> String { slot.name }
@@ -44,7 +54,8 @@ final class QueryDialectTests: StoreTestCase {
         for spelling in ["FOLDTEST0(contains, t.[name], $9)", "FOLDTEST0(hasPrefix, t.[destination], $2)", "FOLDTEST0(hasSuffix, t.[destination], $3)",
                          "t.[budget] COLLATED(decimal) IS NOT DISTINCT FROM $4", "FIRST(t.[rating]; $5) > $6",
                          "FIRST(t.[name]; '') = ''", "LEN(t.[name]) > $7", "LSC(t.[name], $8)",
-                         "t.[name] = ANY(list($1))", "FOLDTEST0(hasPrefix, s1.[title], $10)", "JOIN [LivingAccommodation] p", ".[placeName] IS DISTINCT FROM NULL"] {
+                         "t.[name] = ANY(list($1))", "FOLDTEST0(hasPrefix, s1.[title], $10)", "JOIN [LivingAccommodation] p", ".[placeName] IS DISTINCT FROM NULL",
+                         "STORED_text(s1.[title], N<BucketListItem>, N<title>, s1._pk)"] {
             XCTAssertTrue(sql.contains(spelling), "\(spelling) in \(sql)")
         }
         for sqlite in ["?", "\"", "strata_", "json_each", "COLLATE ", "instr", "coalesce", "substr", " IS NOT NULL"] {
@@ -56,8 +67,13 @@ final class QueryDialectTests: StoreTestCase {
         let schema = try makeSchema(QuerySchemas.trips)
         let json = #"{"entity": "PersonalTrip", "predicate": "$0.name == \"a\"", "sortBy": [{"key": "budget"}, {"key": "name", "comparator": "localizedStandard"}], "fetchOffset": 5}"#
         let q = CompiledFetch(try Query.descriptor(json, schema), dialect: OtherDialect())
-        XCTAssertEqual(q.keysSQL, "SELECT t._pk FROM [Trip] t WHERE t._entity IN ($1) AND (t.[name] IS NOT DISTINCT FROM $2)"
+        XCTAssertEqual(q.keysSQL, "SELECT t._pk FROM [Trip] t WHERE t._entity IN ($1)"
+                       + " AND (STORED_text(t.[name], N<Trip>, N<name>, t._pk) AND STORED_text(t.[budget], N<Trip>, N<budget>, t._pk))"
+                       + " AND (t.[name] IS NOT DISTINCT FROM $2)"
                        + " ORDER BY t.[budget] COLLATED(decimal) ASC, t.[name] COLLATED(standard) ASC, t._pk ASC PAGE(ALL, $3)")
         XCTAssertEqual(q.args, [.text("PersonalTrip"), .text("a"), .int(5)])
+        // Every entity of a hierarchy: a row naming none is damage.
+        let all = CompiledFetch(try Query.descriptor(#"{"entity": "Trip"}"#, schema), dialect: OtherDialect())
+        XCTAssertEqual(all.keysSQL, "SELECT t._pk FROM [Trip] t ORDER BY t._pk ASC CHECKED(UNKNOWN([Trip]: Trip|BusinessTrip|PersonalTrip)) PAGE(ALL, 0)")
     }
 }
