@@ -39,7 +39,7 @@ struct PredicateCompiler {
     /// visits is checked, whatever the predicate answers for it (docs/JSON.md, "Damaged stores").
     var rootGuards: String? {
         let guards = scopes[0].guards
-        return guards.count > 1 ? balanced(guards, "AND") : guards.first
+        return guards.count > 1 ? PredicateCompiler.balanced(guards, "AND") : guards.first
     }
 
     /// Checks the storage class of `column`, read from the row `alias` of `ref`'s scope (a value compared,
@@ -171,7 +171,7 @@ struct PredicateCompiler {
             // The inner condition first: its nesting then starts at the bottom of the parser stack.
             // The guards of the element's columns follow it: an element is checked when it decides
             // the answer (it matches `any`'s condition, or fails `all`'s).
-            let guards = s.guards.isEmpty ? "" : " AND " + balanced(s.guards, "AND")
+            let guards = s.guards.isEmpty ? "" : " AND " + PredicateCompiler.balanced(s.guards, "AND")
             condition = "\(c)\(guards) AND \(condition)"
             return "(SELECT \(select) FROM \(src.from)\(s.joins.isEmpty ? "" : " " + s.joins.joined(separator: " ")) WHERE \(condition))"
         }
