@@ -89,8 +89,9 @@ foreach(_src IN LISTS _strata_fuzz_sources)
             -fsanitize=fuzzer,address -fuse-ld=bfd
             "-I${CMAKE_SOURCE_DIR}/include" ${_strata_jsonc_cflags}
             "-DFUZZ_SOURCE_DIR=\"${CMAKE_SOURCE_DIR}\""
-            "${_src}" -o "${_exe}" ${_strata_sanitize_link}
+            "${_src}" -o "${_exe}" ${_strata_sanitize_link} -lsqlite3
     DEPENDS "${_src}" "${CMAKE_SOURCE_DIR}/fuzz/fuzz_common.h" "${CMAKE_SOURCE_DIR}/include/strata.h"
+            "${CMAKE_SOURCE_DIR}/Tests/c/hostile_fixture.h"
             "${STRATA_SANITIZE_LIBRARY}"
     COMMENT "clang -fsanitize=fuzzer,address ${_name}"
     VERBATIM)

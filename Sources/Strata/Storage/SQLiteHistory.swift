@@ -72,7 +72,12 @@ extension SQLiteSession: HistoryStorage {
                 throw StrataError(.corrupt, "the store's history sequence (sqlite_sequence 'strata_history_transaction') is at its largest value, "
                                   + "\(Int64.max): no token is left for this save (the file was edited: a store gives one token per save)")
             }
-            throw e
+            switch latest {
+            case .int?, .null?, nil: throw e
+            default:
+                // A real or text sequence (an edited file) leaves SQLite no key to give either.
+                throw StrataError(.corrupt, "the store's history sequence (sqlite_sequence 'strata_history_transaction') is not an integer")
+            }
         }
         // The token is an INTEGER PRIMARY KEY: always an integer.
         guard case .int(let token)? = row, token > 0 else {
