@@ -163,7 +163,11 @@ final class ExternalFolder: @unchecked Sendable {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> String in
                 let bytes = raw.bindMemory(to: UInt8.self)
                 let n = bytes.firstIndex(of: 0) ?? bytes.count
-                return String(decoding: UnsafeBufferPointer(rebasing: bytes[0..<n]), as: UTF8.self)
+                // Decoded from a zero-padded copy: String's word-at-a-time scan may read past the
+                // name's end, where readdir leaves the entry's bytes uninitialised.
+                var padded = [UInt8](repeating: 0, count: n + 16)
+                padded.withUnsafeMutableBufferPointer { _ = $0.initialize(from: bytes[0..<n]) }
+                return String(decoding: padded[0..<n], as: UTF8.self)
             }
             if ExternalFolder.isValidName(name.utf8) { names.append(name) }
         }
