@@ -133,24 +133,6 @@ struct ByteSink {
         }
     }
 
-    /// A JSON string of UTF-8 text, escaped as `JSONWriter.escape` does.
-    @inline(__always) mutating func string(_ s: UnsafeBufferPointer<UInt8>) {
-        append(UInt8(ascii: "\""))
-        let n = s.count
-        var start = 0
-        var i = 0
-        while i < n {
-            let c = s[i]
-            if c >= 0x20 && c != 0x22 && c != 0x5C { i += 1; continue }
-            if start < i { append(UnsafeBufferPointer(rebasing: s[start..<i])) }
-            escape(c)
-            i += 1
-            start = i
-        }
-        if start < n { append(UnsafeBufferPointer(rebasing: s[start..<n])) }
-        append(UInt8(ascii: "\""))
-    }
-
     /// The escape of a byte a JSON string cannot hold as is: a quote, a backslash or a control character.
     @inline(__always) mutating func escape(_ c: UInt8) {
         switch c {

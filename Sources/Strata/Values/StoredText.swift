@@ -252,7 +252,7 @@ private struct JSONScan {
 }
 
 extension ByteSink {
-    /// A JSON string of text read from a store, escaped as ``string(_:)`` does, if the text
+    /// A JSON string of text read from a store, escaped as `JSONWriter.escape` does, if the text
     /// is well-formed UTF-8; false when it is not (what was appended is then to be discarded).
     @inline(__always) mutating func utf8String(_ s: UnsafeBufferPointer<UInt8>) -> Bool {
         append(UInt8(ascii: "\""))
