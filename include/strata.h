@@ -107,6 +107,13 @@
  *   - One container per file per process. Open a store once and share the
  *     container between threads; two containers on one file work but contend
  *     for the write lock.
+ *   - Never open the store file itself (open/fopen, then close) in a process
+ *     that has it open: closing any descriptor of a file drops every POSIX
+ *     lock the process holds on it, SQLite's included, and another process
+ *     may then take the store for unused, checkpoint and remove its WAL
+ *     under the open container (sqlite.org/howtocorrupt.html, 2.2). Strata
+ *     itself touches the file only through SQLite; copy a store with the
+ *     containers closed.
  *   - Another container or process migrating the store (an app and its
  *     extension at two versions). A container works with the version it
  *     opened. Once another container or process migrated the file to another
