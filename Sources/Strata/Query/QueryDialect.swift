@@ -62,6 +62,11 @@ protocol QueryDialect {
     /// The paging clause (with a leading space), with `check` (an ``unknownEntity(table:_:root:)``)
     /// evaluated once per statement, before its first row — also when no row matches.
     func limit(_ limit: String?, offset: String?, check: String?) -> String
+    /// A condition that holds when `check` (an ``unknownEntity(table:_:root:)``) is NULL: a term
+    /// of no table, evaluated once per statement before its first row. For a sorted read without
+    /// paging, where a LIMIT would turn SQLite's sorter into a bounded b-tree (about 1.6 times
+    /// slower on 50,000 sorted rows).
+    func checkedOnce(_ check: String) -> String
 }
 
 /// The storage classes a stored slot may hold (besides NULL), by its type: what a read

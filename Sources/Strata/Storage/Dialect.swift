@@ -128,6 +128,9 @@ extension SQLiteDialect: QueryDialect {
         return self.limit(coalesce([check, limit ?? "-1"]), offset: offset)
     }
 
+    /// `(check IS NULL)`: SQLite codes a WHERE term that reads no table of the loop once, before it.
+    func checkedOnce(_ check: String) -> String { "(\(check) IS NULL)" }
+
     /// SQLite needs a LIMIT before an OFFSET: `LIMIT -1` is no limit.
     func limit(_ limit: String?, offset: String?) -> String {
         var sql = ""

@@ -66,6 +66,8 @@ struct CompiledFetch {
     let condition: String?
     let order: String
     let paging: String
+    /// The conditions of a count of every matching row (`checkPaging` carries the entity check).
+    let countCondition: String?
     /// The paging clause of a count of every matching row: only the entity check of a whole
     /// hierarchy (``QueryDialect/limit(_:offset:check:)``), or "".
     let checkPaging: String
@@ -106,9 +108,14 @@ struct CompiledFetch {
         // The storage classes of the columns the predicate and the sort read, checked before the predicate.
         if let guards = c.rootGuards { conditions.append(guards) }
         if let predicate { conditions.append(predicate) }
+        // Objects without paging: the check as a term of no table, so that a sort keeps SQLite's
+        // sorter (a LIMIT, even one that limits nothing, sorts through a bounded b-tree).
+        countCondition = conditions.isEmpty ? nil : conditions.joined(separator: " AND ")
+        let checkInCondition = check != nil && limit == nil && offset == nil
+        if checkInCondition, let check { conditions.insert(dialect.checkedOnce(check), at: 0) }
         condition = conditions.isEmpty ? nil : conditions.joined(separator: " AND ")
         self.order = order.joined(separator: ", ")
-        paging = dialect.limit(limit, offset: offset, check: check)
+        paging = dialect.limit(limit, offset: offset, check: checkInCondition ? nil : check)
         checkPaging = dialect.limit(nil, offset: nil, check: check)
         args = c.args
         slotArguments = c.slotArguments

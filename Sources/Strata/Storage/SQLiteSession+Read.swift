@@ -69,7 +69,7 @@ extension SQLiteSession {
     }
 
     static func countSQL(_ d: FetchDescriptor, _ q: CompiledFetch) -> String {
-        d.fetchLimit == nil && d.fetchOffset == 0 ? SQLiteDialect.count(from: q.source, where: q.condition) + q.checkPaging : SQLiteDialect.count(of: q.keysSQL)
+        d.fetchLimit == nil && d.fetchOffset == 0 ? SQLiteDialect.count(from: q.source, where: q.countCondition) + q.checkPaging : SQLiteDialect.count(of: q.keysSQL)
     }
 
     func count(sql: String, args: [SQLValue], pending: PendingReplay?) throws -> Int64 {

@@ -34,6 +34,7 @@ final class QueryDialectTests: StoreTestCase {
         func limit(_ limit: String?, offset: String?, check: String?) -> String {
             check.map { " CHECKED(\($0))" + self.limit(limit, offset: offset) } ?? self.limit(limit, offset: offset)
         }
+        func checkedOnce(_ check: String) -> String { "ONCE(\(check))" }
         // The same layout rules as SQLite's: the test is about spelling.
         func table(_ entity: Entity) -> String { entity.root.name }
         func column(_ slot: StoredColumn) -> String { slot.name }
@@ -74,6 +75,9 @@ final class QueryDialectTests: StoreTestCase {
         XCTAssertEqual(q.args, [.text("PersonalTrip"), .text("a"), .int(5)])
         // Every entity of a hierarchy: a row naming none is damage.
         let all = CompiledFetch(try Query.descriptor(#"{"entity": "Trip"}"#, schema), dialect: OtherDialect())
-        XCTAssertEqual(all.keysSQL, "SELECT t._pk FROM [Trip] t ORDER BY t._pk ASC CHECKED(UNKNOWN([Trip]: Trip|BusinessTrip|PersonalTrip)) PAGE(ALL, 0)")
+        // Without paging, a condition of no table (a LIMIT would change how SQLite sorts); with it, in the paging.
+        XCTAssertEqual(all.keysSQL, "SELECT t._pk FROM [Trip] t WHERE ONCE(UNKNOWN([Trip]: Trip|BusinessTrip|PersonalTrip)) ORDER BY t._pk ASC PAGE(ALL, 0)")
+        let paged = CompiledFetch(try Query.descriptor(#"{"entity": "Trip", "fetchLimit": 2}"#, schema), dialect: OtherDialect())
+        XCTAssertEqual(paged.keysSQL, "SELECT t._pk FROM [Trip] t ORDER BY t._pk ASC CHECKED(UNKNOWN([Trip]: Trip|BusinessTrip|PersonalTrip)) PAGE($1, 0)")
     }
 }
