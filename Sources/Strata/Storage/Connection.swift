@@ -287,6 +287,22 @@ final class Connection {
         if let failure { throw failure }
     }
 
+    /// Runs `body` in savepoint `name` of the open transaction: released if it returns, rolled
+    /// back to (and released) if it throws.
+    func savepoint<T>(_ name: String, _ body: () throws -> T) throws -> T {
+        let dialect = SQLiteDialect()
+        try execute(script: dialect.savepoint(name))
+        do {
+            let result = try body()
+            try execute(script: dialect.releaseSavepoint(name))
+            return result
+        } catch {
+            _ = try? execute(script: dialect.rollbackToSavepoint(name))
+            _ = try? execute(script: dialect.releaseSavepoint(name))
+            throw error
+        }
+    }
+
     /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
     func transaction<T>(_ body: () throws -> T) throws -> T {
         try begin()

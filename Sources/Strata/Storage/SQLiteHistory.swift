@@ -10,7 +10,7 @@ extension SQLiteSession: HistoryStorage {
     /// the UUID is read from the file; a store without one tags its tokens "0".
     public var historyStoreTag: String {
         var uuid = sqliteStore.storeUUID
-        if uuid.isEmpty, case .text(let stored)?? = locked({ try? SQLiteStore.metadata(connection, "storeUUID") }) { uuid = stored }
+        if uuid.isEmpty, case .text(let stored)? = locked({ try? SQLiteStore.metadata(connection, "storeUUID") }) { uuid = stored }
         return HistoryName.storeTag(uuid)
     }
 
@@ -133,16 +133,7 @@ extension SQLiteSession: HistoryStorage {
     /// Runs `body` in a transaction of its own, or in a savepoint of the caller's.
     private func inTransaction<T>(_ savepoint: String, _ body: () throws -> T) throws -> T {
         guard connection.isInTransaction else { return try connection.transaction(body) }
-        try connection.execute(script: dialect.savepoint(savepoint))
-        do {
-            let result = try body()
-            try connection.execute(script: dialect.releaseSavepoint(savepoint))
-            return result
-        } catch {
-            _ = try? connection.execute(script: dialect.rollbackToSavepoint(savepoint))
-            _ = try? connection.execute(script: dialect.releaseSavepoint(savepoint))
-            throw error
-        }
+        return try connection.savepoint(savepoint, body)
     }
 }
 

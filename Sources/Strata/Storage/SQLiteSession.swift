@@ -196,14 +196,9 @@ public final class SQLiteSession: StoreSession {
                 defer { outer?.depth -= 1 }
                 let name = "strata_nested_\(outer?.depth ?? 0)"
                 let before = outer
-                try connection.execute(script: dialect.savepoint(name))
                 do {
-                    let result = try body()
-                    try connection.execute(script: dialect.releaseSavepoint(name))
-                    return result
+                    return try connection.savepoint(name, body)
                 } catch {
-                    _ = try? connection.execute(script: dialect.rollbackToSavepoint(name))
-                    _ = try? connection.execute(script: dialect.releaseSavepoint(name))
                     keepReservations()
                     if let b = before, let now = outer {
                         // Files the rolled-back saves wrote are no row's; the older ones stay.
@@ -289,7 +284,7 @@ public final class SQLiteSession: StoreSession {
     /// The error of a session whose store another container or process migrated.
     private func migratedElsewhere(nothingWritten: Bool) -> StrataError {
         var version = "another version"
-        if case .text(let v)?? = try? connection.statement(SQLiteDialect.readMetadata).scalar([.text("version")]) { version = "version \(v)" }
+        if case .text(let v)? = try? connection.statement(SQLiteDialect.readMetadata).scalar([.text("version")]) { version = "version \(v)" }
         return StrataError(.incompatibleStore,
                            "the store '\(sqliteStore.path)' was migrated to \(version) by another container or process after this container "
                            + "opened it with version \(schema.version)\(nothingWritten ? " (nothing was written)" : ""); "
@@ -304,7 +299,7 @@ public final class SQLiteSession: StoreSession {
             do {
                 return try body()
             } catch let e as StrataError where watchesVersion && e.code != .incompatibleStore && !connection.isInTransaction {
-                if case .text(let hash)?? = try? connection.statement(SQLiteDialect.readMetadata).scalar([.text("versionHash")]),
+                if case .text(let hash)? = try? connection.statement(SQLiteDialect.readMetadata).scalar([.text("versionHash")]),
                    hash != schema.versionHash {
                     throw migratedElsewhere(nothingWritten: false)
                 }

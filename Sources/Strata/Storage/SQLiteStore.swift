@@ -48,7 +48,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         let sqlitePath = try SQLiteStore.checkPath(path)
         self.path = path
         externalFolder = ExternalFolder(path: path + ".strata")
-        let exists = SQLiteStore.databaseFileSize(path)
+        let exists = SQLiteStore.fileSize(path)
         if configuration.readOnly && exists == nil {
             throw StrataError(.io, "cannot open '\(path)' read-only: no such file")
         }
@@ -255,7 +255,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     ///   SQLite database or not a Strata store; `.invalid` for a bad path.
     public static func storedState(path: String) throws -> StoredState? {
         let name = try checkPath(path)
-        guard let size = databaseFileSize(path) else { throw StrataError(.io, "cannot check '\(path)': no such file") }
+        guard let size = fileSize(path) else { throw StrataError(.io, "cannot check '\(path)': no such file") }
         if size == 0 { return nil }
         let c = try Connection(path: name, readOnly: true, create: false)
         try checkIsDatabase(c, path: path)
@@ -292,19 +292,17 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
 
     // MARK: Creation and checks
 
-    static func fileSize(_ path: String) -> Int? {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
-        return Int(st.st_size)
-    }
-
     /// The size of the file at `path` (nil when there is none), from `stat` alone.
     ///
     /// The store file itself is never opened outside SQLite: closing any descriptor of a
     /// file releases every POSIX lock the process holds on it, those of the process's
     /// other connections to the store included (sqlite.org/howtocorrupt.html, 2.2), and
     /// another process could then checkpoint and remove the WAL under them.
-    static func databaseFileSize(_ path: String) -> Int? { fileSize(path) }
+    static func fileSize(_ path: String) -> Int? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return Int(st.st_size)
+    }
 
     /// Checks, through `c`, that the non-empty file it opened is a SQLite database: its
     /// first page is read and nothing is written.

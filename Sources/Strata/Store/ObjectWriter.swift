@@ -498,8 +498,8 @@ final class ObjectWriter {
                 guard kind == .text else { throw fail() }
                 let t = c.text(i)
                 switch col.type {
-                case .url: guard StoredText.isURL(t) else { throw fail("holds text that is not a URL") }
-                case .uuid: guard StoredText.isUUID(t) else { throw fail("holds text that is not a UUID") }
+                case .url: guard ValueCodec.isValidURL(utf8: t) else { throw fail("holds text that is not a URL") }
+                case .uuid: guard UUIDText.isStoredForm(t) else { throw fail("holds text that is not a UUID") }
                 case .decimal: guard DecimalText.isValid(t) else { throw fail("holds text that is not a decimal number") }
                 default:
                     if !col.members.isEmpty && view.member(t, col.members) == nil { throw fail("holds a value that is not one of its enum's") }

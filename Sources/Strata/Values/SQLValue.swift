@@ -125,8 +125,14 @@ enum ValueCodec {
     }
 
     static func isValidURL(_ s: String) -> Bool {
+        var s = s
+        return s.withUTF8 { isValidURL(utf8: $0) }
+    }
+
+    /// ``isValidURL(_:)`` over UTF-8 bytes (a byte at or below 0x20, or 0x7F, is such a scalar).
+    static func isValidURL(utf8 s: UnsafeBufferPointer<UInt8>) -> Bool {
         if s.isEmpty { return false }
-        for u in s.unicodeScalars where u.value <= 0x20 || u.value == 0x7F { return false }
+        for c in s where c <= 0x20 || c == 0x7F { return false }
         return true
     }
 

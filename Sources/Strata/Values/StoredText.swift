@@ -31,41 +31,6 @@ enum StoredText {
         }
     }
 
-    /// Whether `s` is well-formed UTF-8.
-    static func isUTF8(_ s: UnsafeBufferPointer<UInt8>) -> Bool {
-        var i = 0
-        let n = s.count
-        while i < n {
-            if s[i] < 0x80 { i += 1; continue }
-            let k = sequenceLength(s, i)
-            if k == 0 { return false }
-            i += k
-        }
-        return true
-    }
-
-    /// Whether `s` is a UUID as Strata stores one: uppercase canonical 8-4-4-4-12 hex.
-    static func isUUID(_ s: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard s.count == 36 else { return false }
-        for i in 0..<36 {
-            let c = s[i]
-            if i == 8 || i == 13 || i == 18 || i == 23 {
-                if c != UInt8(ascii: "-") { return false }
-            } else if !((c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "F"))) {
-                return false
-            }
-        }
-        return true
-    }
-
-    /// Whether `s` is a URL as input accepts one (``ValueCodec/isValidURL(_:)``): not empty, no
-    /// spaces or control characters (the UTF-8 is checked when the text is written).
-    static func isURL(_ s: UnsafeBufferPointer<UInt8>) -> Bool {
-        if s.isEmpty { return false }
-        for c in s where c <= 0x20 || c == 0x7F { return false }
-        return true
-    }
-
     /// Whether `s` is exactly one JSON value (RFC 8259; whitespace around it
     /// allowed) nesting at most `maxLevels` arrays and objects, its strings
     /// well-formed UTF-8 without raw control characters. A scan with a

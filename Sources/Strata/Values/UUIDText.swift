@@ -13,18 +13,21 @@ enum UUIDText {
     /// Whether text position `i` (0..<36) holds a dash in the canonical form.
     @inline(__always) private static func isDashPosition(_ i: Int) -> Bool { i == 8 || i == 13 || i == 18 || i == 23 }
 
-    /// Whether the contiguous text is canonical 8-4-4-4-12 hex (either case).
-    private static func isValid(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// Whether the contiguous text is canonical 8-4-4-4-12 hex (either case, or uppercase only).
+    private static func isValid(_ p: UnsafeBufferPointer<UInt8>, uppercaseOnly: Bool = false) -> Bool {
         guard p.count == 36 else { return false }
         for i in 0..<36 {
             if isDashPosition(i) {
                 if p[i] != UInt8(ascii: "-") { return false }
-            } else if hexValue(p[i]) == 0xFF {
+            } else if hexValue(p[i]) == 0xFF || (uppercaseOnly && p[i] >= UInt8(ascii: "a")) {
                 return false
             }
         }
         return true
     }
+
+    /// Whether the text is a UUID as Strata stores one: canonical and uppercase.
+    static func isStoredForm(_ p: UnsafeBufferPointer<UInt8>) -> Bool { isValid(p, uppercaseOnly: true) }
 
     /// Calls `body` with the text's bytes as a contiguous buffer.
     @inline(__always) private static func withBytes<C: Collection, R>(
