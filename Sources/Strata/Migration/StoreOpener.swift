@@ -64,12 +64,6 @@ public struct StoreOpener: StoreOpenPolicy {
         self.progress = progress
     }
 
-    public init(_ configuration: StoreConfiguration) {
-        self.init(schema: configuration.schema, plan: configuration.migrationPlan, automaticMigration: configuration.automaticMigration,
-                  hooks: configuration.stageHooks, progress: configuration.progress)
-        author = configuration.author
-    }
-
     /// Decides, without touching the store.
     ///
     /// - Parameters:

@@ -39,7 +39,7 @@ struct PredicateCompiler {
     /// visits is checked, whatever the predicate answers for it (docs/JSON.md, "Damaged stores").
     var rootGuards: String? {
         let guards = scopes[0].guards
-        return guards.count > 1 ? PredicateCompiler.balanced(guards, "AND") : guards.first
+        return guards.count > 1 ? Junction.balanced(guards, "AND") : guards.first
     }
 
     /// Checks the storage class of `column`, read from the row `alias` of `ref`'s scope (a value compared,
@@ -54,7 +54,7 @@ struct PredicateCompiler {
         // The declaring entity names the row, not the row's `_entity`: reading it would make an index
         // on the column no longer covering.
         s.guards.append(dialect.storedAs(column, stored, entity: dialect.nameLiteral(entity.name), attribute: dialect.nameLiteral(name),
-                                         key: "\(alias)._pk"))
+                                         key: "\(alias).\(dialect.keyColumn)"))
     }
 
     mutating func bind(_ v: SQLValue) -> String {
@@ -100,14 +100,14 @@ struct PredicateCompiler {
             switch r.placement {
             case .inRow:
                 let link = "\(alias).\(dialect.quote(dialect.column(.link(r))))"
-                s.joins.append("LEFT JOIN \(dest) \(na) ON \(na)._pk = \(link)")
+                s.joins.append("LEFT JOIN \(dest) \(na) ON \(na).\(dialect.keyColumn) = \(link)")
                 guardColumn(s, alias: alias, link, .integer, name: r.name, of: r.entity)
             case .inInverseRows:
-                s.joins.append("LEFT JOIN \(dest) \(na) ON \(na).\(dialect.quote(linkColumn(r))) = \(alias)._pk")
+                s.joins.append("LEFT JOIN \(dest) \(na) ON \(na).\(dialect.quote(linkColumn(r))) = \(alias).\(dialect.keyColumn)")
             case .inPairs:
                 let (table, ownerCol, targetCol) = dialect.pairTable(r)
                 let jt = nextAlias("pj")
-                s.joins.append("LEFT JOIN \(dialect.quote(table)) \(jt) ON \(jt).\(dialect.quote(ownerCol)) = \(alias)._pk LEFT JOIN \(dest) \(na) ON \(na)._pk = \(jt).\(dialect.quote(targetCol))")
+                s.joins.append("LEFT JOIN \(dialect.quote(table)) \(jt) ON \(jt).\(dialect.quote(ownerCol)) = \(alias).\(dialect.keyColumn) LEFT JOIN \(dest) \(na) ON \(na).\(dialect.keyColumn) = \(jt).\(dialect.quote(targetCol))")
             }
             s.joinAliases[key] = na
             alias = na
@@ -122,7 +122,7 @@ struct PredicateCompiler {
             let c = "\(alias).\(dialect.quote(a.name))"
             guardColumn(ref, alias: alias, c, StoredClass(a), name: a.name, of: a.entity)
             return c
-        case .object: return "\(alias)._pk"
+        case .object: return "\(alias).\(dialect.keyColumn)"
         case .toOne(let r):
             switch r.placement {
             case .inRow:
@@ -131,7 +131,7 @@ struct PredicateCompiler {
                 return c
             default:
                 let extended = KeyPathRef(scope: ref.scope, hops: ref.hops + [r], end: .object, text: ref.text)
-                return "\(hopAlias(extended))._pk"
+                return "\(hopAlias(extended)).\(dialect.keyColumn)"
             }
         case .toMany: return "NULL"
         }
@@ -145,14 +145,14 @@ struct PredicateCompiler {
         let dest = dialect.quote(dialect.table(rel.destination))
         switch rel.placement {
         case .inInverseRows:
-            return ("\(dest) \(e)", "\(e).\(dialect.quote(linkColumn(rel))) = \(owner)._pk", e, rel.destination)
+            return ("\(dest) \(e)", "\(e).\(dialect.quote(linkColumn(rel))) = \(owner).\(dialect.keyColumn)", e, rel.destination)
         case .inPairs:
             let (table, ownerCol, targetCol) = dialect.pairTable(rel)
             let jt = nextAlias("sj")
-            return ("\(dialect.quote(table)) \(jt) JOIN \(dest) \(e) ON \(e)._pk = \(jt).\(dialect.quote(targetCol))",
-                    "\(jt).\(dialect.quote(ownerCol)) = \(owner)._pk", e, rel.destination)
+            return ("\(dialect.quote(table)) \(jt) JOIN \(dest) \(e) ON \(e).\(dialect.keyColumn) = \(jt).\(dialect.quote(targetCol))",
+                    "\(jt).\(dialect.quote(ownerCol)) = \(owner).\(dialect.keyColumn)", e, rel.destination)
         case .inRow:
-            return ("\(dest) \(e)", "\(e)._pk = \(owner).\(dialect.quote(dialect.column(.link(rel))))", e, rel.destination)
+            return ("\(dest) \(e)", "\(e).\(dialect.keyColumn) = \(owner).\(dialect.quote(dialect.column(.link(rel))))", e, rel.destination)
         }
     }
 
@@ -171,7 +171,7 @@ struct PredicateCompiler {
             // The inner condition first: its nesting then starts at the bottom of the parser stack.
             // The guards of the element's columns follow it: an element is checked when it decides
             // the answer (it matches `any`'s condition, or fails `all`'s).
-            let guards = s.guards.isEmpty ? "" : " AND " + PredicateCompiler.balanced(s.guards, "AND")
+            let guards = s.guards.isEmpty ? "" : " AND " + Junction.balanced(s.guards, "AND")
             condition = "\(c)\(guards) AND \(condition)"
             return "(SELECT \(select) FROM \(src.from)\(s.joins.isEmpty ? "" : " " + s.joins.joined(separator: " ")) WHERE \(condition))"
         }
@@ -228,12 +228,12 @@ struct PredicateCompiler {
                 if domain == .attribute(.decimal) {
                     var terms: [String] = []
                     for v in nonNull { terms.append("\(dialect.collate(x, .decimal)) = \(bind(v))") }
-                    parts.append(PredicateCompiler.balanced(terms, "OR"))
+                    parts.append(Junction.balanced(terms, "OR"))
                 } else if nonNull.count <= PredicateCompiler.inlineListLimit || nonNull.contains(where: { $0.textValue?.utf8.contains(0) ?? false }) {
                     // (json_each cuts text at a NUL character: such lists bind each value.)
                     parts.append("\(x) IN (\(nonNull.map { bind($0) }.joined(separator: ", ")))")
                 } else {
-                    parts.append(dialect.inJSONArray(x, parameter: bind(PredicateCompiler.jsonArray(nonNull))))
+                    parts.append(dialect.inJSONArray(x, parameter: bind(SQLValue.jsonArray(nonNull))))
                 }
             }
             if hasNull { parts.append("\(x) IS NULL") }
@@ -241,7 +241,7 @@ struct PredicateCompiler {
             return twoValued(parts.joined(separator: " OR "), safe)
         case .isA(let scopeIndex, let entities):
             let s = scopes[scopes.count - 1 - scopeIndex]
-            return "\(s.alias)._entity IN (\(entities.map { bind(.text($0.name)) }.joined(separator: ", ")))"
+            return "\(s.alias).\(dialect.entityColumn) IN (\(entities.map { bind(.text($0.name)) }.joined(separator: ", ")))"
         case .any(let ref, let inner):
             return "EXISTS " + subquery(ref, select: "1") { c in c.predicate(inner) }
         case .all(let ref, let inner):
@@ -263,8 +263,6 @@ struct PredicateCompiler {
         safe ? dialect.coalesce([c, dialect.boolean(false)]) : "(\(c))"
     }
 
-    /// Terms joined flat up to this many; longer lists nest as a balanced tree.
-    static let flatTerms = 16
     /// `IN` lists up to this many values bind each; longer ones bind one JSON array.
     static let inlineListLimit = 16
 
@@ -276,21 +274,7 @@ struct PredicateCompiler {
         }
         var terms: [String] = []
         for part in ordered { terms.append(predicate(part, safe: safe)) }
-        return PredicateCompiler.balanced(terms, op)
-    }
-
-    /// Terms joined with `op` in parentheses, nested as a balanced tree past ``flatTerms``
-    /// (history filters join their terms the same way).
-    static func balanced(_ terms: [String], _ op: String) -> String {
-        if terms.count <= PredicateCompiler.flatTerms { return "(" + terms.joined(separator: " \(op) ") + ")" }
-        let size = (terms.count + PredicateCompiler.flatTerms - 1) / PredicateCompiler.flatTerms
-        var groups: [String] = []
-        var i = 0
-        while i < terms.count {
-            groups.append(balanced(Array(terms[i..<min(i + size, terms.count)]), op))
-            i += size
-        }
-        return balanced(groups, op)
+        return Junction.balanced(terms, op)
     }
 
     /// An operand, folded for string options (constants are folded here, not per row).
@@ -306,7 +290,7 @@ struct PredicateCompiler {
         case .keyPath(let ref, _): return column(ref)
         case .constant(let v, _): return v.isNull ? "NULL" : bind(v)
         case .parameter(let slot, _): return bindSlot(slot, [])
-        case .list(let values, _): return bind(PredicateCompiler.jsonArray(values))
+        case .list(let values, _): return bind(SQLValue.jsonArray(values))
         case .count(let ref): return subquery(ref, select: "count(*)", inner: nil)
         case .length(let inner): return dialect.length(expression(inner))
         case .conditional(let t, let a, let b, _):
@@ -317,22 +301,6 @@ struct PredicateCompiler {
             for operand in PredicateCompiler.coalesceOperands(e) { terms.append(expression(operand)) }
             return dialect.coalesce(terms)
         }
-    }
-
-    static func jsonArray(_ values: [SQLValue]) -> SQLValue {
-        var w = JSONWriter()
-        w.beginArray()
-        for v in values {
-            switch v {
-            case .null: w.null()
-            case .int(let i): w.int(i)
-            case .double(let d): w.double(d)
-            case .text(let s): w.string(s)
-            case .blob: w.null()
-            }
-        }
-        w.endArray()
-        return .text(w.string)
     }
 }
 
@@ -355,7 +323,7 @@ extension PredicateCompiler {
         switch p {
         case .constant, .isA: return 3
         case .and(let parts), .or(let parts):
-            return junctionDepth(parts.map { depth($0, safe: safe) })
+            return Junction.depth(parts.map { depth($0, safe: safe) })
         case .not(let inner): return 1 + depth(inner, safe: true)
         case .compare(_, let a, let b, let domain, let options):
             if !options.isEmpty && domain != .attribute(.decimal) { return foldedCallDepth(a, b) }
@@ -366,7 +334,7 @@ extension PredicateCompiler {
         case .inList(let e, let values, let domain):
             if domain == .attribute(.decimal) {
                 // A balanced OR of `x COLLATE strata_decimal = ?`.
-                return wrap + 8 + depth(e) + balancedDepth(values.count)
+                return wrap + 8 + depth(e) + Junction.balancedDepth(values.count)
             }
             // `x IN (?1, ?2)` or `x IN (SELECT value FROM json_each(?1))`.
             return wrap + (values.count <= inlineListLimit ? 5 : 16) + depth(e)
@@ -403,22 +371,6 @@ extension PredicateCompiler {
             // Past 100 arguments the call nests once per 99 (a long list stays shallow).
             return 4 + (operands.max() ?? 0) + 4 * (operands.count / 99)
         }
-    }
-
-    /// `(p0 AND p1 …)`: the deepest part comes first and takes one unit (its
-    /// opening parenthesis), every later one three (`(`, the left operand and the operator).
-    static func junctionDepth(_ depths: [Int]) -> Int {
-        guard let deepest = depths.max() else { return 1 }
-        let second = depths.count > 1 ? depths.sorted(by: >)[1] : 0
-        return balancedDepth(depths.count) + max(1 + deepest, 3 + second)
-    }
-
-    /// The extra levels of a balanced tree over `n` terms (``flatTerms`` per level).
-    static func balancedDepth(_ n: Int) -> Int {
-        var levels = 0
-        var n = n
-        while n > flatTerms { n = (n + flatTerms - 1) / flatTerms; levels += 1 }
-        return 3 * levels
     }
 }
 

@@ -1,8 +1,11 @@
 /// The SQL spelling the predicate and fetch compilers need from a store: the
-/// compilers build the shape of a query (joins, subqueries, nesting), the
-/// dialect spells identifiers, parameters, functions, collations and paging.
-/// Storage's `SQLiteDialect` is the implementation of the SQLite store.
-protocol QueryDialect {
+/// compilers build the shape of a query in ISO SQL (SELECT, JOIN, EXISTS, CASE,
+/// subqueries, nesting), the dialect spells everything an engine spells its own
+/// way — identifiers, parameters, functions, collations, paging, the few whole
+/// statements the compilers borrow — and the layout's names. Storage's
+/// `SQLiteDialect` is the implementation of the SQLite store; a second store
+/// provides its own (``DataStore/queryDialect``).
+public protocol QueryDialect {
     /// An identifier (table, column) of the validated schema, quoted for SQL text.
     func quote(_ identifier: String) -> String
 
@@ -15,6 +18,10 @@ protocol QueryDialect {
     /// The table of a relationship kept in pairs (`LinkPlacement.inPairs`) and
     /// the columns holding its owner's and its target's keys.
     func pairTable(_ rel: Relationship) -> (table: String, ownerColumn: String, targetColumn: String)
+    /// The key column of every entity table, spelled for SQL (after an alias and a dot).
+    var keyColumn: String { get }
+    /// The concrete-entity-name column of every entity table, spelled for SQL.
+    var entityColumn: String { get }
     /// The placeholder of the `n`-th bound value (1-based).
     func parameter(_ n: Int) -> String
     /// A condition constant.
@@ -44,6 +51,22 @@ protocol QueryDialect {
     func isNotSame(_ a: String, _ b: String) -> String
     /// The paging clause (with a leading space), or "".
     func limit(_ limit: String?, offset: String?) -> String
+    /// Text operands joined into one text (`a || b`).
+    func concatenate(_ terms: [String]) -> String
+    /// The aggregate of the texts of `column` over the rows of an ordered subquery, joined
+    /// with commas in the subquery's order (NULL without rows).
+    func joinedText(_ column: String) -> String
+
+    // Whole statements the fetch compiler borrows.
+
+    /// `SELECT list FROM source [WHERE condition] [ORDER BY order]` then `paging` (a clause of ``limit(_:offset:)`` or "").
+    func select(_ list: String, from source: String, where condition: String?, orderBy order: String?, paging: String) -> String
+    /// The number of rows of `source` matching `condition`.
+    func count(from source: String, where condition: String?) -> String
+    /// The number of rows a query returns.
+    func count(of query: String) -> String
+    /// A scalar subquery: the entity name of the row of `table` (aliased `alias`) whose key is `key`.
+    func entity(of table: String, alias: String, key: String) -> String
 
     // Guards against a damaged store (docs/JSON.md, "Damaged stores").
 
@@ -71,7 +94,7 @@ protocol QueryDialect {
 
 /// The storage classes a stored slot may hold (besides NULL), by its type: what a read
 /// checks before it compares or writes out a value (docs/JSON.md, "Damaged stores").
-enum StoredClass {
+public enum StoredClass {
     /// int and links (a key); bool is an integer 0 or 1.
     case integer, boolean
     /// double and date: a real or an integer.
@@ -93,9 +116,46 @@ enum StoredClass {
 }
 
 /// Orderings that are not the store's plain binary one.
-enum Collation {
+public enum Collation {
     /// Decimal text by numeric value.
     case decimal
     /// `localizedStandard` string order (Finder-like).
     case standard
+}
+
+/// `AND`/`OR` over many terms, as every compiler of conditions writes it (predicates,
+/// history filters): SQL engines limit how deep an expression may nest.
+enum Junction {
+    /// Terms joined flat up to this many; longer lists nest as a balanced tree.
+    static let flatTerms = 16
+
+    /// Terms joined with `op` in parentheses, nested as a balanced tree past ``flatTerms``
+    /// (history filters join their terms the same way).
+    static func balanced(_ terms: [String], _ op: String) -> String {
+        if terms.count <= flatTerms { return "(" + terms.joined(separator: " \(op) ") + ")" }
+        let size = (terms.count + flatTerms - 1) / flatTerms
+        var groups: [String] = []
+        var i = 0
+        while i < terms.count {
+            groups.append(balanced(Array(terms[i..<min(i + size, terms.count)]), op))
+            i += size
+        }
+        return balanced(groups, op)
+    }
+
+    /// `(p0 AND p1 …)`: the deepest part comes first and takes one unit (its
+    /// opening parenthesis), every later one three (`(`, the left operand and the operator).
+    static func depth(_ depths: [Int]) -> Int {
+        guard let deepest = depths.max() else { return 1 }
+        let second = depths.count > 1 ? depths.sorted(by: >)[1] : 0
+        return balancedDepth(depths.count) + max(1 + deepest, 3 + second)
+    }
+
+    /// The extra levels of a balanced tree over `n` terms (``flatTerms`` per level).
+    static func balancedDepth(_ n: Int) -> Int {
+        var levels = 0
+        var n = n
+        while n > flatTerms { n = (n + flatTerms - 1) / flatTerms; levels += 1 }
+        return 3 * levels
+    }
 }

@@ -107,7 +107,7 @@ public final class Relationship: @unchecked Sendable {
 }
 
 /// A value an object of an entity stores (a slot): an attribute, or a link held in its row.
-enum StoredColumn {
+public enum StoredColumn {
     case attribute(Attribute)
     case link(Relationship)
 

@@ -76,6 +76,15 @@ extension SQLiteDialect {
         "(SELECT \(alias)._entity FROM \(q(table)) \(alias) WHERE \(alias)._pk = \(key))"
     }
 
+    // The statements the fetch compiler borrows (``QueryDialect``).
+
+    func select(_ list: String, from source: String, where condition: String?, orderBy order: String?, paging: String) -> String {
+        SQLiteDialect.select(list, from: source, where: condition, orderBy: order, paging: paging)
+    }
+    func count(from source: String, where condition: String?) -> String { SQLiteDialect.count(from: source, where: condition) }
+    func count(of query: String) -> String { SQLiteDialect.count(of: query) }
+    func entity(of table: String, alias: String, key: String) -> String { SQLiteDialect.entity(of: table, alias: alias, key: key) }
+
     // MARK: Rows (the key `_pk` is always ?1)
 
     /// `_pk = ?n`.

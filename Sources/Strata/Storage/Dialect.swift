@@ -42,6 +42,12 @@ struct SQLiteDialect: SQLDialect {
 
 extension SQLiteDialect: QueryDialect {
     func parameter(_ n: Int) -> String { "?\(n)" }
+    /// Bare: `_pk` and `_entity` need no quotes (the layout's names, `StoreLayout`).
+    var keyColumn: String { "_pk" }
+    var entityColumn: String { "_entity" }
+    func concatenate(_ terms: [String]) -> String { terms.joined(separator: " || ") }
+    /// group_concat keeps the order of its ordered subquery (SQLite does not flatten it into an aggregate).
+    func joinedText(_ column: String) -> String { "group_concat(\(column), ',')" }
 
     func table(_ entity: Entity) -> String { StoreLayout.tableName(entity) }
     func column(_ slot: StoredColumn) -> String { StoreLayout.columnName(slot) }

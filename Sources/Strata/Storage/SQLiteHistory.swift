@@ -334,7 +334,7 @@ struct SQLiteHistorySnapshot: HistorySnapshot {
 
 /// JSON arrays of integers, as history rows keep name numbers and keys.
 enum SQLiteHistory {
-    static func jsonArray(_ numbers: [Int64]) -> SQLValue { PredicateCompiler.jsonArray(numbers.map(SQLValue.int)) }
+    static func jsonArray(_ numbers: [Int64]) -> SQLValue { SQLValue.jsonArray(numbers.map(SQLValue.int)) }
 
     /// The integers of a JSON array, or nil when the text is not one.
     static func integers(_ text: String) -> [Int64]? {
@@ -365,7 +365,7 @@ extension HistoryFieldValue {
 /// Kept as flat as the predicate compiler keeps fetch predicates (SQLite's parser holds
 /// at most 100 pending symbols): `NOT` takes no parentheses, the deepest part of an
 /// `AND`/`OR` comes first, and long lists nest as a balanced tree of at most
-/// ``PredicateCompiler/flatTerms`` terms per level. ``depth(_:)`` bounds what a filter needs;
+/// ``Junction/flatTerms`` terms per level. ``depth(_:)`` bounds what a filter needs;
 /// the history's requests are refused (`.invalid`) past ``maxDepth`` or ``maxParameters``.
 struct SQLiteHistoryFilter {
     var args: [SQLValue] = []
@@ -396,7 +396,7 @@ struct SQLiteHistoryFilter {
 
     /// `expression IN` the values, bound as one JSON array.
     private mutating func inList(_ expression: String, _ values: [SQLValue]) -> String {
-        args.append(PredicateCompiler.jsonArray(values))
+        args.append(SQLValue.jsonArray(values))
         return SQLiteDialect().inJSONArray(expression, parameter: "?")
     }
 
@@ -443,7 +443,7 @@ struct SQLiteHistoryFilter {
         var terms: [String] = []
         terms.reserveCapacity(ordered.count)
         for part in ordered { terms.append(compile(&self, part)) }
-        return PredicateCompiler.balanced(terms, op)
+        return Junction.balanced(terms, op)
     }
 
     // MARK: Limits
@@ -452,7 +452,7 @@ struct SQLiteHistoryFilter {
     static func depth(_ f: HistoryFilter) -> Int {
         switch f {
         case .constant: return 3
-        case .and(let parts), .or(let parts): return PredicateCompiler.junctionDepth(parts.map(depth))
+        case .and(let parts), .or(let parts): return Junction.depth(parts.map(depth))
         case .not(let inner): return 1 + depth(inner)
         // `(column op ?)`
         case .compare: return 5
@@ -467,7 +467,7 @@ struct SQLiteHistoryFilter {
         switch t {
         case .constant: return 3
         case .isIn: return 17
-        case .and(let parts), .or(let parts): return PredicateCompiler.junctionDepth(parts.map(depth))
+        case .and(let parts), .or(let parts): return Junction.depth(parts.map(depth))
         case .not(let inner): return 1 + depth(inner)
         }
     }

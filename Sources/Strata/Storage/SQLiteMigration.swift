@@ -68,7 +68,7 @@ struct SQLiteMigration {
 
     /// Names as a JSON array, bound where SQL takes a list of entities (`json_each`), as the
     /// predicate compiler binds its lists.
-    static func jsonArray(_ names: [String]) -> SQLValue { PredicateCompiler.jsonArray(names.map { .text($0) }) }
+    static func jsonArray(_ names: [String]) -> SQLValue { SQLValue.jsonArray(names.map { .text($0) }) }
 
     private static func jsonObject(_ pairs: [(String, String)]) -> String {
         var w = JSONWriter()

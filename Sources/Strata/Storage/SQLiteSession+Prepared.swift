@@ -1,40 +1,40 @@
 /// Prepared fetches and cursors on SQLite.
 extension SQLiteSession {
-    public func prepare(_ d: FetchDescriptor) throws -> PreparedRead {
-        SQLitePreparedRead(session: self, descriptor: d)
+    public func prepare(_ q: CompiledFetch) throws -> PreparedRead {
+        SQLitePreparedRead(session: self, compiled: q)
     }
 
-    public func openCursor(_ d: FetchDescriptor, pending: PendingReplay?) throws -> ObjectCursor {
+    public func openCursor(_ q: CompiledFetch, pending: PendingReplay?) throws -> ObjectCursor {
         // Inside a transaction (a migration stage's hook) or on an in-memory store's one
         // connection, a statement left open between calls would see the caller's own later
         // writes: the objects are read at once, on this snapshot, and handed out in batches.
         let materialized = locked { connection.isInTransaction } || sqliteStore.sharesConnection
-        if materialized { return MaterializedCursor(try fetchJSON(d, pending: pending)) }
+        if materialized { return MaterializedCursor(try fetchJSON(q, pending: pending)) }
         // Its own connection, holding one read transaction from the first batch to the last.
         guard let own = try sqliteStore.makeSession() as? SQLiteSession else {
             throw StrataError(.internal, "the store made a session of another kind")
         }
-        return try SQLiteObjectCursor(session: own, descriptor: d, pending: pending)
+        return try SQLiteObjectCursor(session: own, compiled: q, pending: pending)
     }
 }
 
-/// A descriptor compiled once: the SQL of its objects, count and identifiers, the
-/// plans, and which arguments take the variables' values; each run only binds them.
+/// A fetch compiled once: the SQL of its objects, count and identifiers, the plans,
+/// and which arguments take the variables' values; each run only binds them.
 final class SQLitePreparedRead: PreparedRead {
     let session: SQLiteSession
     let root: Entity
     let compiled: CompiledFetch
-    let queries: FetchQueries
+    let queries: ObjectQueries
     let countSQL: String
     let identifiersSQL: String
 
-    init(session: SQLiteSession, descriptor: FetchDescriptor) {
+    init(session: SQLiteSession, compiled: CompiledFetch) {
         self.session = session
-        root = descriptor.entity.root
-        compiled = CompiledFetch(descriptor, dialect: session.dialect)
-        queries = FetchQueries(descriptor, compiled, dialect: session.dialect)
-        countSQL = SQLiteSession.countSQL(descriptor, compiled)
-        identifiersSQL = SQLiteSession.identifiersSQL(compiled)
+        root = compiled.root
+        self.compiled = compiled
+        queries = compiled.objectQueries
+        countSQL = compiled.countSQL
+        identifiersSQL = compiled.identifiersSQL
     }
 
     func fetchJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> JSONBuffer {
@@ -58,7 +58,7 @@ final class SQLiteObjectCursor: ObjectCursor {
     /// nil once every row was read or the cursor was closed.
     private var reading: (writer: ObjectWriter, rows: SQLiteRowCursor, prefetched: [SQLiteRowCursor])?
 
-    init(session: SQLiteSession, descriptor: FetchDescriptor, pending: PendingReplay?) throws {
+    init(session: SQLiteSession, compiled: CompiledFetch, pending: PendingReplay?) throws {
         self.session = session
         try session.lockedRead {
             let c = session.connection
@@ -69,7 +69,7 @@ final class SQLiteObjectCursor: ObjectCursor {
                 try session.checkStoredVersion()
                 if let pending { try pending(SQLiteWriter(session: session, saving: false)) }
                 // Not from the connection's cache: the cursor holds them between calls.
-                reading = try session.objectCursors(descriptor, cached: false)
+                reading = try session.objectCursors(compiled.objectQueries, args: compiled.args, cached: false)
             } catch {
                 c.endRead()
                 throw error

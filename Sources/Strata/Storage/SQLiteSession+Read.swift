@@ -9,18 +9,12 @@ extension SQLiteSession {
         return .text(String(decoding: bytes, as: UTF8.self))
     }
 
-    /// The object writer and cursors of a fetch (call inside `read`): the objects query, and per
-    /// prefetched relationship a statement of the related rows of one owner (`?1`), run per owner row.
-    /// Identifiers of the other relationships are read by the objects query itself (one pass).
-    /// Reset the returned cursors' statements when done (`finishObjects`).
+    /// The object writer and cursors of a fetch's queries (call inside `read`): the objects query,
+    /// and per prefetched relationship a statement of the related rows of one owner (`?1`), run per
+    /// owner row. Identifiers of the other relationships are read by the objects query itself (one
+    /// pass). Reset the returned cursors' statements when done (`finishObjects`).
     /// - Parameter cached: false prepares statements of their own (a cursor holds them between calls).
-    func objectCursors(_ d: FetchDescriptor, cached: Bool = true) throws
-        -> (writer: ObjectWriter, rows: SQLiteRowCursor, prefetched: [SQLiteRowCursor]) {
-        let q = CompiledFetch(d, dialect: dialect)
-        return try objectCursors(FetchQueries(d, q, dialect: dialect), args: q.args, cached: cached)
-    }
-
-    func objectCursors(_ f: FetchQueries, args: [SQLValue], cached: Bool = true) throws
+    func objectCursors(_ f: ObjectQueries, args: [SQLValue], cached: Bool = true) throws
         -> (writer: ObjectWriter, rows: SQLiteRowCursor, prefetched: [SQLiteRowCursor]) {
         func statement(_ sql: String) throws -> Statement {
             cached ? try connection.statement(sql) : try Statement(connection: connection, sql: sql)
@@ -43,18 +37,17 @@ extension SQLiteSession {
     // MARK: Reads
 
     /// The objects a descriptor matches, as a JSON array.
-    public func fetchJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
-        try fetchBuffer(d, pending: pending).bytes
+    public func fetchJSON(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8] {
+        try fetchBuffer(q, pending: pending).bytes
     }
 
     /// The objects a descriptor matches, as a JSON array in one buffer the caller may take over.
-    public func fetchBuffer(_ d: FetchDescriptor, pending: PendingReplay?) throws -> JSONBuffer {
-        let q = CompiledFetch(d, dialect: dialect)
-        return try fetchBuffer(FetchQueries(d, q, dialect: dialect), args: q.args, pending: pending)
+    public func fetchBuffer(_ q: CompiledFetch, pending: PendingReplay?) throws -> JSONBuffer {
+        try fetchBuffer(q.objectQueries, args: q.args, pending: pending)
     }
 
     /// The objects of a fetch's queries with these arguments (a prepared fetch makes its queries once).
-    func fetchBuffer(_ f: FetchQueries, args: [SQLValue], pending: PendingReplay?) throws -> JSONBuffer {
+    func fetchBuffer(_ f: ObjectQueries, args: [SQLValue], pending: PendingReplay?) throws -> JSONBuffer {
         try read(pending) {
             var (writer, rows, prefetched) = try objectCursors(f, args: args)
             defer { finishObjects(rows, prefetched) }
@@ -63,13 +56,8 @@ extension SQLiteSession {
         }
     }
 
-    public func count(_ d: FetchDescriptor, pending: PendingReplay?) throws -> Int64 {
-        let q = CompiledFetch(d, dialect: dialect)
-        return try count(sql: SQLiteSession.countSQL(d, q), args: q.args, pending: pending)
-    }
-
-    static func countSQL(_ d: FetchDescriptor, _ q: CompiledFetch) -> String {
-        d.fetchLimit == nil && d.fetchOffset == 0 ? SQLiteDialect.count(from: q.source, where: q.countCondition) + q.checkPaging : SQLiteDialect.count(of: q.keysSQL)
+    public func count(_ q: CompiledFetch, pending: PendingReplay?) throws -> Int64 {
+        try count(sql: q.countSQL, args: q.args, pending: pending)
     }
 
     func count(sql: String, args: [SQLValue], pending: PendingReplay?) throws -> Int64 {
@@ -81,25 +69,21 @@ extension SQLiteSession {
         }
     }
 
-    public func identifiersJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
-        try read(pending) { try identifiers(d).bytes }
+    public func identifiersJSON(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8] {
+        try read(pending) { try identifiers(q).bytes }
     }
-
-    /// The identifiers query's SQL (`identifiers(root:sql:args:)`).
-    static func identifiersSQL(_ q: CompiledFetch) -> String { q.select("t._pk, t._entity") }
 
     func identifiersJSON(root: Entity, sql: String, args: [SQLValue], pending: PendingReplay?) throws -> [UInt8] {
         try read(pending) { try identifiers(root: root, sql: sql, args: args).bytes }
     }
 
-    public func identifierList(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [ObjectID] {
-        try read(pending) { try identifiers(d).ids }
+    public func identifierList(_ q: CompiledFetch, pending: PendingReplay?) throws -> [ObjectID] {
+        try read(pending) { try identifiers(q).ids }
     }
 
     /// Matching identifiers (call inside `read`).
-    func identifiers(_ d: FetchDescriptor) throws -> (bytes: [UInt8], ids: [ObjectID]) {
-        let q = CompiledFetch(d, dialect: dialect)
-        return try identifiers(root: d.entity.root, sql: SQLiteSession.identifiersSQL(q), args: q.args)
+    func identifiers(_ q: CompiledFetch) throws -> (bytes: [UInt8], ids: [ObjectID]) {
+        try identifiers(root: q.root, sql: q.identifiersSQL, args: q.args)
     }
 
     /// The rows' identifiers; a row of a hierarchy whose entity name is none of its entities is damage
@@ -136,26 +120,21 @@ extension SQLiteSession {
     }
 
     /// The SQL of a fetch, its parameter count and SQLite's query plan, as JSON.
-    public func explain(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
-        try read(pending) {
-            let q = CompiledFetch(d, dialect: dialect)
-            return try connection.explainJSON(q.objectsSQL(ObjectPlan(d)), q.args)
-        }
+    public func explain(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8] {
+        try read(pending) { try connection.explainJSON(q.objectsSQL, q.args) }
     }
 
     /// One object as JSON, or nil when it does not exist.
     public func objectJSON(_ id: ObjectID, pending: PendingReplay?) throws -> [UInt8]? {
         try read(pending) {
             guard let concrete = try SQLiteWriter.concreteEntity(connection, dialect, root: id.entity.root, pk: id.pk), concrete.isKind(of: id.entity) else { return nil }
-            let plan = ObjectPlan(entities: [concrete])
-            let sql = SQLiteDialect.select(selectList(plan, alias: "t", dialect: dialect), from: "\(dialect.quote(dialect.table(concrete))) t",
-                                           where: "t._pk = \(dialect.parameter(1))")
-            let stmt = try connection.statement(sql)
+            let object = ObjectQueries(object: concrete, dialect: dialect)
+            let stmt = try connection.statement(object.objectsSQL)
             defer { stmt.reset() }
             stmt.bind([.int(id.pk)])
             var rows = SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder)
             var none: [SQLiteRowCursor] = []
-            let writer = ObjectWriter(plan: plan)
+            let writer = ObjectWriter(plan: object.plan)
             try writer.write(&rows, prefetched: &none, limit: 1)
             let array = writer.takeBatch().bytes
             // `[{…}]`: the object; `[]`: none.
@@ -185,39 +164,5 @@ extension Connection {
         w.endArray()
         w.endObject()
         return w.bytes
-    }
-}
-
-extension ObjectPlan {
-    /// The plan of a fetch's objects.
-    init(_ d: FetchDescriptor) {
-        self.init(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch,
-                  relationships: d.includeRelationshipIdentifiers)
-    }
-}
-
-/// The queries of a fetch's objects: the objects query and, per prefetched relationship,
-/// the query of one owner's related rows (`?1`), with the plans their rows are written by.
-/// Made per fetch, or once by a prepared fetch.
-struct FetchQueries {
-    let plan: ObjectPlan
-    let objectsSQL: String
-    let prefetchedSQL: [String]
-    let prefetchedPlans: [ObjectPlan]
-
-    init(_ d: FetchDescriptor, _ q: CompiledFetch, dialect: SQLiteDialect) {
-        plan = ObjectPlan(d)
-        var sql: [String] = []
-        var plans: [ObjectPlan] = []
-        for rel in plan.prefetched {
-            let relPlan = ObjectPlan(entities: rel.destination.descendants, relationships: d.includeRelationshipIdentifiers)
-            let src = relatedRows(rel, alias: "d", dialect: dialect)
-            sql.append(SQLiteDialect.select(selectList(relPlan, alias: "d", dialect: dialect), from: src.from,
-                                            where: "\(src.owner) = \(dialect.parameter(1))", orderBy: src.key))
-            plans.append(relPlan)
-        }
-        prefetchedSQL = sql
-        prefetchedPlans = plans
-        objectsSQL = q.objectsSQL(plan)
     }
 }

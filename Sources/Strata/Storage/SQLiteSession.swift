@@ -42,7 +42,7 @@ public final class SQLiteSession: StoreSession {
         self.connection = connection
         self.schema = schema ?? store.schema
         // An in-memory store has one connection and no other writer: nobody else can migrate it.
-        watchesVersion = schema == nil && !store.configuration.inMemory
+        watchesVersion = schema == nil && !store.options.inMemory
     }
 
     func locked<T>(_ body: () throws -> T) rethrows -> T { try connection.lock.withLock(body) }

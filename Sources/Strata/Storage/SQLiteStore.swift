@@ -4,10 +4,11 @@ import Glibc
 /// The file layout and metadata of a Strata store in SQLite.
 public final class SQLiteStore: DataStore, @unchecked Sendable {
     public let schema: Schema
-    public let configuration: StoreConfiguration
+    public let options: StoreOptions
     public let path: String
-    public var isReadOnly: Bool { configuration.readOnly }
+    public var isReadOnly: Bool { options.readOnly }
     let dialect = SQLiteDialect()
+    public var queryDialect: any QueryDialect { dialect }
     /// For in-memory stores: the one connection every session shares.
     private var sharedConnection: Connection?
     /// Whether every session shares one connection (an in-memory store).
@@ -22,17 +23,17 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
 
     static let formatVersion: Int64 = 1
 
-    /// Opens (or creates) the store at `path` for `configuration`; `policy` decides,
+    /// Opens (or creates) the store at `path` with `options`; `policy` decides,
     /// from what the file holds, whether to create, open or refuse.
     ///
     /// - Throws: `.incompatibleStore` if the file is not a Strata store; what `policy`
     ///   throws (a store holding another schema); `.io`, `.readOnly`, `.busy` from SQLite.
     /// - Parameter saveHooks: the participants and observers of every save, migrations' hooks included.
-    public init(path: String?, configuration: StoreConfiguration, policy: StoreOpenPolicy, saveHooks: SaveHooks = SaveHooks()) throws {
-        self.schema = configuration.schema
+    public init(path: String?, options: StoreOptions, policy: StoreOpenPolicy, saveHooks: SaveHooks = SaveHooks()) throws {
+        self.schema = options.schema
         self.saveHooks = saveHooks
-        self.configuration = configuration
-        if configuration.inMemory {
+        self.options = options
+        if options.inMemory {
             self.path = ":memory:"
             externalFolder = nil
             let c = try Connection(path: ":memory:", readOnly: false, create: true)
@@ -49,11 +50,11 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         self.path = path
         externalFolder = ExternalFolder(path: path + ".strata")
         let exists = SQLiteStore.fileSize(path)
-        if configuration.readOnly && exists == nil {
+        if options.readOnly && exists == nil {
             throw StrataError(.io, "cannot open '\(path)' read-only: no such file")
         }
         do {
-            let c = try Connection(path: sqlitePath, readOnly: configuration.readOnly, create: true)
+            let c = try Connection(path: sqlitePath, readOnly: options.readOnly, create: true)
             if let exists, exists > 0 { try SQLiteStore.checkIsDatabase(c, path: path) }
             // Opening races with other connections creating or opening the same file; SQLite refuses
             // some lock upgrades at once (SQLITE_BUSY without waiting) to avoid deadlocks: start over.
@@ -72,7 +73,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
                 }
             }
             storeUUID = try SQLiteStore.metadata(c, "storeUUID").flatMap { if case .text(let s) = $0 { return s } else { return nil } } ?? ""
-            if !configuration.readOnly {
+            if !options.readOnly {
                 // Best effort: a store whose folder cannot be swept still opens (reads report bad files).
                 try? sweepOrphanedFiles(c)
             }
@@ -155,7 +156,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     private func open(_ c: Connection, policy: StoreOpenPolicy) throws {
         let stored = try SQLiteStore.readState(c, path: path)
         try policy.open(stored, Opening(store: self, connection: c))
-        if stored != nil, !configuration.inMemory, !configuration.readOnly { try c.execute(script: SQLiteDialect.walMode) }
+        if stored != nil, !options.inMemory, !options.readOnly { try c.execute(script: SQLiteDialect.walMode) }
     }
 
     /// Another connection created the store between reading the state and taking the write lock.
@@ -168,12 +169,12 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         init(store: SQLiteStore, connection: Connection) { self.store = store; self.connection = connection }
 
         var location: String { store.path }
-        var isReadOnly: Bool { store.configuration.readOnly }
+        var isReadOnly: Bool { store.options.readOnly }
         var formatVersion: Int64 { SQLiteStore.formatVersion }
 
         func create() throws {
             guard !isReadOnly else { throw StrataError(.readOnly, "'\(location)' is opened read-only: a store cannot be created in it") }
-            if store.configuration.inMemory {
+            if store.options.inMemory {
                 try SQLiteStore.createStore(connection, schema: store.schema, dialect: store.dialect)
                 return
             }
@@ -218,7 +219,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         }
 
         func committedSession(schema: Schema) throws -> StoreSession? {
-            guard !store.configuration.inMemory else { return nil }
+            guard !store.options.inMemory else { return nil }
             // Another connection: while the stage's write transaction is open, it reads the last commit (WAL).
             let c = try Connection(path: SQLiteStore.sqliteName(store.path), readOnly: true, create: false)
             c.trace = store.trace
@@ -283,7 +284,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         if let shared = sharedConnection { return SQLiteSession(store: self, connection: shared) }
         let c = try spareLock.withLock {
             defer { spare = nil }
-            return try spare ?? Connection(path: sqlitePath, readOnly: configuration.readOnly, create: false)
+            return try spare ?? Connection(path: sqlitePath, readOnly: options.readOnly, create: false)
         }
         c.trace = trace
         try c.execute(script: SQLiteDialect.fullSync)

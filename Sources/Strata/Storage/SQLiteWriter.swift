@@ -180,7 +180,7 @@ final class SQLiteWriter: StoreWriter {
     private func externalValue(_ bytes: [UInt8]) throws -> SQLValue {
         let store = session.sqliteStore
         guard isSaving, let folder = store.externalFolder,
-              bytes.count >= store.configuration.externalStorageThreshold else { return .blob(bytes) }
+              bytes.count >= store.options.externalStorageThreshold else { return .blob(bytes) }
         let name = UUIDText.random()
         try folder.write(bytes, name: name)
         writtenFiles.append(name)

@@ -14,6 +14,8 @@ public protocol DataStore: AnyObject, Sendable {
     var trace: TraceHook { get }
     /// Participants and observers of every save through any session of this store.
     var saveHooks: SaveHooks { get }
+    /// How the store spells SQL: what a context compiles its reads with (``CompiledFetch``).
+    var queryDialect: any QueryDialect { get }
     /// A new session: one connection's worth of work for one context.
     func makeSession() throws -> StoreSession
 }
@@ -61,28 +63,31 @@ public protocol StoreSession: AnyObject {
 
     // MARK: Reads
 
-    /// The objects a descriptor matches, as a JSON array.
-    func fetchJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8]
+    // Each takes a fetch compiled with the store's ``DataStore/queryDialect``: the store runs
+    // the statements it is given, binds the arguments and feeds the object writer.
+
+    /// The objects a fetch matches, as a JSON array.
+    func fetchJSON(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8]
     /// The same, in one buffer the caller may take over (`JSONBuffer.take()`) without a copy.
-    func fetchBuffer(_ d: FetchDescriptor, pending: PendingReplay?) throws -> JSONBuffer
-    func count(_ d: FetchDescriptor, pending: PendingReplay?) throws -> Int64
+    func fetchBuffer(_ q: CompiledFetch, pending: PendingReplay?) throws -> JSONBuffer
+    func count(_ q: CompiledFetch, pending: PendingReplay?) throws -> Int64
     /// The matching identifiers, as a JSON array.
-    func identifiersJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8]
+    func identifiersJSON(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8]
     /// The matching identifiers.
-    func identifierList(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [ObjectID]
+    func identifierList(_ q: CompiledFetch, pending: PendingReplay?) throws -> [ObjectID]
     /// How the store runs a fetch (for SQLite: SQL, parameter count, query plan), as JSON.
-    func explain(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8]
+    func explain(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8]
     /// One object as JSON, or nil when it does not exist.
     func objectJSON(_ id: ObjectID, pending: PendingReplay?) throws -> [UInt8]?
 
     // MARK: Prepared reads and cursors
 
-    /// A fetch planned and compiled once, run many times with the values of its
-    /// variables (``FetchDescriptor/slots``).
-    func prepare(_ d: FetchDescriptor) throws -> PreparedRead
+    /// A fetch compiled once, run many times with the values of its variables
+    /// (``FetchDescriptor/slots``).
+    func prepare(_ q: CompiledFetch) throws -> PreparedRead
     /// A fetch's objects, read in batches on one snapshot (plus `pending`, as it is now)
     /// until the cursor is closed or read to the end.
-    func openCursor(_ d: FetchDescriptor, pending: PendingReplay?) throws -> ObjectCursor
+    func openCursor(_ q: CompiledFetch, pending: PendingReplay?) throws -> ObjectCursor
 }
 
 /// A fetch a store compiled once (``StoreSession/prepare(_:)``). Each run takes the
@@ -203,7 +208,7 @@ enum PendingChange {
 
 extension StoreSession {
     /// A store that writes `[UInt8]` only: one copy into a buffer.
-    public func fetchBuffer(_ d: FetchDescriptor, pending: PendingReplay?) throws -> JSONBuffer {
-        JSONBuffer.copying(try fetchJSON(d, pending: pending))
+    public func fetchBuffer(_ q: CompiledFetch, pending: PendingReplay?) throws -> JSONBuffer {
+        JSONBuffer.copying(try fetchJSON(q, pending: pending))
     }
 }

@@ -169,3 +169,22 @@ enum ValueCodec {
         w.endRawString()
     }
 }
+
+extension SQLValue {
+    /// The values as one JSON array text (a list bound as one parameter); a blob is null.
+    static func jsonArray(_ values: [SQLValue]) -> SQLValue {
+        var w = JSONWriter()
+        w.beginArray()
+        for v in values {
+            switch v {
+            case .null: w.null()
+            case .int(let i): w.int(i)
+            case .double(let d): w.double(d)
+            case .text(let s): w.string(s)
+            case .blob: w.null()
+            }
+        }
+        w.endArray()
+        return .text(w.string)
+    }
+}

@@ -249,7 +249,7 @@ final class StoreOpenerTests: StoreTestCase {
         let path = storePath()
         let config = try configuration(Self.v1)
         let policy = Interloper(StoreOpener(schema: config.schema, plan: config.migrationPlan)) { try ModelContainer(path: path, configuration: config) }
-        let store = try SQLiteStore(path: path, configuration: config, policy: policy)
+        let store = try SQLiteStore(path: path, options: config.storeOptions, policy: policy)
         XCTAssertEqual(policy.seen.count, 2, "asked again after losing the race")
         XCTAssertNil(policy.seen[0] ?? nil)
         let created = try XCTUnwrap(policy.other?.store as? SQLiteStore).storeUUID

@@ -35,6 +35,16 @@ final class QueryDialectTests: StoreTestCase {
             check.map { " CHECKED(\($0))" + self.limit(limit, offset: offset) } ?? self.limit(limit, offset: offset)
         }
         func checkedOnce(_ check: String) -> String { "ONCE(\(check))" }
+        var keyColumn: String { "KEY" }
+        var entityColumn: String { "ENTITY" }
+        func concatenate(_ terms: [String]) -> String { "CONCAT(" + terms.joined(separator: "; ") + ")" }
+        func joinedText(_ column: String) -> String { "JOINED(\(column))" }
+        func select(_ list: String, from source: String, where condition: String?, orderBy order: String?, paging: String) -> String {
+            "SELECT \(list) FROM \(source)" + (condition.map { " WHERE \($0)" } ?? "") + (order.map { " ORDER BY \($0)" } ?? "") + paging
+        }
+        func count(from source: String, where condition: String?) -> String { "COUNT_ROWS(" + select("*", from: source, where: condition, orderBy: nil, paging: "") + ")" }
+        func count(of query: String) -> String { "COUNT_ROWS(\(query))" }
+        func entity(of table: String, alias: String, key: String) -> String { "ENTITY_OF(\(quote(table)) \(alias), \(key))" }
         // The same layout rules as SQLite's: the test is about spelling.
         func table(_ entity: Entity) -> String { entity.root.name }
         func column(_ slot: StoredColumn) -> String { slot.name }
@@ -56,7 +66,7 @@ final class QueryDialectTests: StoreTestCase {
                          "t.[budget] COLLATED(decimal) IS NOT DISTINCT FROM $4", "FIRST(t.[rating]; $5) > $6",
                          "FIRST(t.[name]; '') = ''", "LEN(t.[name]) > $7", "LSC(t.[name], $8)",
                          "t.[name] = ANY(list($1))", "FOLDTEST0(hasPrefix, s1.[title], $10)", "JOIN [LivingAccommodation] p", ".[placeName] IS DISTINCT FROM NULL",
-                         "STORED_text(s1.[title], N<BucketListItem>, N<title>, s1._pk)"] {
+                         "STORED_text(s1.[title], N<BucketListItem>, N<title>, s1.KEY)"] {
             XCTAssertTrue(sql.contains(spelling), "\(spelling) in \(sql)")
         }
         for sqlite in ["?", "\"", "strata_", "json_each", "COLLATE ", "instr", "coalesce", "substr", " IS NOT NULL"] {
@@ -68,16 +78,36 @@ final class QueryDialectTests: StoreTestCase {
         let schema = try makeSchema(QuerySchemas.trips)
         let json = #"{"entity": "PersonalTrip", "predicate": "$0.name == \"a\"", "sortBy": [{"key": "budget"}, {"key": "name", "comparator": "localizedStandard"}], "fetchOffset": 5}"#
         let q = CompiledFetch(try Query.descriptor(json, schema), dialect: OtherDialect())
-        XCTAssertEqual(q.keysSQL, "SELECT t._pk FROM [Trip] t WHERE t._entity IN ($1)"
-                       + " AND (STORED_text(t.[name], N<Trip>, N<name>, t._pk) AND STORED_text(t.[budget], N<Trip>, N<budget>, t._pk))"
+        XCTAssertEqual(q.keysSQL, "SELECT t.KEY FROM [Trip] t WHERE t.ENTITY IN ($1)"
+                       + " AND (STORED_text(t.[name], N<Trip>, N<name>, t.KEY) AND STORED_text(t.[budget], N<Trip>, N<budget>, t.KEY))"
                        + " AND (t.[name] IS NOT DISTINCT FROM $2)"
-                       + " ORDER BY t.[budget] COLLATED(decimal) ASC, t.[name] COLLATED(standard) ASC, t._pk ASC PAGE(ALL, $3)")
+                       + " ORDER BY t.[budget] COLLATED(decimal) ASC, t.[name] COLLATED(standard) ASC, t.KEY ASC PAGE(ALL, $3)")
         XCTAssertEqual(q.args, [.text("PersonalTrip"), .text("a"), .int(5)])
         // Every entity of a hierarchy: a row naming none is damage.
         let all = CompiledFetch(try Query.descriptor(#"{"entity": "Trip"}"#, schema), dialect: OtherDialect())
         // Without paging, a condition of no table (a LIMIT would change how SQLite sorts); with it, in the paging.
-        XCTAssertEqual(all.keysSQL, "SELECT t._pk FROM [Trip] t WHERE ONCE(UNKNOWN([Trip]: Trip|BusinessTrip|PersonalTrip)) ORDER BY t._pk ASC PAGE(ALL, 0)")
+        XCTAssertEqual(all.keysSQL, "SELECT t.KEY FROM [Trip] t WHERE ONCE(UNKNOWN([Trip]: Trip|BusinessTrip|PersonalTrip)) ORDER BY t.KEY ASC PAGE(ALL, 0)")
         let paged = CompiledFetch(try Query.descriptor(#"{"entity": "Trip", "fetchLimit": 2}"#, schema), dialect: OtherDialect())
-        XCTAssertEqual(paged.keysSQL, "SELECT t._pk FROM [Trip] t ORDER BY t._pk ASC CHECKED(UNKNOWN([Trip]: Trip|BusinessTrip|PersonalTrip)) PAGE($1, 0)")
+        XCTAssertEqual(paged.keysSQL, "SELECT t.KEY FROM [Trip] t ORDER BY t.KEY ASC CHECKED(UNKNOWN([Trip]: Trip|BusinessTrip|PersonalTrip)) PAGE($1, 0)")
+    }
+
+    /// The objects, count and identifiers queries, prefetching and identifier subqueries included,
+    /// name the layout's columns and borrow statements only through the dialect.
+    func testTheObjectQueriesSpellThroughTheDialect() throws {
+        let schema = try makeSchema(QuerySchemas.trips)
+        for json in [#"{"entity": "Trip", "relationshipKeyPathsForPrefetching": ["bucketList"], "includeRelationshipIdentifiers": true}"#,
+                     #"{"entity": "BucketListItem", "fetchLimit": 3}"#, #"{"entity": "LivingAccommodation"}"#] {
+            let q = CompiledFetch(try Query.descriptor(json, schema), dialect: OtherDialect())
+            let o = q.objectQueries
+            let all = ([o.objectsSQL, q.countSQL, q.identifiersSQL] + o.prefetchedSQL).joined(separator: "\n")
+            for sqlite in ["_pk", "_entity", "?", "\"", "group_concat", "||", "count(*)"] {
+                XCTAssertFalse(all.contains(sqlite), "\(sqlite) in \(all)")
+            }
+            XCTAssertTrue(all.contains("t.KEY"), all)
+        }
+        let trips = CompiledFetch(try Query.descriptor(#"{"entity": "Trip", "relationshipKeyPathsForPrefetching": ["bucketList"]}"#, schema), dialect: OtherDialect())
+        XCTAssertEqual(trips.objectQueries.prefetchedSQL.count, 1)
+        XCTAssertTrue(trips.objectQueries.prefetchedSQL[0].contains("= $1"), trips.objectQueries.prefetchedSQL[0])
+        XCTAssertTrue(trips.countSQL.hasPrefix("COUNT_ROWS("), trips.countSQL)
     }
 }

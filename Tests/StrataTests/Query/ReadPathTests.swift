@@ -113,8 +113,9 @@ final class ReadPathTests: StoreTestCase {
             for limit in [1, 2, 5] {
                 var batches: [[JSONValue]] = []
                 var calls = 0
+                let q = s.compile(desc)
                 try s.read(nil) {
-                    var (writer, rows, prefetched) = try s.objectCursors(desc)
+                    var (writer, rows, prefetched) = try s.objectCursors(q.objectQueries, args: q.args)
                     defer { s.finishObjects(rows, prefetched) }
                     var more = true
                     while more {

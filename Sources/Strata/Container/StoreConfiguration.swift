@@ -26,6 +26,11 @@ public struct StoreConfiguration: Sendable {
 
     public init(schema: Schema) { self.schema = schema }
 
+    /// What the store itself is opened with.
+    public var storeOptions: StoreOptions {
+        StoreOptions(schema: schema, inMemory: inMemory, readOnly: readOnly, externalStorageThreshold: externalStorageThreshold)
+    }
+
     public static func decode(_ text: String) throws -> StoreConfiguration {
         try decode(JSONValue.parse(text))
     }
@@ -93,5 +98,15 @@ public struct StoreConfiguration: Sendable {
             throw StrataError(.invalid, "stage '\(name)' is lightweight: hooks run only in a stage of \"kind\": \"custom\"")
         }
         stageHooks[name] = hooks
+    }
+}
+
+extension StoreOpener {
+    /// The opener of a container's configuration: its plan, hooks and progress handler, and the
+    /// author its stages' hook saves carry.
+    public init(_ configuration: StoreConfiguration) {
+        self.init(schema: configuration.schema, plan: configuration.migrationPlan, automaticMigration: configuration.automaticMigration,
+                  hooks: configuration.stageHooks, progress: configuration.progress)
+        author = configuration.author
     }
 }

@@ -1,7 +1,14 @@
+/// The fetch compiler: a ``FetchDescriptor`` becomes what a store runs — the SQL of its
+/// objects (with the ``ObjectPlan`` their rows are written by and one query per prefetched
+/// relationship), of its count and of its identifiers, with the arguments to bind. Query
+/// compiles (through the store's ``QueryDialect``), the store runs, the object writer writes.
+/// The compilers write ISO SQL's shape (SELECT, JOIN, EXISTS, CASE); the dialect spells
+/// everything an engine spells its own way and the layout's names.
+
 /// The select list of an ``ObjectPlan``'s rows: the key, the entity name, then one
 /// expression per selection, over the table aliased `alias`.
-func selectList(_ plan: ObjectPlan, alias: String, dialect: any QueryDialect = SQLiteDialect()) -> String {
-    var select = ["\(alias)._pk", "\(alias)._entity"]
+func selectList(_ plan: ObjectPlan, alias: String, dialect: any QueryDialect) -> String {
+    var select = ["\(alias).\(dialect.keyColumn)", "\(alias).\(dialect.entityColumn)"]
     var subqueries = 0
     for s in plan.selections {
         switch s {
@@ -11,11 +18,11 @@ func selectList(_ plan: ObjectPlan, alias: String, dialect: any QueryDialect = S
             // A scalar subquery, not a join: SQLite joins at most 64 tables, and an entity may hold more links.
             let ra = "r\(alias)\(subqueries)"
             subqueries += 1
-            select.append(SQLiteDialect.entity(of: dialect.table(r.destination), alias: ra, key: "\(alias).\(dialect.quote(dialect.column(.link(r))))"))
+            select.append(dialect.entity(of: dialect.table(r.destination), alias: ra, key: "\(alias).\(dialect.quote(dialect.column(.link(r))))"))
         case .identifiers(let r):
             let ra = "r\(alias)\(subqueries)"
             subqueries += 1
-            select.append(identifiersSQL(r, owner: "\(alias)._pk", alias: ra, dialect: dialect))
+            select.append(identifiersSQL(r, owner: "\(alias).\(dialect.keyColumn)", alias: ra, dialect: dialect))
         }
     }
     return select.joined(separator: ", ")
@@ -25,18 +32,19 @@ func selectList(_ plan: ObjectPlan, alias: String, dialect: any QueryDialect = S
 /// the related key as the index on the owner gives it (the pair's target: no sort step).
 func relatedRows(_ rel: Relationship, alias d: String, dialect: any QueryDialect) -> (from: String, owner: String, key: String) {
     let dest = "\(dialect.quote(dialect.table(rel.destination))) \(d)"
+    let pk = dialect.keyColumn
     switch rel.placement {
     case .inRow:
         let o = "o\(d)"
-        return ("\(dialect.quote(dialect.table(rel.entity))) \(o) JOIN \(dest) ON \(d)._pk = \(o).\(dialect.quote(dialect.column(.link(rel))))",
-                "\(o)._pk", "\(d)._pk")
+        return ("\(dialect.quote(dialect.table(rel.entity))) \(o) JOIN \(dest) ON \(d).\(pk) = \(o).\(dialect.quote(dialect.column(.link(rel))))",
+                "\(o).\(pk)", "\(d).\(pk)")
     case .inInverseRows:
-        return (dest, "\(d).\(dialect.quote(dialect.column(.link(rel.inverse ?? rel))))", "\(d)._pk")
+        return (dest, "\(d).\(dialect.quote(dialect.column(.link(rel.inverse ?? rel))))", "\(d).\(pk)")
     case .inPairs:
         let (table, ownerCol, targetCol) = dialect.pairTable(rel)
         let j = "j\(d)"
         let target = "\(j).\(dialect.quote(targetCol))"
-        return ("\(dialect.quote(table)) \(j) JOIN \(dest) ON \(d)._pk = \(target)", "\(j).\(dialect.quote(ownerCol))", target)
+        return ("\(dialect.quote(table)) \(j) JOIN \(dest) ON \(d).\(pk) = \(target)", "\(j).\(dialect.quote(ownerCol))", target)
     }
 }
 
@@ -47,18 +55,23 @@ func relatedRows(_ rel: Relationship, alias d: String, dialect: any QueryDialect
 func identifiersSQL(_ rel: Relationship, owner: String, alias d: String, dialect: any QueryDialect) -> String {
     let src = relatedRows(rel, alias: d, dialect: dialect)
     let named = rel.destination.root.isInHierarchy
-    let item = named ? "\(d)._entity || '/' || \(d)._pk" : "\(d)._pk"
-    let rows = SQLiteDialect.select("\(item) AS v", from: src.from, where: "\(src.owner) = \(owner)", orderBy: src.key,
+    let item = named ? dialect.concatenate(["\(d).\(dialect.entityColumn)", "'/'", "\(d).\(dialect.keyColumn)"]) : "\(d).\(dialect.keyColumn)"
+    let rows = dialect.select("\(item) AS v", from: src.from, where: "\(src.owner) = \(owner)", orderBy: src.key,
                                     paging: rel.isToMany ? "" : dialect.limit("1", offset: nil))
-    // group_concat keeps the order of its ordered subquery (SQLite does not flatten it into an aggregate).
+    // The joined text keeps the order of its ordered subquery (``QueryDialect/joinedText(_:)``).
     // Items that name their entity are preceded by their number (`2:A/3,B/4`): an entity name read from
     // the file may hold a comma, and the writer must not take it for a second item.
     guard rel.isToMany else { return "(\(rows))" }
-    return named ? "(SELECT count(*) || ':' || group_concat(v, ',') FROM (\(rows)))" : "(SELECT group_concat(v, ',') FROM (\(rows)))"
+    return named ? "(SELECT \(dialect.concatenate(["count(*)", "':'", dialect.joinedText("v")])) FROM (\(rows)))"
+                 : "(SELECT \(dialect.joinedText("v")) FROM (\(rows)))"
 }
 
-/// A descriptor compiled to SQL: `FROM … WHERE … ORDER BY … LIMIT …` with its arguments.
-struct CompiledFetch {
+/// A descriptor compiled to SQL for one store's dialect: `FROM … WHERE … ORDER BY … LIMIT …`
+/// with its arguments, and the statements a store runs for its objects, count and identifiers.
+/// A context compiles a request once; a prepared fetch keeps it and binds new values each run.
+public struct CompiledFetch {
+    /// What the object plan and the paging are made of.
+    let descriptor: FetchDescriptor
     let root: Entity
     /// Joins the predicate and sort keys need (alias `t` is the fetched row).
     let joins: String
@@ -76,14 +89,15 @@ struct CompiledFetch {
     let slotArguments: [PredicateCompiler.SlotArgument]
     let dialect: any QueryDialect
 
-    init(_ d: FetchDescriptor, dialect: any QueryDialect = SQLiteDialect()) {
+    init(_ d: FetchDescriptor, dialect: any QueryDialect) {
+        descriptor = d
         self.dialect = dialect
         root = d.entity.root
         var c = PredicateCompiler(root: d.entity, dialect: dialect)
         var conditions: [String] = []
         let entities = d.entities
         if root.isInHierarchy && entities.count != root.descendants.count {
-            conditions.append("t._entity IN (\(entities.map { c.bind(.text($0.name)) }.joined(separator: ", ")))")
+            conditions.append("t.\(dialect.entityColumn) IN (\(entities.map { c.bind(.text($0.name)) }.joined(separator: ", ")))")
         }
         // Every entity of the hierarchy: a row naming none is damage, for counts as for objects.
         let check = root.isInHierarchy && entities.count == root.descendants.count
@@ -101,7 +115,7 @@ struct CompiledFetch {
             }
             order.append("\(sorted) \(key.reverse ? "DESC" : "ASC")")
         }
-        order.append("t._pk ASC")
+        order.append("t.\(dialect.keyColumn) ASC")
         let limit = d.fetchLimit.map { c.bind(.int(Int64($0))) }
         let offset = d.fetchOffset > 0 ? c.bind(.int(Int64(d.fetchOffset))) : nil
         joins = c.rootJoins.joined(separator: " ")
@@ -136,12 +150,74 @@ struct CompiledFetch {
 
     /// `list` of the matching rows, in order.
     func select(_ list: String) -> String {
-        SQLiteDialect.select(list, from: source, where: condition, orderBy: order, paging: paging)
+        dialect.select(list, from: source, where: condition, orderBy: order, paging: paging)
     }
 
     /// The primary keys of the matching rows, in order (usable as a subquery).
-    var keysSQL: String { select("t._pk") }
+    var keysSQL: String { select("t.\(dialect.keyColumn)") }
 
     func objectsSQL(_ plan: ObjectPlan) -> String { select(selectList(plan, alias: "t", dialect: dialect)) }
 }
 
+
+extension CompiledFetch {
+    /// The number of matching rows: `count(*)` over the table when nothing pages (its entity
+    /// check in the paging clause), else over the keys the paging leaves.
+    var countSQL: String {
+        descriptor.fetchLimit == nil && descriptor.fetchOffset == 0
+            ? dialect.count(from: source, where: countCondition) + checkPaging : dialect.count(of: keysSQL)
+    }
+
+    /// The key and entity name of each matching row, in order.
+    var identifiersSQL: String { select("t.\(dialect.keyColumn), t.\(dialect.entityColumn)") }
+
+    /// The objects' queries (the store prepares and runs them with ``args``).
+    var objectQueries: ObjectQueries { ObjectQueries(self) }
+
+    /// The SQL of the objects query, as `explain` shows it.
+    var objectsSQL: String { objectsSQL(ObjectPlan(descriptor)) }
+}
+
+extension ObjectPlan {
+    /// The plan of a fetch's objects.
+    init(_ d: FetchDescriptor) {
+        self.init(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch,
+                  relationships: d.includeRelationshipIdentifiers)
+    }
+}
+
+/// The queries of a fetch's objects: the objects query and, per prefetched relationship,
+/// the query of one owner's related rows (the dialect's parameter 1), with the plans their
+/// rows are written by. Made per fetch, or once by a prepared fetch.
+public struct ObjectQueries {
+    let plan: ObjectPlan
+    let objectsSQL: String
+    let prefetchedSQL: [String]
+    let prefetchedPlans: [ObjectPlan]
+
+    init(_ q: CompiledFetch) {
+        let d = q.descriptor, dialect = q.dialect
+        plan = ObjectPlan(d)
+        var sql: [String] = []
+        var plans: [ObjectPlan] = []
+        for rel in plan.prefetched {
+            let relPlan = ObjectPlan(entities: rel.destination.descendants, relationships: d.includeRelationshipIdentifiers)
+            let src = relatedRows(rel, alias: "d", dialect: dialect)
+            sql.append(dialect.select(selectList(relPlan, alias: "d", dialect: dialect), from: src.from,
+                                      where: "\(src.owner) = \(dialect.parameter(1))", orderBy: src.key, paging: ""))
+            plans.append(relPlan)
+        }
+        prefetchedSQL = sql
+        prefetchedPlans = plans
+        objectsSQL = q.objectsSQL(plan)
+    }
+
+    /// One object of the concrete entity `concrete`, by key (the dialect's parameter 1).
+    init(object concrete: Entity, dialect: any QueryDialect) {
+        plan = ObjectPlan(entities: [concrete])
+        objectsSQL = dialect.select(selectList(plan, alias: "t", dialect: dialect), from: "\(dialect.quote(dialect.table(concrete))) t",
+                                    where: "t.\(dialect.keyColumn) = \(dialect.parameter(1))", orderBy: nil, paging: "")
+        prefetchedSQL = []
+        prefetchedPlans = []
+    }
+}

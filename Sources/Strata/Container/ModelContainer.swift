@@ -28,7 +28,7 @@ public final class ModelContainer: @unchecked Sendable {
         } else {
             hooks.addParticipant { changes, session in try HistoryRecorder.skip(&changes, session, origin: origin) }
         }
-        let store = try SQLiteStore(path: path, configuration: configuration, policy: StoreOpener(configuration), saveHooks: hooks)
+        let store = try SQLiteStore(path: path, options: configuration.storeOptions, policy: StoreOpener(configuration), saveHooks: hooks)
         self.store = store
         // Observers begin with the open container (a migration's saves come before any observer).
         let observers = ChangeObservers(schema: configuration.schema, origin: origin) { try store.makeSession() }

@@ -1,0 +1,268 @@
+/// What to write for the rows of some entities of one hierarchy, computed
+/// once per read from the schema: per entity, the columns to encode, the
+/// transient constants and the relationships written after the row.
+///
+/// The plan names what a row must provide (`selections`); the store turns
+/// that into its own query. A row is: the primary key, the concrete entity
+/// name, then one result column per selection. The identifiers of a
+/// relationship not held in the row are one selection too (the store reads
+/// them in the same query, e.g. with a correlated subquery); the objects of a
+/// prefetched relationship come from a second cursor per relationship, run
+/// once per owner row (``RowCursor/start(key:)``).
+///
+/// Everything the row loop touches is a trivial value: keys and fixed JSON
+/// text live in one byte pool and are addressed by ranges, so writing a row
+/// retains nothing.
+struct ObjectPlan {
+    /// A value a row must provide, in result order after the key and entity name.
+    enum Selection {
+        /// A stored column of the table.
+        case column(String)
+        /// The concrete entity name of the row that a to-one link (a column of this table) names.
+        case linkedEntity(Relationship)
+        /// The identifiers related through a relationship not held in the row, ordered by key, as
+        /// text: keys separated by commas (`3,4`), or `Entity/key` items when the destination
+        /// has subentities, to-many ones after their number (`2:A/3,B/4`); a to-one gives its
+        /// first (lowest) one; NULL when there is none.
+        case identifiers(Relationship)
+    }
+
+    /// A relationship written after the row's columns.
+    struct Deferred {
+        /// `,"name":`
+        let key: Range<Int>
+        let isToMany: Bool
+        /// Prefetched: the index of its cursor (its position in `prefetched`), else -1.
+        let slot: Int
+        /// Identifiers: the result column, else -1.
+        let column: Int32
+        /// Identifiers: what precedes a key (`"Destination/`), or `"` when items name their entity;
+        /// a prefetched link held in the row: `"Destination/`, written before a dangling link's key.
+        let prefix: Range<Int>
+        /// Items that name their entity: the names they may give (indices in `names`); else empty.
+        let members: Range<Int>
+        /// A prefetched to-one held in the row: the result column of the link's key, else -1.
+        let link: Int32
+        /// The relationship's name (errors).
+        let name: Range<Int>
+    }
+
+    /// How a column is checked and written (docs/JSON.md, "Damaged stores"): the storage class
+    /// it must have, then its content.
+    enum Encoding: UInt8 { case text, url, uuid, decimal, int, bool, double, date, json, data, externalData, link }
+
+    struct Member {
+        /// `,"name":`
+        let key: Range<Int>
+        /// The attribute or relationship name (errors).
+        let name: Range<Int>
+        let index: Int32
+        let type: Encoding
+        /// Links: the column with the target's concrete entity (-1: the declared destination).
+        let entityColumn: Int32
+        /// Links: the declared destination's name.
+        let fallback: Range<Int>
+        /// External data: index in `externalAttributes`.
+        let attribute: Int
+        /// The values allowed, when not every value of the type is: a text enum's members and a
+        /// link's entity names (indices in `names`), an int enum's members (indices in `ints`).
+        let members: Range<Int>
+    }
+
+    struct EntityPlan {
+        /// The entity name as a row gives it.
+        let name: Range<Int>
+        /// `{"_id":"Name/`
+        let idPrefix: Range<Int>
+        /// `","_entity":"Name"`
+        let entityPart: Range<Int>
+        /// Every transient constant (`,"key":value`), written after the columns.
+        let constants: Range<Int>
+        let columns: Range<Int>
+        /// Indices in `deferred` of the relationships this entity has.
+        let deferred: Range<Int>
+    }
+
+    private(set) var pool: [UInt8] = []
+    /// Texts a value may take (enum members, entity names), as ranges of `pool`.
+    private(set) var names = ContiguousArray<Range<Int>>()
+    /// Integers an int enum's value may take.
+    private(set) var ints = ContiguousArray<Int64>()
+    private(set) var columns = ContiguousArray<Member>()
+    private(set) var entities = ContiguousArray<EntityPlan>()
+    private(set) var deferredIndices = ContiguousArray<Int>()
+    /// `,"name":` of each deferred relationship.
+    private(set) var deferredKeys = ContiguousArray<Range<Int>>()
+    /// Relationships written after the row: identifiers (a selection), or prefetched objects.
+    private(set) var deferred: [Relationship] = []
+    private(set) var deferredInfo = ContiguousArray<Deferred>()
+    /// The prefetched relationships, by slot (the first entries of `deferred`).
+    private(set) var prefetched: [Relationship] = []
+    private(set) var externalAttributes: [Attribute] = []
+    private(set) var selections: [Selection] = []
+    /// Whether every row is of `entities[0]` (no entity-name lookup per row).
+    let isSingle: Bool
+
+    private mutating func add(_ bytes: some Sequence<UInt8>) -> Range<Int> {
+        let start = pool.count
+        pool.append(contentsOf: bytes)
+        return start..<pool.count
+    }
+
+    /// The names of `entities`, as a range of `names`.
+    private mutating func entityNames(_ entities: [Entity]) -> Range<Int> {
+        let start = names.count
+        for e in entities { names.append(add(e.name.utf8)) }
+        return start..<names.count
+    }
+
+    /// An enum's members: texts as a range of `names`, integers as a range of `ints`.
+    private mutating func enumMembers(_ a: Attribute) -> Range<Int> {
+        guard let values = a.enumValues else { return 0..<0 }
+        if a.type == .int {
+            let start = ints.count
+            for case .int(let v) in values { ints.append(v) }
+            return start..<ints.count
+        }
+        let start = names.count
+        for case .text(let t) in values { names.append(add(t.utf8)) }
+        return start..<names.count
+    }
+
+    private static func keyBytes(_ name: String) -> [UInt8] {
+        var w = JSONWriter()
+        w.bytes.append(UInt8(ascii: ","))
+        w.key(name)
+        return w.bytes
+    }
+
+    /// - Parameters:
+    ///   - properties: names to read (nil: all).
+    ///   - prefetched: relationships returned as objects (always read, written after the row).
+    ///   - relationships: false leaves out every relationship that is not prefetched (no link
+    ///     column, no identifiers read).
+    init(entities list: [Entity], properties: [String]? = nil, prefetched: [Relationship] = [], relationships: Bool = true) {
+        isSingle = list.count == 1 && !list[0].root.isInHierarchy
+        let first: Int32 = 2
+        var columnIndex: [String: Int32] = [:]
+        var entityColumnIndex: [String: Int32] = [:]
+        func wanted(_ name: String) -> Bool { properties.map { $0.contains(name) } ?? true }
+        // Prefetched relationships come first, in the order asked for, then the others as met.
+        for r in prefetched where !deferred.contains(where: { $0 === r }) && list.contains(where: { $0.relationshipByName[r.name] === r }) {
+            let key = add(ObjectPlan.keyBytes(r.name))
+            // A link held in the row is read with it: a dangling one has no object to prefetch.
+            var link: Int32 = -1
+            var prefix = 0..<0
+            if r.isHeldInRow {
+                link = first + Int32(selections.count)
+                selections.append(.column(r.name))
+                columnIndex[r.name] = link
+                prefix = add(Array("\"\(r.destination.name)/".utf8))
+            }
+            deferredInfo.append(Deferred(key: key, isToMany: r.isToMany, slot: self.prefetched.count, column: -1, prefix: prefix,
+                                         members: 0..<0, link: link, name: add(r.name.utf8)))
+            self.prefetched.append(r)
+            deferred.append(r)
+            deferredKeys.append(key)
+        }
+        for e in list {
+            let name = add(e.name.utf8)
+            let idPrefix = add(Array("{\"_id\":\"".utf8) + Array(e.name.utf8) + [UInt8(ascii: "/")])
+            var part = Array("\",\"_entity\":".utf8)
+            var w = JSONWriter()
+            w.string(e.name)
+            part += w.bytes
+            let entityPart = add(part)
+            let columnsStart = columns.count
+            let deferredStart = deferredIndices.count
+            for a in e.attributes where wanted(a.name) && !a.isTransient {
+                let index: Int32
+                if let i = columnIndex[a.name] { index = i } else {
+                    index = first + Int32(selections.count)
+                    selections.append(.column(a.name))
+                    columnIndex[a.name] = index
+                }
+                let type: Encoding
+                var attribute = -1
+                switch a.type {
+                case .string: type = .text
+                case .url: type = .url
+                case .uuid: type = .uuid
+                case .decimal: type = .decimal
+                case .int: type = .int
+                case .bool: type = .bool
+                case .double: type = .double
+                case .date: type = .date
+                case .json: type = .json
+                case .data:
+                    if a.externalStorage {
+                        type = .externalData
+                        attribute = externalAttributes.count
+                        externalAttributes.append(a)
+                    } else {
+                        type = .data
+                    }
+                }
+                columns.append(Member(key: add(ObjectPlan.keyBytes(a.name)), name: add(a.name.utf8), index: index, type: type, entityColumn: -1,
+                                      fallback: 0..<0, attribute: attribute, members: enumMembers(a)))
+            }
+            for r in e.relationships {
+                let isPrefetched = prefetched.contains { $0 === r }
+                guard (relationships && wanted(r.name)) || isPrefetched else { continue }
+                if r.isHeldInRow, !isPrefetched {
+                    let col = r.name
+                    let index: Int32
+                    if let i = columnIndex[col] { index = i } else {
+                        index = first + Int32(selections.count)
+                        selections.append(.column(col))
+                        columnIndex[col] = index
+                    }
+                    var entityColumn: Int32 = -1
+                    var members = 0..<0
+                    if r.destination.root.isInHierarchy {
+                        members = entityNames(r.destination.descendants)
+                        if let j = entityColumnIndex[col] { entityColumn = j } else {
+                            entityColumn = first + Int32(selections.count)
+                            selections.append(.linkedEntity(r))
+                            entityColumnIndex[col] = entityColumn
+                        }
+                    }
+                    columns.append(Member(key: add(ObjectPlan.keyBytes(r.name)), name: add(r.name.utf8), index: index, type: .link,
+                                          entityColumn: entityColumn, fallback: add(r.destination.name.utf8), attribute: -1, members: members))
+                } else {
+                    let d: Int
+                    if let i = deferred.firstIndex(where: { $0 === r }) { d = i } else {
+                        d = deferred.count
+                        let key = add(ObjectPlan.keyBytes(r.name))
+                        let named = r.destination.root.isInHierarchy
+                        let prefix = add(named ? [UInt8(ascii: "\"")] : Array("\"\(r.destination.name)/".utf8))
+                        let members = named ? entityNames(r.destination.descendants) : 0..<0
+                        // Its column comes after every other selection (set below).
+                        deferredInfo.append(Deferred(key: key, isToMany: r.isToMany, slot: -1, column: -1, prefix: prefix,
+                                                     members: members, link: -1, name: add(r.name.utf8)))
+                        deferred.append(r)
+                        deferredKeys.append(key)
+                    }
+                    deferredIndices.append(d)
+                }
+            }
+            deferredIndices[deferredStart...].sort()
+            let constantsStart = pool.count
+            for a in e.attributes where wanted(a.name) && a.isTransient {
+                var w = JSONWriter()
+                if let d = a.defaultJSON { d.write(to: &w) } else { w.null() }
+                _ = add(ObjectPlan.keyBytes(a.name) + w.bytes)
+            }
+            entities.append(EntityPlan(name: name, idPrefix: idPrefix, entityPart: entityPart,
+                                       constants: constantsStart..<pool.count, columns: columnsStart..<columns.count,
+                                       deferred: deferredStart..<deferredIndices.count))
+        }
+        // Identifiers after the columns: one selection per relationship not prefetched nor held in the row.
+        for (d, info) in deferredInfo.enumerated() where info.slot < 0 {
+            deferredInfo[d] = Deferred(key: info.key, isToMany: info.isToMany, slot: -1,
+                                       column: first + Int32(selections.count), prefix: info.prefix,
+                                       members: info.members, link: -1, name: info.name)
+            selections.append(.identifiers(deferred[d]))
+        }
+    }
+}
