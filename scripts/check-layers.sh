@@ -2,27 +2,39 @@
 # check-layers.sh [--allow FILE] [SOURCE_DIR]
 # check-layers.sh --self-test [SOURCE_DIR]
 #
-# Enforces the layering of DESIGN.md §2 on Sources/. A folder of
-# Sources/Strata "names" a type of another folder when one of the type names
-# declared there (class, struct, enum, protocol, typealias, actor — nested
-# ones too) appears as a whole word in its code. Comments (//, ///, /* */)
-# and the text of string literals are not code; interpolations are.
+# Enforces the layering of docs/ARCHITECTURE.md ("Layers") on Sources/. A
+# folder of Sources/Strata "names" a type of another folder when one of the
+# type names declared there (class, struct, enum, protocol, typealias, actor —
+# nested ones too) appears as a whole word in its code. Comments (//, ///,
+# /* */) and the text of string literals are not code; interpolations are.
+#
+# The folders form one graph, each folder naming only those below it:
+#
+#   StrataC -> Container -> {Migration, History} -> Context -> Store -> Query -> Schema -> Values -> Support
+#                       \-> Storage -> Store (and Query's face)
 #
 # Rules (the name before the colon is what a hit and the allowlist call it):
-#   storage-names-{context,history}  Storage/ names a type of Context/ or History/
-#                               (it implements the history seam of Store/)
-#   query-names-context         Query/ names a type of Context/
-#   query-names-storage         Query/ names a type of Storage/
-#   schema-names-{storage,context,query,migration}
-#   values-names-{storage,context,query,migration,schema}
-#   store-names-{context,storage}   Store/, the seam, leans on neither side
-#   context-names-storage       Context/ uses Storage internals, not Store/
-#   migration-names-storage     Migration/ likewise
-#   history-names-{storage,context}  History/ works through the Store/ seam
-#   strata-c-names-storage      StrataC names a type of Storage/
-#   sqlite-outside-storage      `import CSQLite`, sqlite3_*, SQLITE_* outside
-#                               Storage/ and Sources/CSQLite
-#   strata-c-sql                a string literal of StrataC holds SQL
+#   F-names-G               folder F names a type of folder G that it may not
+#                           name: every G not in F's list below (e.g.
+#                           store-names-context, context-names-history)
+#       Support    nothing              Values   Support
+#       Schema     Values Support       Query    Schema Values Support
+#       Store      Query Schema Values Support
+#       Storage    Store, Query's face, Schema, Values, Support
+#       Context    Store Query Schema Values Support
+#       Migration, History   Context and what Context may name
+#       Container  every folder but Storage (the one concrete store it chooses
+#                  is an allowlisted exception)
+#       StrataC    every folder but Storage (strata-c-names-*)
+#   storage-names-query     Storage names a type of Query outside its face: the
+#                           dialect it implements and what it is given to run
+#                           (QUERY_FACE: QueryDialect, Operators, CompiledFetch,
+#                           ObjectPlan); Storage compiles no predicate
+#   folder-cycle            a reference that closes a cycle of folders (all
+#                           references count, allowlisted ones too)
+#   sqlite-outside-storage  `import CSQLite`, sqlite3_*, SQLITE_* outside
+#                           Storage/ and Sources/CSQLite
+#   strata-c-sql            a string literal of StrataC holds SQL
 # A name declared both in a forbidden folder and in a folder the referrer may
 # use (or in the referrer itself) is ambiguous and is not checked; such names
 # are listed as notes.
@@ -61,7 +73,26 @@ src=$(cd "$src" 2>/dev/null && pwd) || { echo "check-layers: no such directory: 
 [ -d "$src/Sources/Strata" ] || { echo "check-layers: $src has no Sources/Strata" >&2; exit 2; }
 [ -n "$allow" ] || allow="$src/scripts/layers-allow.txt"
 
-FOLDERS="Schema Values Storage Query Context Migration History Store Support"
+FOLDERS="Support Values Schema Query Store Storage Context Migration History Container"
+# The files of Query/ whose names Storage may use (the dialect and what it runs).
+QUERY_FACE="QueryDialect.swift Operators.swift CompiledFetch.swift ObjectPlan.swift"
+
+# The folders (decl keys) each folder may name besides its own; Query.face is the
+# part of Query/ in QUERY_FACE.
+may_name() {
+  case $1 in
+    Support) echo "" ;;
+    Values) echo "Support" ;;
+    Schema) echo "Values Support" ;;
+    Query) echo "Schema Values Support" ;;
+    Store) echo "Query Schema Values Support" ;;
+    Storage) echo "Store Query.face Schema Values Support" ;;
+    Context) echo "Store Query Schema Values Support" ;;
+    Migration|History) echo "Context Store Query Schema Values Support" ;;
+    Container) echo "Migration History Context Store Query Schema Values Support" ;;
+    _StrataC) echo "Container Migration History Context Store Query Schema Values Support" ;;
+  esac
+}
 
 # ---------------------------------------------------------------------------
 # Strip a Swift file to one line per source line: CODE \037 LITERALS, where
@@ -228,7 +259,7 @@ if [ "$selftest" = 1 ]; then
     cp "$work/saved1" "$1"; cp "$work/saved2" "$3"
   }
   S=$(first Storage) && Q=$(first Query) && C=$(first Context) && M=$(first Migration) && H=$(first History) &&
-    Sc=$(first Schema) && V=$(first Values) && St=$(first Store) && Sp=$(first Support) || exit 1
+    Sc=$(first Schema) && V=$(first Values) && St=$(first Store) && Sp=$(first Support) && Co=$(first Container) || exit 1
   X=$(find "$copy/Sources/StrataC" -name '*.swift' | sort | head -n 1)
   [ -n "$X" ] || { echo "FAIL: Sources/StrataC has no Swift file"; exit 1; }
 
@@ -274,6 +305,52 @@ if [ "$selftest" = 1 ]; then
   inject "$X" 'import CSQLite'; expect "import CSQLite in StrataC" sqlite-outside-storage CSQLite
   inject "$X" 'let _sql = "SELECT 1"'; expect "SQL literal in StrataC" strata-c-sql SELECT
   inject "$X" 'let _sql = """' '    DELETE FROM t' '    """'; expect "SQL in a multi-line literal of StrataC" strata-c-sql DELETE
+  # Every rule of the table at once: a probe type in each folder, named from every folder. Each
+  # folder must get a hit for exactly the probes of the folders it may not name.
+  cp -R "$copy/Sources" "$work/sources.saved"
+  for d in $FOLDERS StrataC; do
+    if [ "$d" = StrataC ]; then f=$X; else f=$(first "$d"); fi
+    printf 'struct LayersProbe%s {}\n' "$d" >>"$f"
+  done
+  for d in $FOLDERS StrataC; do
+    if [ "$d" = StrataC ]; then f=$X; key=_StrataC; prefix=strata-c; else f=$(first "$d"); key=$d; prefix=$(printf '%s' "$d" | tr 'A-Z' 'a-z'); fi
+    for o in $FOLDERS StrataC; do [ "$o" = "$d" ] || printf 'let _probe%sFrom%s: LayersProbe%s? = nil\n' "$o" "$d" "$o" >>"$f"; done
+  done
+  run
+  rm -rf "$copy/Sources"; cp -R "$work/sources.saved" "$copy/Sources"; rm -rf "$work/sources.saved"
+  table_ok=1
+  for d in $FOLDERS StrataC; do
+    if [ "$d" = StrataC ]; then key=_StrataC; prefix=strata-c; else key=$d; prefix=$(printf '%s' "$d" | tr 'A-Z' 'a-z'); fi
+    allowed=" $(may_name "$key" | sed 's/Query\.face/Query/') "
+    for o in $FOLDERS; do
+      [ "$o" = "$d" ] && continue
+      rule="$prefix-names-$(printf '%s' "$o" | tr 'A-Z' 'a-z')"
+      hit=$(comm -13 "$work/base" "$work/hits" | grep -F ": $rule: LayersProbe$o |" || true)
+      case "$allowed" in
+        *" $o "*) [ -z "$hit" ] || { echo "FAIL: $d may name $o but got: $hit"; table_ok=0; } ;;
+        *) [ -n "$hit" ] || { echo "FAIL: $d names $o's probe without a $rule hit"; table_ok=0; } ;;
+      esac
+    done
+  done
+  if [ "$table_ok" = 1 ] && [ "$(cat "$work/rc")" = 1 ]; then
+    echo "ok: the rule table: every folder is refused exactly the folders it may not name"; passed=$((passed + 1))
+  else
+    echo "FAIL: the rule table (exit $(cat "$work/rc"))"; failed=1
+  fi
+  # Storage names Query's face (the dialect, what it runs), never the compilers.
+  if grep -qE '(struct|class|enum) PredicateCompiler\b' "$copy"/Sources/Strata/Query/*.swift; then
+    inject "$S" 'let _x: PredicateCompiler? = nil'; expect "the predicate compiler in Storage" storage-names-query PredicateCompiler
+    inject "$S" 'let _x: FetchDescriptor? = nil'; expect "a fetch descriptor in Storage" storage-names-query FetchDescriptor
+    inject "$S" 'let _x: (any QueryDialect)? = nil; let _y: CompiledFetch? = nil'; what_none="Query's face in Storage"; expect_none
+  fi
+  # A reference the allowlist excuses still counts for cycles.
+  inject2 "$C" 'struct LayersProbeCycle {}' "$St" 'let _c: LayersProbeCycle? = nil'
+  expect "a Context type in Store" store-names-context LayersProbeCycle
+  cp "$copy/scripts/layers-allow.txt" "$work/allow.saved"
+  echo "store-names-context * LayersProbeCycle  # probe" >>"$copy/scripts/layers-allow.txt"
+  inject2 "$C" 'struct LayersProbeCycle {}' "$St" 'let _c: LayersProbeCycle? = nil'
+  expect "an allowlisted reference that closes a cycle" folder-cycle "Store->Context"
+  cp "$work/allow.saved" "$copy/scripts/layers-allow.txt"
   # What is not code is not a reference.
   inject2 "$S" 'final class LayersProbeStorage {}' "$C" '// LayersProbeStorage and import CSQLite and sqlite3_open' \
           ; what_none="a // comment naming a Storage type"; expect_none
@@ -286,10 +363,11 @@ if [ "$selftest" = 1 ]; then
   inject "$X" 'let _m = "select a fruit"'; what_none="lower-case English in StrataC"; expect_none
   inject "$C" 'class func fromStorage() {}'; what_none="'class func'"; expect_none
   # The allowlist removes exactly its entry; an unused entry fails.
+  # (Container naming a Storage type closes no cycle: nothing below Container names it.)
   inject2 "$S" 'final class LayersProbeStorage {}' "$C" 'let _c: LayersProbeStorage? = nil'
   cp "$copy/scripts/layers-allow.txt" "$work/allow.saved"
-  echo "context-names-storage Sources/Strata/Context/$(basename "$C") LayersProbeStorage  # probe" >>"$copy/scripts/layers-allow.txt"
-  inject2 "$S" 'final class LayersProbeStorage {}' "$C" 'let _c: LayersProbeStorage? = nil'
+  echo "container-names-storage Sources/Strata/Container/$(basename "$Co") LayersProbeStorage  # probe" >>"$copy/scripts/layers-allow.txt"
+  inject2 "$S" 'final class LayersProbeStorage {}' "$Co" 'let _c: LayersProbeStorage? = nil'
   what_none="an allowlisted hit"; expect_none
   run; expect "an allowlist entry that matches nothing" stale-allow LayersProbeStorage
   echo "context-names-storage * LayersProbeOther" >>"$copy/scripts/layers-allow.txt"
@@ -323,40 +401,75 @@ grep '^Sources/StrataC/' "$work/files" |
 : >"$work/hits"; : >"$work/notes"
 lower() { printf '%s' "$1" | tr 'A-Z' 'a-z'; }
 
-# names REFERRER_KEY FILES_LIST RULE_PREFIX FORBIDDEN...
+# Query's face (what Storage may name) and the rest of Query/ (the compilers).
+for f in $QUERY_FACE; do
+  [ -f "$work/pp/Sources/Strata/Query/$f" ] && awk "$DECL_AWK" "$work/pp/Sources/Strata/Query/$f"
+done | sort -u >"$work/decl/Query.face"
+comm -23 "$work/decl/Query" "$work/decl/Query.face" >"$work/decl/Query.compiler"
+
+# names_rule REFERRER_KEY FILES_LIST RULE_PREFIX: a hit per use of a name of a folder the
+# referrer may not name (may_name).
 names_rule() {
-  local key=$1 list=$2 prefix=$3; shift 3
-  local d other ok
-  for d in "$@"; do
-    # Names the referrer may legitimately mean: its own and those of any folder not forbidden to it.
-    : >"$work/okset"
-    cat "$work/decl/$key" "$work/decl/_top" >>"$work/okset"
-    for other in $FOLDERS; do
-      ok=1; for x in "$@"; do [ "$x" = "$other" ] && ok=0; done
-      [ "$ok" = 1 ] && cat "$work/decl/$other" >>"$work/okset"
-    done
-    sort -u "$work/okset" -o "$work/okset"
+  local key=$1 list=$2 prefix=$3 allowed d a other
+  allowed=$(may_name "$key")
+  # Names the referrer may legitimately mean: its own and those of the folders it may name.
+  cat "$work/decl/$key" "$work/decl/_top" >"$work/okset"
+  for a in $allowed; do cat "$work/decl/$a" >>"$work/okset"; done
+  sort -u "$work/okset" -o "$work/okset"
+  for other in $FOLDERS; do
+    [ "$other" = "$key" ] && continue
+    d=$other
+    case " $allowed " in
+      *" $other "*) continue ;;
+      *" $other.face "*) d=$other.compiler ;;
+    esac
     comm -23 "$work/decl/$d" "$work/okset" >"$work/bad"
-    comm -12 "$work/decl/$d" "$work/okset" | sed "s/\$/ $prefix-names-$(lower "$d")/" >>"$work/notes"
+    comm -12 "$work/decl/$d" "$work/okset" | sed "s/\$/ $prefix-names-$(lower "$other")/" >>"$work/notes"
     [ -s "$work/bad" ] || continue
     [ -s "$list" ] || continue
-    awk -v RULE="$prefix-names-$(lower "$d")" -v PP="$work/pp/" "
+    awk -v RULE="$prefix-names-$(lower "$other")" -v PP="$work/pp/" "
       BEGIN { while ((getline f < \"$list\") > 0) { REL[PP f] = f; ORIG[PP f] = f } }
       $REF_AWK" "$work/bad" $(sed "s|^|$work/pp/|" "$list") >>"$work/hits"
   done
 }
 
-for key in Storage Query Schema Values Store Context Migration History; do folder_files "$key" >"$work/list.$key"; done
+for key in $FOLDERS; do
+  folder_files "$key" >"$work/list.$key"
+  names_rule "$key" "$work/list.$key" "$(lower "$key")"
+done
 grep '^Sources/StrataC/' "$work/files" >"$work/list.StrataC" || true
-names_rule Storage   "$work/list.Storage"   storage   Context History
-names_rule Query     "$work/list.Query"     query     Context Storage
-names_rule Schema    "$work/list.Schema"    schema    Storage Context Query Migration
-names_rule Values    "$work/list.Values"    values    Storage Context Query Migration Schema
-names_rule Store     "$work/list.Store"     store     Context Storage
-names_rule Context   "$work/list.Context"   context   Storage
-names_rule Migration "$work/list.Migration" migration Storage
-names_rule History   "$work/list.History"   history   Storage Context
-names_rule _StrataC  "$work/list.StrataC"   strata-c  Storage
+names_rule _StrataC "$work/list.StrataC" strata-c
+
+# Folder cycles: every reference between folders (to a name declared in one folder only),
+# allowlisted ones too. An edge A->B lies on a cycle when B reaches A; each such edge is a hit
+# at its first reference.
+{ for d in $FOLDERS; do sed "s/\$/ $d/" "$work/decl/$d"; done
+  sed 's/$/ StrataC/' "$work/decl/_StrataC"; sed 's/$/ _top/' "$work/decl/_top"; } |
+  awk '{ n[$1]++; f[$1] = $2 } END { for (k in n) if (n[k] == 1 && f[k] != "_top") print k, f[k] }' >"$work/owner"
+awk -v PP="$work/pp/" '
+  FNR == 1 { fileno++ }
+  fileno == 1 { owner[$1] = $2; next }
+  FNR == 1 { rel = substr(FILENAME, length(PP) + 1); from = rel
+             if (from ~ /^Sources\/Strata\/[^\/]+\//) { sub(/^Sources\/Strata\//, "", from); sub(/\/.*/, "", from) }
+             else if (from ~ /^Sources\/StrataC\//) from = "StrataC"
+             else from = "" }
+  from != "" {
+    code = $0; sub(/\037.*/, "", code); gsub(/`[^`]*`/, " ", code); gsub(/[^A-Za-z0-9_]/, " ", code)
+    nt = split(code, tok, " ")
+    for (t = 1; t <= nt; t++) if ((tok[t] in owner) && owner[tok[t]] != from && !((from, owner[tok[t]]) in seen)) {
+      seen[from, owner[tok[t]]] = 1
+      printf "%s\t%s\t%s\t%d\n", from, owner[tok[t]], rel, FNR
+    }
+  }' "$work/owner" $(sed "s|^|$work/pp/|" "$work/files") >"$work/edges"
+awk -F '\t' '
+  { e++; A[e] = $1; B[e] = $2; F[e] = $3; L[e] = $4; r[$1, $2] = 1; node[$1]; node[$2] }
+  END {
+    for (k in node) for (i in node) if ((i, k) in r) for (j in node) if ((k, j) in r) r[i, j] = 1
+    for (x = 1; x <= e; x++) if ((B[x], A[x]) in r) printf "%s\t%d\tfolder-cycle\t%s->%s\n", F[x], L[x], A[x], B[x]
+  }' "$work/edges" | while IFS="$(printf '\t')" read -r f l rule name; do
+    text=$(sed -n "${l}p" "$f" | sed 's/^[ \t]*//')
+    printf '%s\t%s\t%s\t%s\t%s\n' "$f" "$l" "$rule" "$name" "$text"
+  done >>"$work/hits"
 
 # SQLite outside Storage/ (Sources/CSQLite holds no Swift).
 grep -v '^Sources/Strata/Storage/' "$work/files" | while IFS= read -r f; do

@@ -52,39 +52,6 @@ public indirect enum PredicateExpression: Equatable, Sendable {
     }
 }
 
-/// Comparison operators.
-public enum ComparisonOperator: String, CaseIterable, Sendable {
-    case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
-}
-
-/// String tests.
-public enum StringOperator: String, CaseIterable, Sendable {
-    case contains, hasPrefix, hasSuffix, localizedStandardContains
-}
-
-/// String comparison options: `c` case-insensitive, `d` diacritic-insensitive.
-public struct StringOptions: OptionSet, Hashable, Sendable {
-    public let rawValue: Int
-    public init(rawValue: Int) { self.rawValue = rawValue }
-    public static let caseInsensitive = StringOptions(rawValue: 1)
-    public static let diacriticInsensitive = StringOptions(rawValue: 2)
-
-    /// Parses "", "c", "d", "cd", "dc".
-    public init?(text: String) {
-        var o: StringOptions = []
-        for ch in text {
-            switch ch {
-            case "c": o.insert(.caseInsensitive)
-            case "d": o.insert(.diacriticInsensitive)
-            default: return nil
-            }
-        }
-        self = o
-    }
-
-    public var text: String { (contains(.caseInsensitive) ? "c" : "") + (contains(.diacriticInsensitive) ? "d" : "") }
-}
-
 /// A boolean condition on objects (swift-foundation's Predicate, as one closed tree).
 public indirect enum Predicate: Equatable, Sendable {
     case constant(Bool, at: SourceLocation)
