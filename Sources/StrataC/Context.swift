@@ -84,8 +84,7 @@ public func strata_fetch(_ ctx: OpaquePointer?, _ descriptor: UnsafePointer<CCha
     shim {
         let o = try out(outJSON, "out_json")
         let c = try context(ctx)
-        let request = try withBytes(descriptor, "descriptor_json") { try c.descriptor($0) }
-        o.pointee = try cString(try c.fetchBuffer(request))
+        o.pointee = try cString(try withBytes(descriptor, "descriptor_json") { try c.fetchBuffer(descriptorJSON: $0) })
     }
 }
 
@@ -95,8 +94,7 @@ public func strata_fetch_count(_ ctx: OpaquePointer?, _ descriptor: UnsafePointe
         guard let outCount else { throw StrataError(.misuse, "out (the out-parameter) is NULL") }
         outCount.pointee = 0
         let c = try context(ctx)
-        let request = try withBytes(descriptor, "descriptor_json") { try c.descriptor($0) }
-        outCount.pointee = try c.fetchCount(request)
+        outCount.pointee = try withBytes(descriptor, "descriptor_json") { try c.fetchCount(descriptorJSON: $0) }
     }
 }
 
@@ -105,8 +103,7 @@ public func strata_fetch_identifiers(_ ctx: OpaquePointer?, _ descriptor: Unsafe
     shim {
         let o = try out(outJSON, "out_json")
         let c = try context(ctx)
-        let request = try withBytes(descriptor, "descriptor_json") { try c.descriptor($0) }
-        o.pointee = try cString(try c.fetchIdentifiers(request))
+        o.pointee = try cString(try withBytes(descriptor, "descriptor_json") { try c.fetchIdentifiers(descriptorJSON: $0) })
     }
 }
 
@@ -115,13 +112,11 @@ public func strata_delete_where(_ ctx: OpaquePointer?, _ entity: UnsafePointer<C
     shim {
         let c = try context(ctx)
         let name = try string(entity, "entity")
-        let descriptor: FetchDescriptor
         if let predicate {
-            descriptor = try withBytes(predicate, "predicate_json") { try FetchDescriptor.decodeDeletion(entity: name, predicate: $0, schema: c.schema) }
+            try withBytes(predicate, "predicate_json") { try c.delete(entity: name, predicateJSON: $0) }
         } else {
-            descriptor = try FetchDescriptor.decodeDeletion(entity: name, predicate: nil, schema: c.schema)
+            try c.delete(entity: name, predicateJSON: nil)
         }
-        try c.delete(matching: descriptor)
     }
 }
 
@@ -130,8 +125,7 @@ public func strata_explain(_ ctx: OpaquePointer?, _ descriptor: UnsafePointer<CC
     shim {
         let o = try out(outJSON, "out_json")
         let c = try context(ctx)
-        let d = try withBytes(descriptor, "descriptor_json") { try c.descriptor($0) }
-        o.pointee = try cString(try c.explain(d))
+        o.pointee = try cString(try withBytes(descriptor, "descriptor_json") { try c.explain(descriptorJSON: $0) })
     }
 }
 

@@ -69,8 +69,7 @@ public func strata_fetch_cursor(_ ctx: OpaquePointer?, _ descriptor: UnsafePoint
     shim {
         let o = try out(outCursor, "out_cursor")
         let c = try context(ctx)
-        let d = try withBytes(descriptor, "descriptor_json") { try c.descriptor($0) }
-        o.pointee = Handles.register(CursorBox(try c.cursor(d)))
+        o.pointee = Handles.register(CursorBox(try withBytes(descriptor, "descriptor_json") { try c.cursor(descriptorJSON: $0) }))
     }
 }
 

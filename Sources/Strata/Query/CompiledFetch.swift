@@ -28,32 +28,12 @@ func selectList(_ plan: ObjectPlan, alias: String, dialect: any QueryDialect) ->
     return select.joined(separator: ", ")
 }
 
-/// The rows related to an owner through `rel`, aliased `alias`: `FROM …`, the owner expression, and
-/// the related key as the index on the owner gives it (the pair's target: no sort step).
-func relatedRows(_ rel: Relationship, alias d: String, dialect: any QueryDialect) -> (from: String, owner: String, key: String) {
-    let dest = "\(dialect.quote(dialect.table(rel.destination))) \(d)"
-    let pk = dialect.keyColumn
-    switch rel.placement {
-    case .inRow:
-        let o = "o\(d)"
-        return ("\(dialect.quote(dialect.table(rel.entity))) \(o) JOIN \(dest) ON \(d).\(pk) = \(o).\(dialect.quote(dialect.column(.link(rel))))",
-                "\(o).\(pk)", "\(d).\(pk)")
-    case .inInverseRows:
-        return (dest, "\(d).\(dialect.quote(dialect.column(.link(rel.inverse ?? rel))))", "\(d).\(pk)")
-    case .inPairs:
-        let (table, ownerCol, targetCol) = dialect.pairTable(rel)
-        let j = "j\(d)"
-        let target = "\(j).\(dialect.quote(targetCol))"
-        return ("\(dialect.quote(table)) \(j) JOIN \(dest) ON \(d).\(pk) = \(target)", "\(j).\(dialect.quote(ownerCol))", target)
-    }
-}
-
 /// A correlated scalar subquery: the identifiers related to `owner` through `rel`, ordered by key, as
 /// one text (``ObjectPlan/Selection/identifiers(_:)``): keys joined by commas, or `Entity/key`
 /// items when the destination has subentities (to-many: after their number and a colon); a
 /// to-one's first; NULL when there is none.
 func identifiersSQL(_ rel: Relationship, owner: String, alias d: String, dialect: any QueryDialect) -> String {
-    let src = relatedRows(rel, alias: d, dialect: dialect)
+    let src = ObjectQueries.relatedRows(rel, alias: d, dialect: dialect)
     let named = rel.destination.root.isInHierarchy
     let item = named ? dialect.concatenate(["\(d).\(dialect.entityColumn)", "'/'", "\(d).\(dialect.keyColumn)"]) : "\(d).\(dialect.keyColumn)"
     let rows = dialect.select("\(item) AS v", from: src.from, where: "\(src.owner) = \(owner)", orderBy: src.key,
@@ -202,7 +182,7 @@ public struct ObjectQueries {
         var plans: [ObjectPlan] = []
         for rel in plan.prefetched {
             let relPlan = ObjectPlan(entities: rel.destination.descendants, relationships: d.includeRelationshipIdentifiers)
-            let src = relatedRows(rel, alias: "d", dialect: dialect)
+            let src = ObjectQueries.relatedRows(rel, alias: "d", dialect: dialect)
             sql.append(dialect.select(selectList(relPlan, alias: "d", dialect: dialect), from: src.from,
                                       where: "\(src.owner) = \(dialect.parameter(1))", orderBy: src.key, paging: ""))
             plans.append(relPlan)
@@ -219,5 +199,28 @@ public struct ObjectQueries {
                                     where: "t.\(dialect.keyColumn) = \(dialect.parameter(1))", orderBy: nil, paging: "")
         prefetchedSQL = []
         prefetchedPlans = []
+    }
+}
+
+extension ObjectQueries {
+    // Also what a store's writer reads a relationship's objects with (`StoreWriter.related`).
+    /// The rows related to an owner through `rel`, aliased `alias`: `FROM …`, the owner expression, and
+    /// the related key as the index on the owner gives it (the pair's target: no sort step).
+    static func relatedRows(_ rel: Relationship, alias d: String, dialect: any QueryDialect) -> (from: String, owner: String, key: String) {
+        let dest = "\(dialect.quote(dialect.table(rel.destination))) \(d)"
+        let pk = dialect.keyColumn
+        switch rel.placement {
+        case .inRow:
+            let o = "o\(d)"
+            return ("\(dialect.quote(dialect.table(rel.entity))) \(o) JOIN \(dest) ON \(d).\(pk) = \(o).\(dialect.quote(dialect.column(.link(rel))))",
+                    "\(o).\(pk)", "\(d).\(pk)")
+        case .inInverseRows:
+            return (dest, "\(d).\(dialect.quote(dialect.column(.link(rel.inverse ?? rel))))", "\(d).\(pk)")
+        case .inPairs:
+            let (table, ownerCol, targetCol) = dialect.pairTable(rel)
+            let j = "j\(d)"
+            let target = "\(j).\(dialect.quote(targetCol))"
+            return ("\(dialect.quote(table)) \(j) JOIN \(dest) ON \(d).\(pk) = \(target)", "\(j).\(dialect.quote(ownerCol))", target)
+        }
     }
 }

@@ -25,63 +25,63 @@ extension SQLiteDialect {
     /// into `into`; the entity of each row is renamed through `?4` (a JSON object old → new name).
     /// `values` are the expressions of `columns` over the source row `s`.
     static func copyRows(into: String, columns: [String], from: String, values: [String]) -> String {
-        "INSERT INTO \(q(into)) (\(q("_pk")), \(q("_entity"))\(columns.map { ", " + q($0) }.joined())) "
-            + "SELECT s.\(q("_pk")), coalesce(json_extract(?4, '$.\"' || s.\(q("_entity")) || '\"'), s.\(q("_entity")))"
+        "INSERT INTO \(q(into)) (\(q(StoreLayout.key)), \(q(StoreLayout.entity))\(columns.map { ", " + q($0) }.joined())) "
+            + "SELECT s.\(q(StoreLayout.key)), coalesce(json_extract(?4, '$.\"' || s.\(q(StoreLayout.entity)) || '\"'), s.\(q(StoreLayout.entity)))"
             + values.map { ", " + $0 }.joined()
-            + " FROM \(q(from)) AS s WHERE \(entityIn("s." + q("_entity"), 3)) AND s.\(q("_pk")) > ?1 AND s.\(q("_pk")) <= ?2"
+            + " FROM \(q(from)) AS s WHERE \(entityIn("s." + q(StoreLayout.entity), 3)) AND s.\(q(StoreLayout.key)) > ?1 AND s.\(q(StoreLayout.key)) <= ?2"
     }
     /// The key range and row count of the rows of entities `?1` (a JSON array) of `table`.
     static func keyRange(_ table: String) -> String {
-        "SELECT min(\(q("_pk"))), max(\(q("_pk"))), count(*) FROM \(q(table)) WHERE \(entityIn(q("_entity"), 1))"
+        "SELECT min(\(q(StoreLayout.key))), max(\(q(StoreLayout.key))), count(*) FROM \(q(table)) WHERE \(entityIn(q(StoreLayout.entity), 1))"
     }
     /// A column of the source row `s` of a copy.
     static func sourceColumn(_ column: String) -> String { "s.\(q(column))" }
     /// The (smallest) target a link set (`table`, `owner`, `target`) holds for the source row `s`.
     static func linkTarget(_ table: String, owner: String, target: String) -> String {
-        "(SELECT min(p.\(q(target))) FROM \(q(table)) AS p WHERE p.\(q(owner)) = s.\(q("_pk")))"
+        "(SELECT min(p.\(q(target))) FROM \(q(table)) AS p WHERE p.\(q(owner)) = s.\(q(StoreLayout.key)))"
     }
     /// Copies a link set's (owner, target) pairs into a set of pairs.
     static func copyPairs(into: String, from table: String, owner: String, target: String) -> String {
-        "INSERT OR IGNORE INTO \(q(into)) (\(q("_source")), \(q("_target"))) SELECT p.\(q(owner)), p.\(q(target)) FROM \(q(table)) AS p "
+        "INSERT OR IGNORE INTO \(q(into)) (\(q(StoreLayout.source)), \(q(StoreLayout.target))) SELECT p.\(q(owner)), p.\(q(target)) FROM \(q(table)) AS p "
             + "WHERE p.\(q(owner)) IS NOT NULL AND p.\(q(target)) IS NOT NULL"
     }
 
     /// Renames the entities of rows through `?1` (a JSON object old → new name).
     static func renameEntities(_ table: String) -> String {
-        "UPDATE \(q(table)) SET \(q("_entity")) = json_extract(?1, '$.\"' || \(q("_entity")) || '\"') "
-            + "WHERE \(q("_entity")) IN (SELECT key FROM json_each(?1))"
+        "UPDATE \(q(table)) SET \(q(StoreLayout.entity)) = json_extract(?1, '$.\"' || \(q(StoreLayout.entity)) || '\"') "
+            + "WHERE \(q(StoreLayout.entity)) IN (SELECT key FROM json_each(?1))"
     }
     /// Deletes the rows whose entity is not one of `?1` (a JSON array).
     static func deleteRowsOutside(_ table: String) -> String {
-        "DELETE FROM \(q(table)) WHERE NOT \(entityIn(q("_entity"), 1))"
+        "DELETE FROM \(q(table)) WHERE NOT \(entityIn(q(StoreLayout.entity), 1))"
     }
     /// Sets `column` to `?1` where it is null, in rows of entities `?2`.
     static func fillDefault(_ table: String, _ column: String) -> String {
-        "UPDATE \(q(table)) SET \(q(column)) = ?1 WHERE \(q(column)) IS NULL AND \(entityIn(q("_entity"), 2))"
+        "UPDATE \(q(table)) SET \(q(column)) = ?1 WHERE \(q(column)) IS NULL AND \(entityIn(q(StoreLayout.entity), 2))"
     }
     /// One row of entities `?1` without a value in `column`.
     static func rowWithoutValue(_ table: String, _ column: String) -> String {
-        "SELECT \(q("_pk")), \(q("_entity")) FROM \(q(table)) WHERE \(q(column)) IS NULL AND \(entityIn(q("_entity"), 1)) LIMIT 1"
+        "SELECT \(q(StoreLayout.key)), \(q(StoreLayout.entity)) FROM \(q(table)) WHERE \(q(column)) IS NULL AND \(entityIn(q(StoreLayout.entity), 1)) LIMIT 1"
     }
     /// Clears `column` in rows whose entity is not one of `?1`.
     static func clearOutside(_ table: String, _ column: String) -> String {
-        "UPDATE \(q(table)) SET \(q(column)) = NULL WHERE \(q(column)) IS NOT NULL AND NOT \(entityIn(q("_entity"), 1))"
+        "UPDATE \(q(table)) SET \(q(column)) = NULL WHERE \(q(column)) IS NOT NULL AND NOT \(entityIn(q(StoreLayout.entity), 1))"
     }
     /// Clears links of `column` whose target is not a row of entities `?1` of `target`.
     static func clearDanglingLinks(_ table: String, _ column: String, target: String) -> String {
         "UPDATE \(q(table)) SET \(q(column)) = NULL WHERE \(q(column)) IS NOT NULL AND \(q(column)) NOT IN "
-            + "(SELECT \(q("_pk")) FROM \(q(target)) WHERE \(entityIn(q("_entity"), 1)))"
+            + "(SELECT \(q(StoreLayout.key)) FROM \(q(target)) WHERE \(entityIn(q(StoreLayout.entity), 1)))"
     }
     /// Clears links of `column` held by a row when a row with a smaller key links to the same object.
     static func keepFirstLinks(_ table: String, _ column: String) -> String {
-        "UPDATE \(q(table)) SET \(q(column)) = NULL WHERE \(q(column)) IS NOT NULL AND \(q("_pk")) > "
-            + "(SELECT min(o.\(q("_pk"))) FROM \(q(table)) AS o WHERE o.\(q(column)) = \(q(table)).\(q(column)))"
+        "UPDATE \(q(table)) SET \(q(column)) = NULL WHERE \(q(column)) IS NOT NULL AND \(q(StoreLayout.key)) > "
+            + "(SELECT min(o.\(q(StoreLayout.key))) FROM \(q(table)) AS o WHERE o.\(q(column)) = \(q(table)).\(q(column)))"
     }
     /// Deletes pairs whose first end is not a row of entities `?1` of `first`, or whose second
     /// end is not a row of entities `?2` of `second`.
     static func deleteDanglingPairs(_ table: String, first: String, second: String) -> String {
-        "DELETE FROM \(q(table)) WHERE \(q("_source")) NOT IN (SELECT \(q("_pk")) FROM \(q(first)) WHERE \(entityIn(q("_entity"), 1))) "
-            + "OR \(q("_target")) NOT IN (SELECT \(q("_pk")) FROM \(q(second)) WHERE \(entityIn(q("_entity"), 2)))"
+        "DELETE FROM \(q(table)) WHERE \(q(StoreLayout.source)) NOT IN (SELECT \(q(StoreLayout.key)) FROM \(q(first)) WHERE \(entityIn(q(StoreLayout.entity), 1))) "
+            + "OR \(q(StoreLayout.target)) NOT IN (SELECT \(q(StoreLayout.key)) FROM \(q(second)) WHERE \(entityIn(q(StoreLayout.entity), 2)))"
     }
     /// One group of rows sharing values of `columns` (none null), with its size.
     static func duplicateGroup(_ table: String, _ columns: [String]) -> String {
@@ -91,8 +91,8 @@ extension SQLiteDialect {
     }
     /// Two rows whose `columns` equal `?1`, `?2`, ….
     static func rowsWithValues(_ table: String, _ columns: [String]) -> String {
-        "SELECT \(q("_pk")), \(q("_entity")) FROM \(q(table)) WHERE "
-            + columns.enumerated().map { "\(q($0.element)) = ?\($0.offset + 1)" }.joined(separator: " AND ") + " ORDER BY \(q("_pk")) LIMIT 2"
+        "SELECT \(q(StoreLayout.key)), \(q(StoreLayout.entity)) FROM \(q(table)) WHERE "
+            + columns.enumerated().map { "\(q($0.element)) = ?\($0.offset + 1)" }.joined(separator: " AND ") + " ORDER BY \(q(StoreLayout.key)) LIMIT 2"
     }
     /// The indexes of table `?1` made by CREATE INDEX (not SQLite's automatic ones): name and uniqueness.
     static let indexList = "SELECT name, \"unique\" FROM pragma_index_list(?1) WHERE origin = 'c'"
@@ -102,15 +102,15 @@ extension SQLiteDialect {
     /// Starts (or moves past `?2`'s keys) the key sequence of root table `?1`: the next key
     /// is past every row of the table and past the sequence of old root `?2`.
     static func continueSequence(_ table: String) -> String {
-        "INSERT INTO strata_sequence (entity, next) VALUES (?1, max((SELECT coalesce(max(\(q("_pk"))), 0) + 1 FROM \(q(table))), "
+        "INSERT INTO strata_sequence (entity, next) VALUES (?1, max((SELECT coalesce(max(\(q(StoreLayout.key))), 0) + 1 FROM \(q(table))), "
             + "coalesce((SELECT next FROM strata_sequence WHERE entity = ?2), 1))) ON CONFLICT(entity) DO UPDATE SET next = max(next, excluded.next)"
     }
     static let dropSequence = "DELETE FROM strata_sequence WHERE entity = ?1"
     /// The rows of `column` of `table` naming external-storage files.
     static func externalRows(_ table: String, _ column: String) -> String {
-        "SELECT \(q("_pk")), \(q(column)) FROM \(q(table)) WHERE typeof(\(q(column))) = 'text'"
+        "SELECT \(q(StoreLayout.key)), \(q(column)) FROM \(q(table)) WHERE typeof(\(q(column))) = 'text'"
     }
     static func setColumn(_ table: String, _ column: String) -> String {
-        "UPDATE \(q(table)) SET \(q(column)) = ?1 WHERE \(q("_pk")) = ?2"
+        "UPDATE \(q(table)) SET \(q(column)) = ?1 WHERE \(q(StoreLayout.key)) = ?2"
     }
 }

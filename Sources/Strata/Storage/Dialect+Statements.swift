@@ -52,11 +52,11 @@ extension SQLiteDialect {
     /// (none null) with another: key, entity, then the values, grouped by value and in key order.
     static func duplicateObjects(_ table: String, _ columns: [String]) -> String {
         let cols = columns.map(q).joined(separator: ", ")
-        let kinds = entityIn(q("_entity"), 1)
+        let kinds = entityIn(q(StoreLayout.entity), 1)
         let notNull = columns.map { "\(q($0)) IS NOT NULL" }.joined(separator: " AND ")
         let tuple = columns.count == 1 ? cols : "(\(cols))"
-        return "SELECT \(q("_pk")), \(q("_entity")), \(cols) FROM \(q(table)) WHERE \(kinds) AND \(notNull) AND \(tuple) IN "
-            + "(SELECT \(cols) FROM \(q(table)) WHERE \(kinds) AND \(notNull) GROUP BY \(cols) HAVING count(*) > 1) ORDER BY \(cols), \(q("_pk"))"
+        return "SELECT \(q(StoreLayout.key)), \(q(StoreLayout.entity)), \(cols) FROM \(q(table)) WHERE \(kinds) AND \(notNull) AND \(tuple) IN "
+            + "(SELECT \(cols) FROM \(q(table)) WHERE \(kinds) AND \(notNull) GROUP BY \(cols) HAVING count(*) > 1) ORDER BY \(cols), \(q(StoreLayout.key))"
     }
 
     // MARK: Reads (shapes from the fetch compiler)

@@ -43,8 +43,8 @@ struct SQLiteDialect: SQLDialect {
 extension SQLiteDialect: QueryDialect {
     func parameter(_ n: Int) -> String { "?\(n)" }
     /// Bare: `_pk` and `_entity` need no quotes (the layout's names, `StoreLayout`).
-    var keyColumn: String { "_pk" }
-    var entityColumn: String { "_entity" }
+    var keyColumn: String { StoreLayout.key }
+    var entityColumn: String { StoreLayout.entity }
     func concatenate(_ terms: [String]) -> String { terms.joined(separator: " || ") }
     /// group_concat keeps the order of its ordered subquery (SQLite does not flatten it into an aggregate).
     func joinedText(_ column: String) -> String { "group_concat(\(column), ',')" }

@@ -199,9 +199,9 @@ final class SQLiteWriter: StoreWriter {
     // MARK: Links
 
     func related(_ id: ObjectID, _ rel: Relationship) throws -> [ObjectID] {
-        let src = relatedRows(rel, alias: "d", dialect: dialect)
+        let src = ObjectQueries.relatedRows(rel, alias: "d", dialect: dialect)
         var out: [ObjectID] = []
-        let sql = SQLiteDialect.select("d._pk, d._entity", from: src.from, where: "\(src.owner) = ?1", orderBy: src.key)
+        let sql = SQLiteDialect.select("d.\(dialect.keyColumn), d.\(dialect.entityColumn)", from: src.from, where: "\(src.owner) = ?1", orderBy: src.key)
         let destination = rel.destination.root
         try connection.statement(sql).query([.int(id.pk)]) { s in
             out.append(ObjectID(entity: destination.descendant(named: s.text(1)) ?? rel.destination, pk: s.int64(0)))

@@ -46,6 +46,13 @@ struct StoreLayout: Equatable {
 
     // MARK: Names
 
+    /// The key column of every entity table (an integer, the object's key).
+    static let key = "_pk"
+    /// The column naming each row's concrete entity.
+    static let entity = "_entity"
+    /// The columns of a set of pairs: its first end's key and its second end's.
+    static let source = "_source", target = "_target"
+
     /// A hierarchy's table is named after its root entity.
     static func tableName(_ e: Entity) -> String { e.root.name }
     /// A slot's column is named after its attribute or relationship.
@@ -55,7 +62,7 @@ struct StoreLayout: Equatable {
         guard case .inPairs(let set, let ownerIsFirst) = rel.placement else {
             return ("", "", "")  // callers ask only for relationships kept in pairs
         }
-        return (set, ownerIsFirst ? "_source" : "_target", ownerIsFirst ? "_target" : "_source")
+        return (set, ownerIsFirst ? source : target, ownerIsFirst ? target : source)
     }
 
     /// The SQLite column type of a kind of value.
@@ -69,7 +76,7 @@ struct StoreLayout: Equatable {
     }
 
     private static func entityTable(_ root: Entity) -> Table {
-        var columns = [Column(name: "_pk", type: "INTEGER"), Column(name: "_entity", type: "TEXT NOT NULL")]
+        var columns = [Column(name: key, type: "INTEGER"), Column(name: entity, type: "TEXT NOT NULL")]
         var external: [String] = []
         for e in root.descendants {
             for a in e.ownAttributes where !a.isTransient {
@@ -96,7 +103,7 @@ struct StoreLayout: Equatable {
             seen.insert(key)
             indexes.append(Index(name: SQLiteDialect.indexName(root.name, kind, cols), columns: cols, isUnique: kind == "unique"))
         }
-        if root.isInHierarchy { add("index", ["_entity"]) }
+        if root.isInHierarchy { add("index", [entity]) }
         for e in root.descendants {
             for a in e.ownAttributes where a.isUnique { add("unique", [a.name]) }
             for u in e.uniqueConstraints { add("unique", u.map(column)) }
@@ -106,14 +113,14 @@ struct StoreLayout: Equatable {
             for i in e.indexes { add("index", i.map(column)) }
             for r in e.ownRelationships where r.isHeldInRow { add("fk", [columnName(.link(r))]) }
         }
-        return Table(name: root.name, columns: columns, primaryKey: ["_pk"], withoutRowID: false, indexes: indexes, externalColumns: external)
+        return Table(name: root.name, columns: columns, primaryKey: [key], withoutRowID: false, indexes: indexes, externalColumns: external)
     }
 
     private static func joinTable(_ name: String) -> Table {
         Table(name: name,
-              columns: [Column(name: "_source", type: "INTEGER NOT NULL"), Column(name: "_target", type: "INTEGER NOT NULL")],
-              primaryKey: ["_source", "_target"], withoutRowID: true,
-              indexes: [Index(name: SQLiteDialect.indexName(name, "index", ["_target", "_source"]), columns: ["_target", "_source"], isUnique: false)],
+              columns: [Column(name: source, type: "INTEGER NOT NULL"), Column(name: target, type: "INTEGER NOT NULL")],
+              primaryKey: [source, target], withoutRowID: true,
+              indexes: [Index(name: SQLiteDialect.indexName(name, "index", [target, source]), columns: [target, source], isUnique: false)],
               externalColumns: [])
     }
 }
