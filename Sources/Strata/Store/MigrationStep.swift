@@ -1,3 +1,5 @@
+import Glibc
+
 /// One step of a migration's storage change, as a dry run reports it
 /// (`strata_infer_migration`) and `STRATA_MIGRATION_DEBUG=1` prints it:
 /// what changes (`kind`: renameAttribute, addEntity, copyRows, addIndex, …),
@@ -51,4 +53,16 @@ public struct MigrationStep: Sendable, Equatable {
         if let from, let to { parts.append("\(from) -> \(to)") }
         return parts.joined(separator: " ")
     }
+}
+
+/// Whether `STRATA_MIGRATION_DEBUG=1` asks for each migration step (and its SQL) on stderr.
+let migrationDebug: Bool = {
+    guard let v = getenv("STRATA_MIGRATION_DEBUG") else { return false }
+    return String(cString: v) == "1"
+}()
+
+/// Prints a line of STRATA_MIGRATION_DEBUG output: the runner's stage lines and the
+/// store's step and SQL lines alike.
+func migrationLog(_ line: @autoclosure () -> String) {
+    if migrationDebug { fputs("[strata migration] \(line())\n", stderr) }
 }
