@@ -147,7 +147,7 @@ struct SQLiteMigration {
         return (names, renames)
     }
 
-    private func step(_ kind: String, entity: String? = nil, property: String? = nil, from: String? = nil, to: String? = nil,
+    private func step(_ kind: MigrationStep.Kind, entity: String? = nil, property: String? = nil, from: String? = nil, to: String? = nil,
                       _ actions: [Action] = []) -> Step {
         Step(description: MigrationStep(kind: kind, entity: entity, property: property, from: from, to: to,
                                         sql: actions.map(SQLiteMigration.sql)), actions: actions)
@@ -180,12 +180,12 @@ struct SQLiteMigration {
         // Removed entities, and renamed ones (their rows keep their keys).
         for o in old.entities {
             if let e = mapping.successor(of: o) {
-                if e.name != o.name { steps.append(step("renameEntity", entity: e.name, from: o.name, to: e.name)) }
+                if e.name != o.name { steps.append(step(.renameEntity, entity: e.name, from: o.name, to: e.name)) }
                 if e.root.name != o.root.name || (e.superentity?.name != o.superentity.flatMap { mapping.successor(of: $0)?.name }) {
-                    steps.append(step("moveEntity", entity: e.name, from: o.root.name, to: e.root.name))
+                    steps.append(step(.moveEntity, entity: e.name, from: o.root.name, to: e.root.name))
                 }
             } else {
-                steps.append(step("removeEntity", entity: o.name))
+                steps.append(step(.removeEntity, entity: o.name))
             }
         }
 
@@ -196,7 +196,7 @@ struct SQLiteMigration {
             let create = createBuilding(t)
             switch modes[root.name] {
             case .create?:
-                steps.append(step("addEntity", entity: root.name, [.run(create, [])]))
+                steps.append(step(.addEntity, entity: root.name, [.run(create, [])]))
                 renames.append((building, t.name))
             case .copy(let oldRoot)?:
                 let cols = columns(of: root)
@@ -212,7 +212,7 @@ struct SQLiteMigration {
                 let (entityNames, entityRenames) = entities(of: root)
                 let copy = SQLiteDialect.copyRows(into: building, columns: names, from: oldRoot.name, values: values)
                 steps.append(contentsOf: describeColumns(root, oldRoot: oldRoot))
-                steps.append(step("copyRows", entity: root.name, from: oldRoot.name, to: root.name,
+                steps.append(step(.copyRows, entity: root.name, from: oldRoot.name, to: root.name,
                                   [.run(create, []), .copy(copy, table: oldRoot.name, entities: entityNames,
                                                            renames: SQLiteMigration.jsonObject(entityRenames), entity: root.name)]))
                 renames.append((building, t.name))
@@ -233,7 +233,7 @@ struct SQLiteMigration {
             guard let t = newLayout.table(named: set) else { continue }
             let create = createBuilding(t)
             guard let (or, reversed) = mapping.linkOrigin(of: r) else {
-                steps.append(step("addRelationship", entity: r.entity.name, property: r.name, [.run(create, [])]))
+                steps.append(step(.addRelationship, entity: r.entity.name, property: r.name, [.run(create, [])]))
                 renames.append((building, set))
                 continue
             }
@@ -241,13 +241,13 @@ struct SQLiteMigration {
             if case .inPairs = or.placement, s.owner == "_source", !keptPairs.contains(s.table) {
                 keptPairs.insert(s.table)
                 if s.table != set {
-                    steps.append(step("renameRelationship", entity: r.entity.name, property: r.name, from: s.table, to: set))
+                    steps.append(step(.renameRelationship, entity: r.entity.name, property: r.name, from: s.table, to: set))
                     renames.append((s.table, set))
                 }
                 continue
             }
             let copy = SQLiteDialect.copyPairs(into: building, from: s.table, owner: s.owner, target: s.target)
-            steps.append(step("changeRelationship", entity: r.entity.name, property: r.name, from: or.name, to: r.name,
+            steps.append(step(.changeRelationship, entity: r.entity.name, property: r.name, from: or.name, to: r.name,
                               [.run(create, []), .run(copy, [])]))
             renames.append((building, set))
         }
@@ -261,12 +261,12 @@ struct SQLiteMigration {
         }
 
         // 4. Old tables go, new ones take their names.
-        for table in dropTables { steps.append(step("dropTable", entity: table, [.run(SQLiteDialect.dropTable(table), [])])) }
+        for table in dropTables { steps.append(step(.dropTable, entity: table, [.run(SQLiteDialect.dropTable(table), [])])) }
         var renameActions: [Action] = []
         for (from, to) in renamedOldTables + renames where from != to {
             renameActions.append(.run(SQLiteDialect.renameTable(from, to: to), []))
         }
-        if !renameActions.isEmpty { steps.append(step("renameTables", renameActions)) }
+        if !renameActions.isEmpty { steps.append(step(.renameTables, renameActions)) }
 
         // 5. Values (once every table has its final name): defaults, values left outside their
         //    entities, links to objects that are gone.
@@ -278,7 +278,7 @@ struct SQLiteMigration {
         var indexSteps: [Step] = []
         for root in newRoots { indexSteps.append(contentsOf: try indexes(root, mode: modes[root.name] ?? .create)) }
         for (set, _) in new.pairSets { indexSteps.append(contentsOf: try pairIndexes(set, kept: keptPairs, renames: renames)) }
-        let isDrop: (Step) -> Bool = { $0.description.kind.hasPrefix("remove") }
+        let isDrop: (Step) -> Bool = { $0.description.kind.isRemoval }
         steps.append(contentsOf: indexSteps.filter(isDrop) + indexSteps.filter { !isDrop($0) })
         steps.append(contentsOf: oneToOneLinks())
         steps.append(contentsOf: sequences(modes))
@@ -293,23 +293,23 @@ struct SQLiteMigration {
             switch (c.column, source(of: c.column, oldRoot: oldRoot)) {
             case (.attribute(let a), .column(let n)):
                 used.insert(n)
-                if n != a.name { out.append(step("renameAttribute", entity: c.entity.name, property: a.name, from: n, to: a.name)) }
+                if n != a.name { out.append(step(.renameAttribute, entity: c.entity.name, property: a.name, from: n, to: a.name)) }
             case (.attribute(let a), _):
-                out.append(step("addAttribute", entity: c.entity.name, property: a.name))
+                out.append(step(.addAttribute, entity: c.entity.name, property: a.name))
             case (.link(let r), .column(let n)):
                 used.insert(n)
-                if n != r.name { out.append(step("renameRelationship", entity: c.entity.name, property: r.name, from: n, to: r.name)) }
+                if n != r.name { out.append(step(.renameRelationship, entity: c.entity.name, property: r.name, from: n, to: r.name)) }
             case (.link(let r), .expression):
-                out.append(step("changeRelationship", entity: c.entity.name, property: r.name))
+                out.append(step(.changeRelationship, entity: c.entity.name, property: r.name))
             case (.link(let r), .none):
-                out.append(step("addRelationship", entity: c.entity.name, property: r.name))
+                out.append(step(.addRelationship, entity: c.entity.name, property: r.name))
             }
         }
         for n in oldColumns(of: oldRoot) where !used.contains(n) {
             let owner = oldRoot.descendants.first { $0.ownAttributes.contains { $0.name == n } || $0.ownRelationships.contains { $0.name == n } }
             let isAttribute = owner?.ownAttributes.contains { $0.name == n } ?? true
             if let owner, mapping.successor(of: owner) == nil { continue }  // the entity's removal says it
-            out.append(step(isAttribute ? "removeAttribute" : "removeRelationship", entity: owner.flatMap { mapping.successor(of: $0)?.name } ?? oldRoot.name,
+            out.append(step(isAttribute ? .removeAttribute : .removeRelationship, entity: owner.flatMap { mapping.successor(of: $0)?.name } ?? oldRoot.name,
                             property: n))
         }
         return out
@@ -322,10 +322,10 @@ struct SQLiteMigration {
         let table = oldRoot.name
         let (entityNames, entityRenames) = entities(of: root)
         if entityNames.count < oldRoot.descendants.count {
-            out.append(step("deleteRows", entity: root.name, [.run(SQLiteDialect.deleteRowsOutside(table), [SQLiteMigration.jsonArray(entityNames)])]))
+            out.append(step(.deleteRows, entity: root.name, [.run(SQLiteDialect.deleteRowsOutside(table), [SQLiteMigration.jsonArray(entityNames)])]))
         }
         if !entityRenames.isEmpty {
-            out.append(step("renameEntityRows", entity: root.name,
+            out.append(step(.renameEntityRows, entity: root.name,
                             [.run(SQLiteDialect.renameEntities(table), [.text(SQLiteMigration.jsonObject(entityRenames))])]))
         }
         // Column renames: straight when no name is in the way, else through a temporary name.
@@ -350,7 +350,7 @@ struct SQLiteMigration {
             } else {
                 actions.append(.run(SQLiteDialect.renameColumn(table, from: r.from, to: r.to), []))
             }
-            out.append(step(r.isLink ? "renameRelationship" : "renameAttribute", entity: r.entity, property: r.to, from: r.from, to: r.to, actions))
+            out.append(step(r.isLink ? .renameRelationship : .renameAttribute, entity: r.entity, property: r.to, from: r.from, to: r.to, actions))
         }
         if clash {
             // Every column takes its temporary name before any takes its final one (a swap): the
@@ -364,13 +364,13 @@ struct SQLiteMigration {
             }
         }
         for (col, entity, isLink) in adds {
-            out.append(step(isLink ? "addRelationship" : "addAttribute", entity: entity, property: col.name,
+            out.append(step(isLink ? .addRelationship : .addAttribute, entity: entity, property: col.name,
                             [.run(SQLiteDialect.addColumn(table, col), [])]))
         }
         if table != root.name {
             // Through the building name: the new name may still be an old table's until those are dropped.
             let building = SQLiteDialect.buildingName(root.name)
-            out.append(step("renameTable", entity: root.name, from: table, to: root.name, [.run(SQLiteDialect.renameTable(table, to: building), [])]))
+            out.append(step(.renameTable, entity: root.name, from: table, to: root.name, [.run(SQLiteDialect.renameTable(table, to: building), [])]))
             renamedTables.append((building, root.name))
         }
         return out
@@ -393,13 +393,13 @@ struct SQLiteMigration {
                     if has, let e = mapping.successor(of: o) { before.insert(e.name) }
                 }
                 if !before.isSubset(of: Set(having)) {
-                    out.append(step("clearValues", entity: c.entity.name, property: c.name,
+                    out.append(step(.clearValues, entity: c.entity.name, property: c.name,
                                     [.run(SQLiteDialect.clearOutside(root.name, c.name), [SQLiteMigration.jsonArray(having)])]))
                 }
             }
             guard case .attribute(let a) = c.column else { continue }
             if let oa = mapping.origin(of: a), oa.externalStorage, !a.externalStorage {
-                out.append(step("inlineExternalStorage", entity: c.entity.name, property: a.name,
+                out.append(step(.inlineExternalStorage, entity: c.entity.name, property: a.name,
                                 [.inlineFiles(table: root.name, column: a.name, attribute: a)]))
             }
             let wasRequired = mapping.origin(of: a).map { !$0.isOptional } ?? false
@@ -408,11 +408,11 @@ struct SQLiteMigration {
             let grew = !Set(populated).isSubset(of: before)
             guard !a.isOptional, !populated.isEmpty, !wasRequired || grew else { continue }
             if let d = a.defaultValue, d != .null {
-                out.append(step("fillDefault", entity: c.entity.name, property: a.name,
+                out.append(step(.fillDefault, entity: c.entity.name, property: a.name,
                                 [.run(SQLiteDialect.fillDefault(root.name, a.name), [d, SQLiteMigration.jsonArray(having)])]))
             } else {
                 let (entity, version) = (c.entity.name, new.version)
-                out.append(step("checkRequired", entity: entity, property: a.name,
+                out.append(step(.checkRequired, entity: entity, property: a.name,
                                 [.check(SQLiteDialect.rowWithoutValue(root.name, a.name), [SQLiteMigration.jsonArray(having)]) { row in
                                     var id = "an object"
                                     if row.count == 2, case .int(let pk) = row[0], case .text(let e) = row[1] { id = "\(e)/\(pk)" }
@@ -447,7 +447,7 @@ struct SQLiteMigration {
         }
         for e in new.entities {
             for r in e.ownRelationships where r.isHeldInRow && changed(r) {
-                out.append(step("clearLinks", entity: e.name, property: r.name,
+                out.append(step(.clearLinks, entity: e.name, property: r.name,
                                 [.run(SQLiteDialect.clearDanglingLinks(e.root.name, r.name, target: r.destination.root.name),
                                       [SQLiteMigration.jsonArray(r.destination.descendants.map(\.name))])]))
             }
@@ -455,7 +455,7 @@ struct SQLiteMigration {
         for (set, r) in new.pairSets {
             let ownerChanged = r.inverse.map(changed) ?? !isWhole(r.entity.root, modes)
             guard changed(r) || ownerChanged else { continue }
-            out.append(step("clearLinks", entity: r.entity.name, property: r.name,
+            out.append(step(.clearLinks, entity: r.entity.name, property: r.name,
                             [.run(SQLiteDialect.deleteDanglingPairs(set, first: r.entity.root.name, second: r.destination.root.name),
                                   [SQLiteMigration.jsonArray(r.entity.descendants.map(\.name)),
                                    SQLiteMigration.jsonArray(r.destination.descendants.map(\.name))])]))
@@ -473,7 +473,7 @@ struct SQLiteMigration {
                 guard let inv = r.inverse, !inv.isToMany, !r.isToMany, let (or, _) = mapping.linkOrigin(of: r) else { continue }
                 let wasOneToOne = !or.isToMany && or.inverse.map { !$0.isToMany } == true
                 guard !wasOneToOne else { continue }
-                out.append(step("keepOneLink", entity: e.name, property: r.name, [.run(SQLiteDialect.keepFirstLinks(e.root.name, r.name), [])]))
+                out.append(step(.keepOneLink, entity: e.name, property: r.name, [.run(SQLiteDialect.keepFirstLinks(e.root.name, r.name), [])]))
             }
         }
         return out
@@ -503,7 +503,7 @@ struct SQLiteMigration {
             let nameTaken = t.indexes.contains { $0.name == i.name && $0.columns != i.columns }
                 || (newIndexNames.contains(i.name) && !t.indexes.contains { $0.name == i.name })
             if wanted.contains(key) && !kept.contains(key) && !nameTaken { kept.insert(key); continue }
-            out.append(step(i.isUnique ? "removeUniqueConstraint" : "removeIndex", entity: root.name, property: i.columns.joined(separator: ","),
+            out.append(step(i.isUnique ? .removeUniqueConstraint : .removeIndex, entity: root.name, property: i.columns.joined(separator: ","),
                             [.run(SQLiteDialect.dropIndex(i.name), [])]))
         }
         let dialect = SQLiteDialect()
@@ -516,10 +516,10 @@ struct SQLiteMigration {
                 let owner = root.descendants.first { e in
                     e.ownAttributes.contains { $0.isUnique && [$0.name] == i.columns } || e.uniqueConstraints.contains { $0 == i.columns }
                 }?.name ?? root.name
-                out.append(step("addUniqueConstraint", entity: owner, property: i.columns.joined(separator: ","),
+                out.append(step(.addUniqueConstraint, entity: owner, property: i.columns.joined(separator: ","),
                                 [.uniqueIndex(sql, table: t.name, columns: i.columns, entity: owner, names: i.columns)]))
             } else {
-                out.append(step("addIndex", entity: root.name, property: i.columns.joined(separator: ","), [.run(sql, [])]))
+                out.append(step(.addIndex, entity: root.name, property: i.columns.joined(separator: ","), [.run(sql, [])]))
             }
         }
         return out
@@ -540,9 +540,9 @@ struct SQLiteMigration {
             let names = Set(t.indexes.map(\.name))
             let stale = try existingIndexes(from).filter { newIndexNames.contains($0.name) && !names.contains($0.name) }
             guard !stale.isEmpty else { return [] }
-            out = stale.map { step("removeIndex", entity: set, property: $0.columns.joined(separator: ","), [.run(SQLiteDialect.dropIndex($0.name), [])]) }
+            out = stale.map { step(.removeIndex, entity: set, property: $0.columns.joined(separator: ","), [.run(SQLiteDialect.dropIndex($0.name), [])]) }
         }
-        return out + t.indexes.map { step("addIndex", entity: set, property: $0.columns.joined(separator: ","), [.run(dialect.createIndex($0, on: set), [])]) }
+        return out + t.indexes.map { step(.addIndex, entity: set, property: $0.columns.joined(separator: ","), [.run(dialect.createIndex($0, on: set), [])]) }
     }
 
     /// Key sequences: a new table, one built anew or renamed continues past its rows and its
@@ -557,11 +557,11 @@ struct SQLiteMigration {
             case .copy(let o)?, .inPlace(let o)?: from = o.name
             default: from = root.name
             }
-            out.append(step("continueSequence", entity: root.name, [.run(SQLiteDialect.continueSequence(root.name), [.text(root.name), .text(from)])]))
+            out.append(step(.continueSequence, entity: root.name, [.run(SQLiteDialect.continueSequence(root.name), [.text(root.name), .text(from)])]))
         }
         let newNames = Set(new.rootEntities.map(\.name))
         for o in old.rootEntities where !newNames.contains(o.name) {
-            out.append(step("dropSequence", entity: o.name, [.run(SQLiteDialect.dropSequence, [.text(o.name)])]))
+            out.append(step(.dropSequence, entity: o.name, [.run(SQLiteDialect.dropSequence, [.text(o.name)])]))
         }
         return out
     }
