@@ -1,16 +1,5 @@
 import Glibc
 
-/// Whether `STRATA_MIGRATION_DEBUG=1` asks for each migration step (and its SQL) on stderr.
-let migrationDebug: Bool = {
-    guard let v = getenv("STRATA_MIGRATION_DEBUG") else { return false }
-    return String(cString: v) == "1"
-}()
-
-/// Prints a line of STRATA_MIGRATION_DEBUG output.
-func migrationLog(_ line: @autoclosure () -> String) {
-    if migrationDebug { fputs("[strata migration] \(line())\n", stderr) }
-}
-
 /// Runs an open's stages (DESIGN §6), each in one transaction of the store:
 ///
 /// 1. the stored state is read again inside the transaction (another process may

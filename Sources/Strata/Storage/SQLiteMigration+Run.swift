@@ -14,7 +14,7 @@ extension SQLiteMigration {
                     report: (_ step: String, _ entity: String?, _ done: Int64?, _ total: Int64?) -> Void) throws {
         for step in steps {
             migrationLog("\(stage): \(step.description.line)")
-            if !step.actions.isEmpty { report(step.description.kind, step.description.entity, nil, nil) }
+            if !step.actions.isEmpty { report(step.description.kind.rawValue, step.description.entity, nil, nil) }
             for action in step.actions {
                 migrationLog("  \(sql(action))")
                 try perform(action, on: c, folder: folder, report: report)

@@ -147,7 +147,7 @@ struct SQLiteMigration {
         return (names, renames)
     }
 
-    private func step(_ kind: String, entity: String? = nil, property: String? = nil, from: String? = nil, to: String? = nil,
+    private func step(_ kind: MigrationStep.Kind, entity: String? = nil, property: String? = nil, from: String? = nil, to: String? = nil,
                       _ actions: [Action] = []) -> Step {
         Step(description: MigrationStep(kind: kind, entity: entity, property: property, from: from, to: to,
                                         sql: actions.map(SQLiteMigration.sql)), actions: actions)
@@ -166,123 +166,181 @@ struct SQLiteMigration {
                                                       withoutRowID: t.withoutRowID, indexes: [], externalColumns: []))
     }
 
-    /// The steps, in the order they run.
+    /// The steps, in the order they run (each function below says what its steps guarantee):
+    ///
+    /// 0. removed, renamed and moved entities, described;
+    /// 1. tables rebuilt or made for new entities, under their building names;
+    /// 2. join tables kept, or built from the old links;
+    /// 3. tables altered in place;
+    /// 4. old tables dropped, every table renamed to its final name;
+    /// 5. values, once every table has its final name: defaults, values outside their entities,
+    ///    links to objects that are gone;
+    /// 6. indexes matched by their columns, every drop before any create;
+    /// 7. one link kept per object of a relationship that became one-to-one;
+    /// 8. key sequences continued.
     func plan() throws -> [Step] {
-        var steps: [Step] = []
-        var dropTables: [String] = []       // old tables no new table keeps
-        var renames: [(from: String, to: String)] = []  // tables built under another name, or kept join tables
-        let newRoots = new.rootEntities
-        var modes: [String: Mode] = [:]
-        for root in newRoots { modes[root.name] = mode(of: root) }
-        var adopted: Set<String> = []
-        for root in newRoots { if case .inPlace(let o) = modes[root.name] { adopted.insert(o.name) } }
+        let modes = tableModes()
+        var tables = TableChanges()
+        var steps = entityChanges()
+        steps += rebuiltTables(modes, &tables)
+        steps += joinTables(&tables)
+        steps += try tablesAlteredInPlace(modes, &tables)
+        steps += finalTableNames(tables)
+        steps += valueChanges(modes)
+        steps += try indexChanges(modes, tables)
+        steps += oneToOneLinks()
+        steps += sequences(modes)
+        return steps
+    }
 
-        // Removed entities, and renamed ones (their rows keep their keys).
+    /// What the table steps (1–3) leave to the later ones.
+    private struct TableChanges {
+        /// Old tables no new table keeps, in the order they are dropped.
+        var drops: [String] = []
+        /// Tables built under their building name, and kept join tables whose name changed.
+        var renames: [(from: String, to: String)] = []
+        /// Tables altered in place under a new name (renamed through their building name).
+        var renamedInPlace: [(String, String)] = []
+        /// Old join tables kept as they are (perhaps renamed), by their old names.
+        var keptPairs: Set<String> = []
+    }
+
+    /// How each new hierarchy's table comes to be, by the name of its root.
+    private func tableModes() -> [String: Mode] {
+        var modes: [String: Mode] = [:]
+        for root in new.rootEntities { modes[root.name] = mode(of: root) }
+        return modes
+    }
+
+    /// Each old entity that is removed, renamed or moved is reported (no SQL: its rows keep their keys).
+    private func entityChanges() -> [Step] {
+        var steps: [Step] = []
         for o in old.entities {
             if let e = mapping.successor(of: o) {
-                if e.name != o.name { steps.append(step("renameEntity", entity: e.name, from: o.name, to: e.name)) }
+                if e.name != o.name { steps.append(step(.renameEntity, entity: e.name, from: o.name, to: e.name)) }
                 if e.root.name != o.root.name || (e.superentity?.name != o.superentity.flatMap { mapping.successor(of: $0)?.name }) {
-                    steps.append(step("moveEntity", entity: e.name, from: o.root.name, to: e.root.name))
+                    steps.append(step(.moveEntity, entity: e.name, from: o.root.name, to: e.root.name))
                 }
             } else {
-                steps.append(step("removeEntity", entity: o.name))
+                steps.append(step(.removeEntity, entity: o.name))
             }
         }
+        return steps
+    }
 
-        // 1. Tables built anew: created under a building name and filled from their old table.
-        for root in newRoots {
+    /// Each new table not altered in place is complete under its building name; old tables no in-place table adopts are to drop.
+    private func rebuiltTables(_ modes: [String: Mode], _ tables: inout TableChanges) -> [Step] {
+        var steps: [Step] = []
+        var adopted: Set<String> = []
+        for root in new.rootEntities { if case .inPlace(let o) = modes[root.name] { adopted.insert(o.name) } }
+        for root in new.rootEntities {
             guard let t = newLayout.table(named: root.name) else { continue }
             let building = SQLiteDialect.buildingName(t.name)
             let create = createBuilding(t)
             switch modes[root.name] {
             case .create?:
-                steps.append(step("addEntity", entity: root.name, [.run(create, [])]))
-                renames.append((building, t.name))
+                steps.append(step(.addEntity, entity: root.name, [.run(create, [])]))
+                tables.renames.append((building, t.name))
             case .copy(let oldRoot)?:
-                let cols = columns(of: root)
-                var names: [String] = []
-                var values: [String] = []
-                for c in cols {
-                    switch source(of: c.column, oldRoot: oldRoot) {
-                    case .none: continue
-                    case .column(let n): names.append(c.name); values.append(SQLiteDialect.sourceColumn(n))
-                    case .expression(let x): names.append(c.name); values.append(x)
-                    }
-                }
-                let (entityNames, entityRenames) = entities(of: root)
-                let copy = SQLiteDialect.copyRows(into: building, columns: names, from: oldRoot.name, values: values)
                 steps.append(contentsOf: describeColumns(root, oldRoot: oldRoot))
-                steps.append(step("copyRows", entity: root.name, from: oldRoot.name, to: root.name,
-                                  [.run(create, []), .copy(copy, table: oldRoot.name, entities: entityNames,
-                                                           renames: SQLiteMigration.jsonObject(entityRenames), entity: root.name)]))
-                renames.append((building, t.name))
-                if !adopted.contains(oldRoot.name) && !dropTables.contains(oldRoot.name) { dropTables.append(oldRoot.name) }
+                steps.append(step(.copyRows, entity: root.name, from: oldRoot.name, to: root.name,
+                                  [.run(create, []), copyRows(root, from: oldRoot, into: building)]))
+                tables.renames.append((building, t.name))
+                if !adopted.contains(oldRoot.name) && !tables.drops.contains(oldRoot.name) { tables.drops.append(oldRoot.name) }
             case .inPlace?, nil:
                 break
             }
         }
         // Old tables whose every entity is removed.
-        for oldRoot in old.rootEntities where !adopted.contains(oldRoot.name) && !dropTables.contains(oldRoot.name) {
-            dropTables.append(oldRoot.name)
+        for oldRoot in old.rootEntities where !adopted.contains(oldRoot.name) && !tables.drops.contains(oldRoot.name) {
+            tables.drops.append(oldRoot.name)
         }
+        return steps
+    }
 
-        // 2. Sets of pairs: kept (renamed if their name changed), or built from the old links.
-        var keptPairs: Set<String> = []
+    /// The copy of an old table's rows into the table `building` of the new hierarchy `root`.
+    private func copyRows(_ root: Entity, from oldRoot: Entity, into building: String) -> Action {
+        var names: [String] = []
+        var values: [String] = []
+        for c in columns(of: root) {
+            switch source(of: c.column, oldRoot: oldRoot) {
+            case .none: continue
+            case .column(let n): names.append(c.name); values.append(SQLiteDialect.sourceColumn(n))
+            case .expression(let x): names.append(c.name); values.append(x)
+            }
+        }
+        let (entityNames, entityRenames) = entities(of: root)
+        let copy = SQLiteDialect.copyRows(into: building, columns: names, from: oldRoot.name, values: values)
+        return .copy(copy, table: oldRoot.name, entities: entityNames, renames: SQLiteMigration.jsonObject(entityRenames), entity: root.name)
+    }
+
+    /// Each new join table is an old one kept (renamed if need be) or complete under its building name; the others are to drop.
+    private func joinTables(_ tables: inout TableChanges) -> [Step] {
+        var steps: [Step] = []
         for (set, r) in new.pairSets {
             let building = SQLiteDialect.buildingName(set)
             guard let t = newLayout.table(named: set) else { continue }
             let create = createBuilding(t)
             guard let (or, reversed) = mapping.linkOrigin(of: r) else {
-                steps.append(step("addRelationship", entity: r.entity.name, property: r.name, [.run(create, [])]))
-                renames.append((building, set))
+                steps.append(step(.addRelationship, entity: r.entity.name, property: r.name, [.run(create, [])]))
+                tables.renames.append((building, set))
                 continue
             }
             let s = storage(of: or, reversed: reversed)
-            if case .inPairs = or.placement, s.owner == "_source", !keptPairs.contains(s.table) {
-                keptPairs.insert(s.table)
+            if case .inPairs = or.placement, s.owner == "_source", !tables.keptPairs.contains(s.table) {
+                tables.keptPairs.insert(s.table)
                 if s.table != set {
-                    steps.append(step("renameRelationship", entity: r.entity.name, property: r.name, from: s.table, to: set))
-                    renames.append((s.table, set))
+                    steps.append(step(.renameRelationship, entity: r.entity.name, property: r.name, from: s.table, to: set))
+                    tables.renames.append((s.table, set))
                 }
                 continue
             }
             let copy = SQLiteDialect.copyPairs(into: building, from: s.table, owner: s.owner, target: s.target)
-            steps.append(step("changeRelationship", entity: r.entity.name, property: r.name, from: or.name, to: r.name,
+            steps.append(step(.changeRelationship, entity: r.entity.name, property: r.name, from: or.name, to: r.name,
                               [.run(create, []), .run(copy, [])]))
-            renames.append((building, set))
+            tables.renames.append((building, set))
         }
-        for (set, _) in old.pairSets where !keptPairs.contains(set) { dropTables.append(set) }
+        for (set, _) in old.pairSets where !tables.keptPairs.contains(set) { tables.drops.append(set) }
+        return steps
+    }
 
-        // 3. Tables altered in place.
-        var renamedOldTables: [(String, String)] = []
-        for root in newRoots {
+    /// Each table whose rows all stay and whose columns are only renamed or added is altered in place (no row rewritten).
+    private func tablesAlteredInPlace(_ modes: [String: Mode], _ tables: inout TableChanges) throws -> [Step] {
+        var steps: [Step] = []
+        for root in new.rootEntities {
             guard case .inPlace(let oldRoot)? = modes[root.name] else { continue }
-            steps.append(contentsOf: try alterInPlace(root, from: oldRoot, renamedTables: &renamedOldTables))
+            steps.append(contentsOf: try alterInPlace(root, from: oldRoot, renamedTables: &tables.renamedInPlace))
         }
+        return steps
+    }
 
-        // 4. Old tables go, new ones take their names.
-        for table in dropTables { steps.append(step("dropTable", entity: table, [.run(SQLiteDialect.dropTable(table), [])])) }
+    /// Old tables no new table keeps are dropped, then every table takes its final name.
+    private func finalTableNames(_ tables: TableChanges) -> [Step] {
+        var steps: [Step] = []
+        for table in tables.drops { steps.append(step(.dropTable, entity: table, [.run(SQLiteDialect.dropTable(table), [])])) }
         var renameActions: [Action] = []
-        for (from, to) in renamedOldTables + renames where from != to {
+        for (from, to) in tables.renamedInPlace + tables.renames where from != to {
             renameActions.append(.run(SQLiteDialect.renameTable(from, to: to), []))
         }
-        if !renameActions.isEmpty { steps.append(step("renameTables", renameActions)) }
-
-        // 5. Values (once every table has its final name): defaults, values left outside their
-        //    entities, links to objects that are gone.
-        for root in newRoots { steps.append(contentsOf: values(root, mode: modes[root.name] ?? .create)) }
-        steps.append(contentsOf: danglingLinks(modes))
-        // 6. Indexes, then key sequences.
-        // Every index that goes is dropped before any is created: a table renamed in place keeps
-        // its indexes' names, which an index of another table may now need.
-        var indexSteps: [Step] = []
-        for root in newRoots { indexSteps.append(contentsOf: try indexes(root, mode: modes[root.name] ?? .create)) }
-        for (set, _) in new.pairSets { indexSteps.append(contentsOf: try pairIndexes(set, kept: keptPairs, renames: renames)) }
-        let isDrop: (Step) -> Bool = { $0.description.kind.hasPrefix("remove") }
-        steps.append(contentsOf: indexSteps.filter(isDrop) + indexSteps.filter { !isDrop($0) })
-        steps.append(contentsOf: oneToOneLinks())
-        steps.append(contentsOf: sequences(modes))
+        if !renameActions.isEmpty { steps.append(step(.renameTables, renameActions)) }
         return steps
+    }
+
+    /// Required values are set (by a default, or the stage fails naming an object); stray values and dangling links are cleared.
+    private func valueChanges(_ modes: [String: Mode]) -> [Step] {
+        var steps: [Step] = []
+        for root in new.rootEntities { steps.append(contentsOf: values(root, mode: modes[root.name] ?? .create)) }
+        steps.append(contentsOf: danglingLinks(modes))
+        return steps
+    }
+
+    /// Each table has exactly the new layout's indexes, matched by their columns; every drop runs before any create.
+    private func indexChanges(_ modes: [String: Mode], _ tables: TableChanges) throws -> [Step] {
+        // Drops first: a table renamed in place keeps its indexes' names, which an index of another table may now need.
+        var steps: [Step] = []
+        for root in new.rootEntities { steps.append(contentsOf: try indexes(root, mode: modes[root.name] ?? .create)) }
+        for (set, _) in new.pairSets { steps.append(contentsOf: try pairIndexes(set, kept: tables.keptPairs, renames: tables.renames)) }
+        return steps.filter { $0.description.kind.isRemoval } + steps.filter { !$0.description.kind.isRemoval }
     }
 
     /// Steps that describe what a rebuilt table's columns become (their SQL is the copy's).
@@ -293,23 +351,23 @@ struct SQLiteMigration {
             switch (c.column, source(of: c.column, oldRoot: oldRoot)) {
             case (.attribute(let a), .column(let n)):
                 used.insert(n)
-                if n != a.name { out.append(step("renameAttribute", entity: c.entity.name, property: a.name, from: n, to: a.name)) }
+                if n != a.name { out.append(step(.renameAttribute, entity: c.entity.name, property: a.name, from: n, to: a.name)) }
             case (.attribute(let a), _):
-                out.append(step("addAttribute", entity: c.entity.name, property: a.name))
+                out.append(step(.addAttribute, entity: c.entity.name, property: a.name))
             case (.link(let r), .column(let n)):
                 used.insert(n)
-                if n != r.name { out.append(step("renameRelationship", entity: c.entity.name, property: r.name, from: n, to: r.name)) }
+                if n != r.name { out.append(step(.renameRelationship, entity: c.entity.name, property: r.name, from: n, to: r.name)) }
             case (.link(let r), .expression):
-                out.append(step("changeRelationship", entity: c.entity.name, property: r.name))
+                out.append(step(.changeRelationship, entity: c.entity.name, property: r.name))
             case (.link(let r), .none):
-                out.append(step("addRelationship", entity: c.entity.name, property: r.name))
+                out.append(step(.addRelationship, entity: c.entity.name, property: r.name))
             }
         }
         for n in oldColumns(of: oldRoot) where !used.contains(n) {
             let owner = oldRoot.descendants.first { $0.ownAttributes.contains { $0.name == n } || $0.ownRelationships.contains { $0.name == n } }
             let isAttribute = owner?.ownAttributes.contains { $0.name == n } ?? true
             if let owner, mapping.successor(of: owner) == nil { continue }  // the entity's removal says it
-            out.append(step(isAttribute ? "removeAttribute" : "removeRelationship", entity: owner.flatMap { mapping.successor(of: $0)?.name } ?? oldRoot.name,
+            out.append(step(isAttribute ? .removeAttribute : .removeRelationship, entity: owner.flatMap { mapping.successor(of: $0)?.name } ?? oldRoot.name,
                             property: n))
         }
         return out
@@ -322,10 +380,10 @@ struct SQLiteMigration {
         let table = oldRoot.name
         let (entityNames, entityRenames) = entities(of: root)
         if entityNames.count < oldRoot.descendants.count {
-            out.append(step("deleteRows", entity: root.name, [.run(SQLiteDialect.deleteRowsOutside(table), [SQLiteMigration.jsonArray(entityNames)])]))
+            out.append(step(.deleteRows, entity: root.name, [.run(SQLiteDialect.deleteRowsOutside(table), [SQLiteMigration.jsonArray(entityNames)])]))
         }
         if !entityRenames.isEmpty {
-            out.append(step("renameEntityRows", entity: root.name,
+            out.append(step(.renameEntityRows, entity: root.name,
                             [.run(SQLiteDialect.renameEntities(table), [.text(SQLiteMigration.jsonObject(entityRenames))])]))
         }
         // Column renames: straight when no name is in the way, else through a temporary name.
@@ -350,7 +408,7 @@ struct SQLiteMigration {
             } else {
                 actions.append(.run(SQLiteDialect.renameColumn(table, from: r.from, to: r.to), []))
             }
-            out.append(step(r.isLink ? "renameRelationship" : "renameAttribute", entity: r.entity, property: r.to, from: r.from, to: r.to, actions))
+            out.append(step(r.isLink ? .renameRelationship : .renameAttribute, entity: r.entity, property: r.to, from: r.from, to: r.to, actions))
         }
         if clash {
             // Every column takes its temporary name before any takes its final one (a swap): the
@@ -364,13 +422,13 @@ struct SQLiteMigration {
             }
         }
         for (col, entity, isLink) in adds {
-            out.append(step(isLink ? "addRelationship" : "addAttribute", entity: entity, property: col.name,
+            out.append(step(isLink ? .addRelationship : .addAttribute, entity: entity, property: col.name,
                             [.run(SQLiteDialect.addColumn(table, col), [])]))
         }
         if table != root.name {
             // Through the building name: the new name may still be an old table's until those are dropped.
             let building = SQLiteDialect.buildingName(root.name)
-            out.append(step("renameTable", entity: root.name, from: table, to: root.name, [.run(SQLiteDialect.renameTable(table, to: building), [])]))
+            out.append(step(.renameTable, entity: root.name, from: table, to: root.name, [.run(SQLiteDialect.renameTable(table, to: building), [])]))
             renamedTables.append((building, root.name))
         }
         return out
@@ -393,13 +451,13 @@ struct SQLiteMigration {
                     if has, let e = mapping.successor(of: o) { before.insert(e.name) }
                 }
                 if !before.isSubset(of: Set(having)) {
-                    out.append(step("clearValues", entity: c.entity.name, property: c.name,
+                    out.append(step(.clearValues, entity: c.entity.name, property: c.name,
                                     [.run(SQLiteDialect.clearOutside(root.name, c.name), [SQLiteMigration.jsonArray(having)])]))
                 }
             }
             guard case .attribute(let a) = c.column else { continue }
             if let oa = mapping.origin(of: a), oa.externalStorage, !a.externalStorage {
-                out.append(step("inlineExternalStorage", entity: c.entity.name, property: a.name,
+                out.append(step(.inlineExternalStorage, entity: c.entity.name, property: a.name,
                                 [.inlineFiles(table: root.name, column: a.name, attribute: a)]))
             }
             let wasRequired = mapping.origin(of: a).map { !$0.isOptional } ?? false
@@ -408,11 +466,11 @@ struct SQLiteMigration {
             let grew = !Set(populated).isSubset(of: before)
             guard !a.isOptional, !populated.isEmpty, !wasRequired || grew else { continue }
             if let d = a.defaultValue, d != .null {
-                out.append(step("fillDefault", entity: c.entity.name, property: a.name,
+                out.append(step(.fillDefault, entity: c.entity.name, property: a.name,
                                 [.run(SQLiteDialect.fillDefault(root.name, a.name), [d, SQLiteMigration.jsonArray(having)])]))
             } else {
                 let (entity, version) = (c.entity.name, new.version)
-                out.append(step("checkRequired", entity: entity, property: a.name,
+                out.append(step(.checkRequired, entity: entity, property: a.name,
                                 [.check(SQLiteDialect.rowWithoutValue(root.name, a.name), [SQLiteMigration.jsonArray(having)]) { row in
                                     var id = "an object"
                                     if row.count == 2, case .int(let pk) = row[0], case .text(let e) = row[1] { id = "\(e)/\(pk)" }
@@ -447,7 +505,7 @@ struct SQLiteMigration {
         }
         for e in new.entities {
             for r in e.ownRelationships where r.isHeldInRow && changed(r) {
-                out.append(step("clearLinks", entity: e.name, property: r.name,
+                out.append(step(.clearLinks, entity: e.name, property: r.name,
                                 [.run(SQLiteDialect.clearDanglingLinks(e.root.name, r.name, target: r.destination.root.name),
                                       [SQLiteMigration.jsonArray(r.destination.descendants.map(\.name))])]))
             }
@@ -455,7 +513,7 @@ struct SQLiteMigration {
         for (set, r) in new.pairSets {
             let ownerChanged = r.inverse.map(changed) ?? !isWhole(r.entity.root, modes)
             guard changed(r) || ownerChanged else { continue }
-            out.append(step("clearLinks", entity: r.entity.name, property: r.name,
+            out.append(step(.clearLinks, entity: r.entity.name, property: r.name,
                             [.run(SQLiteDialect.deleteDanglingPairs(set, first: r.entity.root.name, second: r.destination.root.name),
                                   [SQLiteMigration.jsonArray(r.entity.descendants.map(\.name)),
                                    SQLiteMigration.jsonArray(r.destination.descendants.map(\.name))])]))
@@ -473,7 +531,7 @@ struct SQLiteMigration {
                 guard let inv = r.inverse, !inv.isToMany, !r.isToMany, let (or, _) = mapping.linkOrigin(of: r) else { continue }
                 let wasOneToOne = !or.isToMany && or.inverse.map { !$0.isToMany } == true
                 guard !wasOneToOne else { continue }
-                out.append(step("keepOneLink", entity: e.name, property: r.name, [.run(SQLiteDialect.keepFirstLinks(e.root.name, r.name), [])]))
+                out.append(step(.keepOneLink, entity: e.name, property: r.name, [.run(SQLiteDialect.keepFirstLinks(e.root.name, r.name), [])]))
             }
         }
         return out
@@ -503,7 +561,7 @@ struct SQLiteMigration {
             let nameTaken = t.indexes.contains { $0.name == i.name && $0.columns != i.columns }
                 || (newIndexNames.contains(i.name) && !t.indexes.contains { $0.name == i.name })
             if wanted.contains(key) && !kept.contains(key) && !nameTaken { kept.insert(key); continue }
-            out.append(step(i.isUnique ? "removeUniqueConstraint" : "removeIndex", entity: root.name, property: i.columns.joined(separator: ","),
+            out.append(step(i.isUnique ? .removeUniqueConstraint : .removeIndex, entity: root.name, property: i.columns.joined(separator: ","),
                             [.run(SQLiteDialect.dropIndex(i.name), [])]))
         }
         let dialect = SQLiteDialect()
@@ -516,10 +574,10 @@ struct SQLiteMigration {
                 let owner = root.descendants.first { e in
                     e.ownAttributes.contains { $0.isUnique && [$0.name] == i.columns } || e.uniqueConstraints.contains { $0 == i.columns }
                 }?.name ?? root.name
-                out.append(step("addUniqueConstraint", entity: owner, property: i.columns.joined(separator: ","),
+                out.append(step(.addUniqueConstraint, entity: owner, property: i.columns.joined(separator: ","),
                                 [.uniqueIndex(sql, table: t.name, columns: i.columns, entity: owner, names: i.columns)]))
             } else {
-                out.append(step("addIndex", entity: root.name, property: i.columns.joined(separator: ","), [.run(sql, [])]))
+                out.append(step(.addIndex, entity: root.name, property: i.columns.joined(separator: ","), [.run(sql, [])]))
             }
         }
         return out
@@ -540,9 +598,9 @@ struct SQLiteMigration {
             let names = Set(t.indexes.map(\.name))
             let stale = try existingIndexes(from).filter { newIndexNames.contains($0.name) && !names.contains($0.name) }
             guard !stale.isEmpty else { return [] }
-            out = stale.map { step("removeIndex", entity: set, property: $0.columns.joined(separator: ","), [.run(SQLiteDialect.dropIndex($0.name), [])]) }
+            out = stale.map { step(.removeIndex, entity: set, property: $0.columns.joined(separator: ","), [.run(SQLiteDialect.dropIndex($0.name), [])]) }
         }
-        return out + t.indexes.map { step("addIndex", entity: set, property: $0.columns.joined(separator: ","), [.run(dialect.createIndex($0, on: set), [])]) }
+        return out + t.indexes.map { step(.addIndex, entity: set, property: $0.columns.joined(separator: ","), [.run(dialect.createIndex($0, on: set), [])]) }
     }
 
     /// Key sequences: a new table, one built anew or renamed continues past its rows and its
@@ -557,11 +615,11 @@ struct SQLiteMigration {
             case .copy(let o)?, .inPlace(let o)?: from = o.name
             default: from = root.name
             }
-            out.append(step("continueSequence", entity: root.name, [.run(SQLiteDialect.continueSequence(root.name), [.text(root.name), .text(from)])]))
+            out.append(step(.continueSequence, entity: root.name, [.run(SQLiteDialect.continueSequence(root.name), [.text(root.name), .text(from)])]))
         }
         let newNames = Set(new.rootEntities.map(\.name))
         for o in old.rootEntities where !newNames.contains(o.name) {
-            out.append(step("dropSequence", entity: o.name, [.run(SQLiteDialect.dropSequence, [.text(o.name)])]))
+            out.append(step(.dropSequence, entity: o.name, [.run(SQLiteDialect.dropSequence, [.text(o.name)])]))
         }
         return out
     }
