@@ -82,9 +82,9 @@ struct SQLiteMigration {
     private func storage(of r: Relationship, reversed: Bool) -> (table: String, owner: String, target: String) {
         var s: (table: String, owner: String, target: String)
         switch r.placement {
-        case .inRow: s = (r.entity.root.name, "_pk", r.name)
-        case .inInverseRows: s = (r.destination.root.name, r.inverse?.name ?? "", "_pk")
-        case .inPairs(let set, let first): s = (set, first ? "_source" : "_target", first ? "_target" : "_source")
+        case .inRow: s = (r.entity.root.name, StoreLayout.key, r.name)
+        case .inInverseRows: s = (r.destination.root.name, r.inverse?.name ?? "", StoreLayout.key)
+        case .inPairs(let set, let first): s = (set, first ? StoreLayout.source : StoreLayout.target, first ? StoreLayout.target : StoreLayout.source)
         }
         if reversed { s = (s.table, s.target, s.owner) }
         return s
@@ -99,7 +99,7 @@ struct SQLiteMigration {
         case .link(let r):
             guard let (or, reversed) = mapping.linkOrigin(of: r) else { return .none }
             let s = storage(of: or, reversed: reversed)
-            if s.owner == "_pk" && s.table == oldRoot.name { return .column(s.target) }
+            if s.owner == StoreLayout.key && s.table == oldRoot.name { return .column(s.target) }
             return .expression(SQLiteDialect.linkTarget(s.table, owner: s.owner, target: s.target))
         }
     }
@@ -115,7 +115,7 @@ struct SQLiteMigration {
     }
 
     private func oldColumns(of root: Entity) -> [String] {
-        (oldLayout.table(named: root.name)?.columns ?? []).map(\.name).filter { $0 != "_pk" && $0 != "_entity" }
+        (oldLayout.table(named: root.name)?.columns ?? []).map(\.name).filter { $0 != StoreLayout.key && $0 != StoreLayout.entity }
     }
 
     private func mode(of root: Entity) -> Mode {
@@ -287,7 +287,7 @@ struct SQLiteMigration {
                 continue
             }
             let s = storage(of: or, reversed: reversed)
-            if case .inPairs = or.placement, s.owner == "_source", !tables.keptPairs.contains(s.table) {
+            if case .inPairs = or.placement, s.owner == StoreLayout.source, !tables.keptPairs.contains(s.table) {
                 tables.keptPairs.insert(s.table)
                 if s.table != set {
                     steps.append(step(.renameRelationship, entity: r.entity.name, property: r.name, from: s.table, to: set))
