@@ -125,7 +125,7 @@ public final class ModelContext {
     private func atomically<T>(input: UnsafeBufferPointer<UInt8>, _ body: () throws -> T) throws -> T {
         do {
             return try atomically(body)
-        } catch let e as StrataError where !e.message.hasPrefix("malformed JSON") {
+        } catch let e as StrataError where e.reason != .malformedJSON {
             var scan = JSONReader(input)
             try scan.skipValue()
             try scan.expectEnd()
@@ -497,7 +497,7 @@ public final class ModelContext {
         let v: SQLValue
         do { v = try ValueCodec.read(&r, type: a.type, path: a.type == .json ? parent / key : JSONPath()) } catch var err as StrataError {
             err.message = "'\(e.name).\(a.name)' (\(a.type.rawValue)): \(err.message)"
-            if err.code == .invalid && err.message.contains("malformed JSON") == false { err.code = .validation }
+            if err.code == .invalid && err.reason != .malformedJSON { err.code = .validation }
             throw err.with(entity: e.name, attribute: a.name, path: (parent / key).description)
         }
         if v.isNull {

@@ -123,15 +123,23 @@ struct MigrationRunner {
             try hook(context)
             if context.hasChanges { _ = try context.save() }
         } catch let e as StrataError {
-            // The C shim says "stage hook returned N (NAME)": name the stage and the hook.
-            let message = e.message.hasPrefix("stage hook ") ? "\(which) hook " + e.message.dropFirst("stage hook ".count)
-                : "the \(which) hook failed: \(e.message)"
-            var out = StrataError(.callback, "stage '\(stage)': " + message, entity: e.entity, attribute: e.attribute)
+            // A status of the hook's own (a C hook's return, `StageHooks.failure`) is the message;
+            // an error with a stage is another migration's, one the hook ran, and is quoted.
+            let message: String
+            let status: Int32?
+            if case .hookFailed(let returned?)? = e.reason, e.stage == nil {
+                message = "\(which) hook " + StageHooks.returned(returned)
+                status = returned
+            } else {
+                message = "the \(which) hook failed: \(e.message)"
+                status = e.hookStatus ?? (e.code == .callback ? nil : e.code.rawValue)
+            }
+            var out = StrataError(.callback, "stage '\(stage)': " + message, reason: .hookFailed(status: status),
+                                  entity: e.entity, attribute: e.attribute)
             out.stage = stage
-            out.hookStatus = e.hookStatus ?? (e.code == .callback ? nil : e.code.rawValue)
             throw out
         } catch {
-            var out = StrataError(.callback, "stage '\(stage)': the \(which) hook failed: \(error)")
+            var out = StrataError(.callback, "stage '\(stage)': the \(which) hook failed: \(error)", reason: .hookFailed(status: nil))
             out.stage = stage
             throw out
         }
