@@ -598,13 +598,16 @@ public final class ModelContext {
                 if !nested || nestedLink == nil { needsSet = true }
             }
         }
-        if needsSet {
-            changes.append(.setRelated(owner, rel, targets))
-            // The link lives in the targets' rows: it may be part of their unique keys.
-            if rel.placement == .inInverseRows, let col = rel.inverse?.name {
-                for t in targets {
-                    if let slot = t.entity.slotByName[col] { try noteKeySlots(t, slots: [slot], values: [.int(owner.pk)]) }
-                }
+        if needsSet { try relate(owner, rel, targets) }
+    }
+
+    /// Replaces the objects related through a relationship whose link is not a column of the owner's row.
+    private func relate(_ owner: ObjectID, _ rel: Relationship, _ targets: [ObjectID]) throws {
+        changes.append(.setRelated(owner, rel, targets))
+        // The link lives in the targets' rows: it may be part of their unique keys.
+        if rel.placement == .inInverseRows, let col = rel.inverse?.name {
+            for t in targets {
+                if let slot = t.entity.slotByName[col] { try noteKeySlots(t, slots: [slot], values: [.int(owner.pk)]) }
             }
         }
     }
@@ -699,6 +702,33 @@ public final class ModelContext {
     public func update(id: String, patch: String) throws {
         var patch = patch
         try patch.withUTF8 { try update(id: id, patch: $0) }
+    }
+
+    /// The objects `id` is related to through `rel`, as this context sees them (pending
+    /// changes included), in key order.
+    func related(_ id: ObjectID, _ rel: Relationship) throws -> [ObjectID] {
+        try live {
+            guard let ids = try session.related(id, rel, pending: pendingReplay()) else {
+                throw StrataError(.notFound, "no object \(id)", entity: id.entity.name)
+            }
+            return ids
+        }
+    }
+
+    /// Relates `id` to `targets` (existing objects) through `rel`, a relationship of its entity,
+    /// as a patch naming `rel` with their identifiers does: a to-one takes one, or none to clear it.
+    func setRelated(_ id: ObjectID, _ rel: Relationship, to targets: [ObjectID]) throws {
+        try live {
+            try requireWritable()
+            try atomically {
+                guard rel.isHeldInRow, let slot = id.entity.slotByName[rel.name] else { return try relate(id, rel, targets) }
+                if targets.first == id {
+                    throw StrataError(.validation, "\(id) cannot be linked to itself through '\(rel.name)'", entity: id.entity.name,
+                                      attribute: rel.name, path: (JSONPath() / rel.name).description)
+                }
+                try appendUpdate(id, slots: [slot], values: [targets.first.map { .int($0.pk) } ?? .null])
+            }
+        }
     }
 
     /// Marks an object for deletion; delete rules apply when the change is saved.
