@@ -441,12 +441,13 @@ public final class ModelContext {
             case .ignore:
                 return other
             case .error:
-                throw StrataError(.constraint, "'\(e.name)' collides with \(other) on unique (\(names))", entity: e.name,
+                throw StrataError(.constraint, "'\(e.name)' collides with \(other) on unique (\(names))",
+                                  reason: .uniqueViolation(attributes: slots.map { e.storedColumns[$0].name }), entity: e.name,
                                   attribute: slots.count == 1 ? names : nil, path: path.description)
             case .upsert:
                 guard other.entity === e else {
                     throw StrataError(.constraint, "'\(e.name)' collides with \(other), an object of another entity, on unique (\(names))",
-                                      entity: e.name, path: path.description)
+                                      reason: .uniqueViolation(attributes: slots.map { e.storedColumns[$0].name }), entity: e.name, path: path.description)
                 }
                 let slotsSet = provided.indices.filter { provided[$0] }
                 if !slotsSet.isEmpty {
@@ -792,7 +793,7 @@ public final class ModelContext {
             if p.policy == .error || other.entity !== e {
                 let what = other.entity === e ? "" : ", an object of another entity,"
                 throw StrataError(.constraint, "cannot save \(id): '\(e.name)' collides on unique (\(names)) with \(other)\(what) saved meanwhile by another context or process",
-                                  entity: e.name, attribute: k.slots.count == 1 ? names : nil)
+                                  reason: .uniqueViolation(attributes: k.slots.map { e.storedColumns[$0].name }), entity: e.name, attribute: k.slots.count == 1 ? names : nil)
             }
             return p.policy == .ignore ? .keep(other) : .update(other, slots: p.provided)
         }
