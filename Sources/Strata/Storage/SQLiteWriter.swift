@@ -176,7 +176,7 @@ final class SQLiteWriter: StoreWriter {
         if rc == SQLITE_CONSTRAINT | (6 << 8) {
             names = ["_pk"]  // a key given twice (a damaged sequence): no constraint of the model
         } else if rc == SQLITE_CONSTRAINT | (8 << 8) {
-            names = ((try? heldUnique(id, row)) ?? nil).map { $0.map { e.storedColumns[$0].name } } ?? []
+            names = (try? heldUnique(id, row))?.map { e.storedColumns[$0].name } ?? []
             reason = .uniqueViolation(attributes: names)
         }
         let list = names.isEmpty ? "" : " (\(names.joined(separator: ", ")))"
