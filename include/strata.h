@@ -86,7 +86,16 @@
  *   where "code" is a stable string, "entity", "attribute", "path" (a JSON
  *   pointer into the input) and "sqliteCode" appear when they apply, and for
  *   a failed migration "stage" (the stage's name) and "hookStatus" (the
- *   status a stage hook returned, exactly as returned). Errors
+ *   status a stage hook returned, exactly as returned). "reason", when
+ *   present, says what failed finer than "code", as a stable string:
+ *     "malformed_json"    (STRATA_ERR_INVALID) the input is not well-formed
+ *                         JSON; a well-formed value of the wrong kind is
+ *                         STRATA_ERR_VALIDATION, without this reason
+ *     "unique_violation"  (STRATA_ERR_CONSTRAINT) an object with the same
+ *                         values of a unique attribute or constraint exists
+ *     "hook_failed"       (STRATA_ERR_CALLBACK) a stage hook failed
+ *   Decide on "code" and "reason", never on "message" (English, may change);
+ *   ignore reasons you do not know (more may come). Errors
  *   never contain the values the caller bound. A failed call leaves the
  *   store and the context's pending changes exactly as they were.
  *
@@ -394,8 +403,8 @@ typedef struct strata_container strata_container;
  * resolve it: a custom stage, or "onDuplicates"; "stage" in the error JSON
  * names the stage; the store stays at its last completed stage),
  * STRATA_ERR_CALLBACK (a stage hook returned a status other than STRATA_OK:
- * "stage" names the stage, "hookStatus" holds the status as returned; the
- * store stays at the stage's previous version),
+ * "reason" is "hook_failed", "stage" names the stage, "hookStatus" holds the
+ * status as returned; the store stays at the stage's previous version),
  * STRATA_ERR_IO (cannot open or create; a read-only open of a missing
  * file), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT (a
  * damaged file; a Strata store whose stored schema is missing or cannot be
@@ -885,10 +894,10 @@ strata_status strata_set_trace(strata_container *container, strata_trace_fn fn, 
  * through `ctx`.
  *
  * Return STRATA_OK to go on. Any other value aborts the stage: strata_open()
- * fails with STRATA_ERR_CALLBACK, the error JSON's "stage" names the stage,
- * "hookStatus" holds the returned value exactly as returned (also a value
- * that is not a strata_status), and the store stays at the stage's previous
- * version.
+ * fails with STRATA_ERR_CALLBACK, the error JSON's "reason" is "hook_failed",
+ * "stage" names the stage, "hookStatus" holds the returned value exactly as
+ * returned (also a value that is not a strata_status), and the store stays at
+ * the stage's previous version.
  */
 typedef strata_status (*strata_stage_fn)(strata_context *ctx, void *userdata);
 

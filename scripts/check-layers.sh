@@ -35,6 +35,9 @@
 #   sqlite-outside-storage  `import CSQLite`, sqlite3_*, SQLITE_* outside
 #                           Storage/ and Sources/CSQLite
 #   strata-c-sql            a string literal of StrataC holds SQL
+#   message-decides         code reads an error's message text to decide
+#                           (`message.hasPrefix(`, `.contains(`, …): give the
+#                           error a reason (StrataError.Reason) instead
 # A name declared both in a forbidden folder and in a folder the referrer may
 # use (or in the referrer itself) is ambiguous and is not checked; such names
 # are listed as notes.
@@ -351,6 +354,9 @@ if [ "$selftest" = 1 ]; then
   inject2 "$C" 'struct LayersProbeCycle {}' "$St" 'let _c: LayersProbeCycle? = nil'
   expect "an allowlisted reference that closes a cycle" folder-cycle "Store->Context"
   cp "$work/allow.saved" "$copy/scripts/layers-allow.txt"
+  inject "$M" 'let _m = e.message.hasPrefix("stage hook ")'; expect "a decision on message text in Migration" message-decides hasPrefix
+  inject "$X" 'if err.message.contains("x") {}'; expect "a decision on message text in StrataC" message-decides contains
+  inject "$C" 'e.message = "more: " + e.message'; what_none="a message rewritten, not read to decide"; expect_none
   # What is not code is not a reference.
   inject2 "$S" 'final class LayersProbeStorage {}' "$C" '// LayersProbeStorage and import CSQLite and sqlite3_open' \
           ; what_none="a // comment naming a Storage type"; expect_none
@@ -502,6 +508,19 @@ while IFS= read -r f; do
       }
     }' "$work/pp/$f"
 done <"$work/list.StrataC" >>"$work/hits"
+
+# Decisions on an error's message text, anywhere in Sources.
+while IFS= read -r f; do
+  awk -v REL="$f" -v ORIG="$f" '
+    { code = $0; sub(/\037.*/, "", code)
+      if ((getline orig < ORIG) <= 0) orig = ""
+      sub(/^[ \t]+/, "", orig)
+      if (match(code, /(^|[^A-Za-z0-9_])message[ \t]*\.[ \t]*(hasPrefix|hasSuffix|contains|starts|firstRange|range|split|firstIndex|lowercased)[ \t]*\(/)) {
+        w = substr(code, RSTART, RLENGTH); sub(/^.*\.[ \t]*/, "", w); sub(/[ \t]*\($/, "", w)
+        printf "%s\t%d\tmessage-decides\t%s\t%s\n", REL, FNR, w, orig
+      }
+    }' "$work/pp/$f"
+done <"$work/files" >>"$work/hits"
 
 # ------------------------------------------------------------- the allowlist
 : >"$work/allow"

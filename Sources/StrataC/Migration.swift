@@ -15,15 +15,6 @@ final class UserdataBox: @unchecked Sendable {
     deinit { free?(userdata) }
 }
 
-/// The error of a stage hook that returned `status` (not STRATA_OK); the executor adds
-/// the stage and which hook to the message and the `stage` key.
-func hookError(_ status: Int32) -> StrataError {
-    let name = StrataError.Code(rawValue: status).map { "STRATA_ERR_\($0.name.uppercased())" } ?? "not a strata_status"
-    var e = StrataError(.callback, "stage hook returned \(status) (\(name))")
-    e.hookStatus = status
-    return e
-}
-
 /// A C stage hook as a Swift one: the context is a handle only while the hook runs,
 /// so a ctx the hook keeps is stale afterwards (STRATA_ERR_MISUSE, never a crash).
 func stageHook(_ fn: StrataStageFn?, _ box: UserdataBox) -> StageHooks.Hook? {
@@ -32,7 +23,7 @@ func stageHook(_ fn: StrataStageFn?, _ box: UserdataBox) -> StageHooks.Hook? {
         let handle = Handles.register(ContextBox(context, borrowed: true))
         defer { Handles.release(handle) }
         let status = fn(handle, box.userdata)
-        if status != 0 { throw hookError(status) }
+        if status != 0 { throw StageHooks.failure(status: status) }
     }
 }
 

@@ -781,6 +781,36 @@ static int run_case(const bad_case *c) {
     return failed;
 }
 
+/* strata_last_error()'s "reason" (strata.h, ERRORS) for a failure `st` of `call`. */
+static void expect_reason(const char *call, strata_status st, strata_status status, const char *reason) {
+    json_object *e = parse_json_or_die(strata_last_error());
+    const char *got = check_str_member(e, "reason");
+    if (st != status || (reason ? !got || strcmp(got, reason) != 0 : check_member(e, "reason") != NULL)) {
+        fprintf(stderr, "FAIL %s: expected status %d and reason %s, got %d: %s\n", call, (int)status,
+                reason ? reason : "(none)", (int)st, strata_last_error());
+        exit(1);
+    }
+    json_object_put(e);
+}
+
+/* Malformed JSON is "invalid" with reason "malformed_json", even after a value error; a
+ * wrong value alone is "validation" without one; a unique collision is "unique_violation". */
+static void test_reasons(void) {
+    char *id = NULL;
+    expect_reason("malformed insert", strata_insert(w.rctx, "Sample", "{\"code\": \"n\", \"note\": 42,", &id),
+                  STRATA_ERR_INVALID, "malformed_json");
+    expect_reason("wrong value", strata_insert(w.rctx, "Sample", "{\"code\": \"n\", \"note\": 42}", &id),
+                  STRATA_ERR_VALIDATION, NULL);
+    expect_reason("malformed patch", strata_update(w.rctx, w.sample2, "{\"note\": \"x\\u00\"}"),
+                  STRATA_ERR_INVALID, "malformed_json");
+    /* S1 is saved: an update of S2 to its code fails at the latest when saved. */
+    strata_status st = strata_update(w.rctx, w.sample2, "{\"code\": \"S1\"}");
+    if (st == STRATA_OK) st = strata_save(w.rctx);
+    expect_reason("unique collision", st, STRATA_ERR_CONSTRAINT, "unique_violation");
+    CHECK_STATUS(strata_rollback(w.rctx));
+    CHECK(id == NULL);
+}
+
 /* Checks that the harness itself can fail: a real change is seen. */
 static void test_fingerprint_sees_changes(void) {
     add_pending_changes();
@@ -835,6 +865,7 @@ int main(void) {
         CHECK_STATUS(strata_rollback(w.rctx));
     }
     printf("%zu cases, %d failed\n", N_CASES, failed_cases);
+    test_reasons();
 
     /* After all the bad input, the stores still work. */
     add_pending_changes();

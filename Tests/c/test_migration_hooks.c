@@ -7,7 +7,7 @@
  *     propertiesToFetch and prefetching), didMigrate changes data on the new
  *     one; identifiers unchanged, the store at 2.0.0 afterwards;
  *   - failing hooks (a strata_status, 9999, -5; willMigrate and didMigrate):
- *     STRATA_ERR_CALLBACK with "stage" and "hookStatus", the store file
+ *     STRATA_ERR_CALLBACK with "stage", "reason" and "hookStatus", the store file
  *     byte-for-byte as before, still a V1 store with all its rows;
  *   - a hook's ctx kept past the hook is stale (STRATA_ERR_MISUSE), and
  *     strata_context_free() of it inside the hook is ignored; so is a prepared
@@ -552,6 +552,7 @@ static void run_failing_hook(const char *name, int will_status, int did_status, 
     json_object *e = last_error();
     CHECK_STR_EQ(check_str_member(e, "code"), "callback");
     CHECK_STR_EQ(check_str_member(e, "stage"), "migrateV1toV2");
+    CHECK_STR_EQ(check_str_member(e, "reason"), "hook_failed");
     json_object *hook_status = check_member(e, "hookStatus");
     if (hook_status == NULL || !json_object_is_type(hook_status, json_type_int) || json_object_get_int64(hook_status) != returned) {
         fprintf(stderr, "expected \"hookStatus\": %d in %s\n", returned, json_object_to_json_string(e));

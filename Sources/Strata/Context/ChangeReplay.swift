@@ -125,7 +125,7 @@ struct ChangeReplay {
         let e = id.entity
         do {
             try writer.insert(id, values)
-        } catch let refused as StrataError where refused.code == .constraint {
+        } catch let refused as StrataError where refused.isUniqueViolation {
             // Another context or process saved the same unique values since the insert looked.
             guard let resolve, let found = try resolve(id, values) else { throw refused }
             switch found {

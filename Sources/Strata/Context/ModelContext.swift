@@ -125,7 +125,7 @@ public final class ModelContext {
     private func atomically<T>(input: UnsafeBufferPointer<UInt8>, _ body: () throws -> T) throws -> T {
         do {
             return try atomically(body)
-        } catch let e as StrataError where !e.message.hasPrefix("malformed JSON") {
+        } catch let e as StrataError where e.reason != .malformedJSON {
             var scan = JSONReader(input)
             try scan.skipValue()
             try scan.expectEnd()
@@ -441,12 +441,13 @@ public final class ModelContext {
             case .ignore:
                 return other
             case .error:
-                throw StrataError(.constraint, "'\(e.name)' collides with \(other) on unique (\(names))", entity: e.name,
+                throw StrataError(.constraint, "'\(e.name)' collides with \(other) on unique (\(names))",
+                                  reason: .uniqueViolation(attributes: slots.map { e.storedColumns[$0].name }), entity: e.name,
                                   attribute: slots.count == 1 ? names : nil, path: path.description)
             case .upsert:
                 guard other.entity === e else {
                     throw StrataError(.constraint, "'\(e.name)' collides with \(other), an object of another entity, on unique (\(names))",
-                                      entity: e.name, path: path.description)
+                                      reason: .uniqueViolation(attributes: slots.map { e.storedColumns[$0].name }), entity: e.name, path: path.description)
                 }
                 let slotsSet = provided.indices.filter { provided[$0] }
                 if !slotsSet.isEmpty {
@@ -497,7 +498,7 @@ public final class ModelContext {
         let v: SQLValue
         do { v = try ValueCodec.read(&r, type: a.type, path: a.type == .json ? parent / key : JSONPath()) } catch var err as StrataError {
             err.message = "'\(e.name).\(a.name)' (\(a.type.rawValue)): \(err.message)"
-            if err.code == .invalid && err.message.contains("malformed JSON") == false { err.code = .validation }
+            if err.code == .invalid && err.reason != .malformedJSON { err.code = .validation }
             throw err.with(entity: e.name, attribute: a.name, path: (parent / key).description)
         }
         if v.isNull {
@@ -598,13 +599,16 @@ public final class ModelContext {
                 if !nested || nestedLink == nil { needsSet = true }
             }
         }
-        if needsSet {
-            changes.append(.setRelated(owner, rel, targets))
-            // The link lives in the targets' rows: it may be part of their unique keys.
-            if rel.placement == .inInverseRows, let col = rel.inverse?.name {
-                for t in targets {
-                    if let slot = t.entity.slotByName[col] { try noteKeySlots(t, slots: [slot], values: [.int(owner.pk)]) }
-                }
+        if needsSet { try relate(owner, rel, targets) }
+    }
+
+    /// Replaces the objects related through a relationship whose link is not a column of the owner's row.
+    private func relate(_ owner: ObjectID, _ rel: Relationship, _ targets: [ObjectID]) throws {
+        changes.append(.setRelated(owner, rel, targets))
+        // The link lives in the targets' rows: it may be part of their unique keys.
+        if rel.placement == .inInverseRows, let col = rel.inverse?.name {
+            for t in targets {
+                if let slot = t.entity.slotByName[col] { try noteKeySlots(t, slots: [slot], values: [.int(owner.pk)]) }
             }
         }
     }
@@ -701,6 +705,33 @@ public final class ModelContext {
         try patch.withUTF8 { try update(id: id, patch: $0) }
     }
 
+    /// The objects `id` is related to through `rel`, as this context sees them (pending
+    /// changes included), in key order.
+    func related(_ id: ObjectID, _ rel: Relationship) throws -> [ObjectID] {
+        try live {
+            guard let ids = try session.related(id, rel, pending: pendingReplay()) else {
+                throw StrataError(.notFound, "no object \(id)", entity: id.entity.name)
+            }
+            return ids
+        }
+    }
+
+    /// Relates `id` to `targets` (existing objects) through `rel`, a relationship of its entity,
+    /// as a patch naming `rel` with their identifiers does: a to-one takes one, or none to clear it.
+    func setRelated(_ id: ObjectID, _ rel: Relationship, to targets: [ObjectID]) throws {
+        try live {
+            try requireWritable()
+            try atomically {
+                guard rel.isHeldInRow, let slot = id.entity.slotByName[rel.name] else { return try relate(id, rel, targets) }
+                if targets.first == id {
+                    throw StrataError(.validation, "\(id) cannot be linked to itself through '\(rel.name)'", entity: id.entity.name,
+                                      attribute: rel.name, path: (JSONPath() / rel.name).description)
+                }
+                try appendUpdate(id, slots: [slot], values: [targets.first.map { .int($0.pk) } ?? .null])
+            }
+        }
+    }
+
     /// Marks an object for deletion; delete rules apply when the change is saved.
     public func delete(id text: String) throws {
         try live {
@@ -762,7 +793,7 @@ public final class ModelContext {
             if p.policy == .error || other.entity !== e {
                 let what = other.entity === e ? "" : ", an object of another entity,"
                 throw StrataError(.constraint, "cannot save \(id): '\(e.name)' collides on unique (\(names)) with \(other)\(what) saved meanwhile by another context or process",
-                                  entity: e.name, attribute: k.slots.count == 1 ? names : nil)
+                                  reason: .uniqueViolation(attributes: k.slots.map { e.storedColumns[$0].name }), entity: e.name, attribute: k.slots.count == 1 ? names : nil)
             }
             return p.policy == .ignore ? .keep(other) : .update(other, slots: p.provided)
         }

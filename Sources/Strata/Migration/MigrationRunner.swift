@@ -112,15 +112,23 @@ struct MigrationRunner {
             try hook(context)
             if context.hasChanges { _ = try context.save() }
         } catch let e as StrataError {
-            // The C shim says "stage hook returned N (NAME)": name the stage and the hook.
-            let message = e.message.hasPrefix("stage hook ") ? "\(which) hook " + e.message.dropFirst("stage hook ".count)
-                : "the \(which) hook failed: \(e.message)"
-            var out = StrataError(.callback, "stage '\(stage)': " + message, entity: e.entity, attribute: e.attribute)
+            // A status of the hook's own (a C hook's return, `StageHooks.failure`) is the message;
+            // an error with a stage is another migration's, one the hook ran, and is quoted.
+            let message: String
+            let status: Int32?
+            if case .hookFailed(let returned?)? = e.reason, e.stage == nil {
+                message = "\(which) hook " + StageHooks.returned(returned)
+                status = returned
+            } else {
+                message = "the \(which) hook failed: \(e.message)"
+                status = e.hookStatus ?? (e.code == .callback ? nil : e.code.rawValue)
+            }
+            var out = StrataError(.callback, "stage '\(stage)': " + message, reason: .hookFailed(status: status),
+                                  entity: e.entity, attribute: e.attribute)
             out.stage = stage
-            out.hookStatus = e.hookStatus ?? (e.code == .callback ? nil : e.code.rawValue)
             throw out
         } catch {
-            var out = StrataError(.callback, "stage '\(stage)': the \(which) hook failed: \(error)")
+            var out = StrataError(.callback, "stage '\(stage)': the \(which) hook failed: \(error)", reason: .hookFailed(status: nil))
             out.stage = stage
             throw out
         }
@@ -149,36 +157,31 @@ struct MigrationRunner {
         }
     }
 
+    /// Moves the duplicates' related objects to the kept one, as the context sees them: a
+    /// to-many relationship gains the objects it lacks, an empty to-one takes the first
+    /// duplicate's. Relationships are matched by name (the objects may be of two entities
+    /// of a hierarchy) and must both be to-one or both to-many.
     private func mergeRelationships(into kept: ObjectID, from others: [ObjectID], _ context: ModelContext) throws {
-        /// An object's members as the context reads it (pending changes included).
-        func members(_ id: ObjectID) throws -> [(String, JSONValue)] {
-            guard case .object(let m) = try JSONValue.parse(String(decoding: context.get(id: id.description), as: UTF8.self)) else { return [] }
-            return m
-        }
-        var current = Dictionary(try members(kept), uniquingKeysWith: { a, _ in a })
+        // The kept object's related objects, by relationship, as the merge leaves them.
+        var current: [String: [ObjectID]] = [:]
         for other in others {
-            let members = try members(other)
-            var patch: [(String, JSONValue)] = []
-            var release: [(String, JSONValue)] = []
-            for (key, value) in members {
-                guard let r = kept.entity.relationshipByName[key], other.entity.relationshipByName[key] != nil else { continue }
-                if r.isToMany {
-                    guard case .array(let theirs) = value, !theirs.isEmpty else { continue }
-                    let mine: [JSONValue] = if case .array(let m)? = current[key] { m } else { [] }
-                    let merged = mine + theirs.filter { !mine.contains($0) }
-                    patch.append((key, .array(merged)))
-                    release.append((key, .array([])))
-                    current[key] = .array(merged)
-                } else if case .string = value, current[key] == nil || current[key] == .null {
-                    patch.append((key, value))
-                    release.append((key, .null))
-                    current[key] = value
+            var moves: [(theirs: Relationship, mine: Relationship, merged: [ObjectID])] = []
+            for theirs in other.entity.relationships {
+                guard let mine = kept.entity.relationshipByName[theirs.name], mine.isToMany == theirs.isToMany else { continue }
+                let moving = try context.related(other, theirs)
+                guard !moving.isEmpty else { continue }
+                let have = try current[mine.name] ?? context.related(kept, mine)
+                if mine.isToMany || have.isEmpty {
+                    let merged = have + moving.filter { !have.contains($0) }
+                    moves.append((theirs, mine, merged))
+                    current[mine.name] = merged
+                } else {
+                    current[mine.name] = have
                 }
             }
-            guard !patch.isEmpty else { continue }
             // The duplicate lets go first: its delete rules (cascade) must not reach what moves.
-            try context.update(id: other.description, patch: JSONValue.object(release).text)
-            try context.update(id: kept.description, patch: JSONValue.object(patch).text)
+            for m in moves { try context.setRelated(other, m.theirs, to: []) }
+            for m in moves { try context.setRelated(kept, m.mine, to: m.merged) }
         }
     }
 

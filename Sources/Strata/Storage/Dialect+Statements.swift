@@ -113,6 +113,11 @@ extension SQLiteDialect {
         "SELECT _pk, _entity FROM \(q(table)) WHERE \(columns.enumerated().map { "\(q($1)) = ?\($0 + 1)" }.joined(separator: " AND ")) LIMIT 1"
     }
 
+    /// 1 when a row other than `?(n + 1)` holds the values `?1 … ?n` in `columns`.
+    static func uniqueHolder(_ table: String, columns: [String]) -> String {
+        "SELECT 1 FROM \(q(table)) WHERE \(columns.enumerated().map { "\(q($1)) = ?\($0 + 1)" }.joined(separator: " AND ")) AND _pk <> ?\(columns.count + 1) LIMIT 1"
+    }
+
     // MARK: Links
 
     /// Sets a link column to `?2` in the rows matching `condition`.

@@ -125,6 +125,14 @@ extension SQLiteSession {
     }
 
     /// One object as JSON, or nil when it does not exist.
+    public func related(_ id: ObjectID, _ rel: Relationship, pending: PendingReplay?) throws -> [ObjectID]? {
+        try read(pending) {
+            guard let concrete = try SQLiteWriter.concreteEntity(connection, dialect, root: id.entity.root, pk: id.pk),
+                  concrete.isKind(of: id.entity) else { return nil }
+            return try SQLiteWriter.related(connection, dialect, id, rel)
+        }
+    }
+
     public func objectJSON(_ id: ObjectID, pending: PendingReplay?) throws -> [UInt8]? {
         try read(pending) {
             guard let concrete = try SQLiteWriter.concreteEntity(connection, dialect, root: id.entity.root, pk: id.pk), concrete.isKind(of: id.entity) else { return nil }

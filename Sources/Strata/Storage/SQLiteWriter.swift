@@ -85,7 +85,7 @@ final class SQLiteWriter: StoreWriter {
                 session.sqliteStore.externalFolder?.remove(Array(writtenFiles[filesBefore...]))
                 writtenFiles.removeSubrange(filesBefore...)
             }
-            throw SQLiteWriter.uniqueViolation(err, id, "a unique constraint of '\(e.name)' is violated by a saved object")
+            throw constraintError(err, id, "a unique constraint of '\(e.name)' is violated by a saved object") { values[$0] }
         }
     }
 
@@ -104,7 +104,10 @@ final class SQLiteWriter: StoreWriter {
         sqlite3_bind_int64(stmt.handle, 1, id.pk)
         for (k, v) in bound.enumerated() { stmt.bind(v, at: Int32(k + 2)) }
         do { while try stmt.step() {} } catch let err as StrataError {
-            throw SQLiteWriter.uniqueViolation(err, id, "the update violates a unique constraint of '\(e.name)'")
+            throw constraintError(err, id, "the update violates a unique constraint of '\(e.name)'") { slot in
+                if let k = slots.firstIndex(of: slot) { return values[k] }
+                return try SQLiteWriter.values(connection, dialect, id, slots: [slot])[0]
+            }
         }
     }
 
@@ -159,20 +162,39 @@ final class SQLiteWriter: StoreWriter {
         return e
     }
 
-    /// A SQLite constraint failure as a Strata error naming the columns
-    /// (SQLite reports "UNIQUE constraint failed: Trip.name, Trip.startDate").
-    static func uniqueViolation(_ err: StrataError, _ id: ObjectID, _ what: String) -> StrataError {
-        guard err.sqliteCode.map({ $0 & 0xFF }) == SQLITE_CONSTRAINT else { return err }
-        var columns: [String] = []
-        if let r = err.message.firstRange(of: "constraint failed: ") {
-            columns = err.message[r.upperBound...].split(separator: ",").map { part in
-                let t = part.drop(while: { $0 == " " })
-                return String(t.split(separator: ".").last ?? t)
-            }
+    /// A SQLite constraint failure of `id`'s row as a Strata error naming the unique
+    /// constraint the row meets, with reason `.uniqueViolation`. SQLite names the
+    /// columns only in the English of its message, so the table is asked instead:
+    /// the first unique set of the entity whose values another row holds.
+    /// - Parameter row: the row's value in a slot, as the failed statement wrote it.
+    private func constraintError(_ err: StrataError, _ id: ObjectID, _ what: String, row: (Int) throws -> SQLValue) -> StrataError {
+        guard let rc = err.sqliteCode, rc & 0xFF == SQLITE_CONSTRAINT else { return err }
+        let e = id.entity
+        var names: [String] = []
+        var reason: StrataError.Reason?
+        // SQLITE_CONSTRAINT_PRIMARYKEY and _UNIQUE (sqlite3.h; Swift does not import them).
+        if rc == SQLITE_CONSTRAINT | (6 << 8) {
+            names = ["_pk"]  // a key given twice (a damaged sequence): no constraint of the model
+        } else if rc == SQLITE_CONSTRAINT | (8 << 8) {
+            names = (try? heldUnique(id, row))?.map { e.storedColumns[$0].name } ?? []
+            reason = .uniqueViolation(attributes: names)
         }
-        let list = columns.isEmpty ? "" : " (\(columns.joined(separator: ", ")))"
-        return StrataError(.constraint, "cannot save \(id): \(what)\(list)", entity: id.entity.name,
-                           attribute: columns.count == 1 ? columns[0] : nil)
+        let list = names.isEmpty ? "" : " (\(names.joined(separator: ", ")))"
+        return StrataError(.constraint, "cannot save \(id): \(what)\(list)", reason: reason, entity: e.name,
+                           attribute: names.count == 1 ? names[0] : nil)
+    }
+
+    /// The slots of the first unique set of `id.entity` (in `uniqueSlotSets` order) whose
+    /// values in `row` another row of the table holds; nil when none does.
+    private func heldUnique(_ id: ObjectID, _ row: (Int) throws -> SQLValue) throws -> [Int]? {
+        let e = id.entity
+        for slots in e.uniqueSlotSets {
+            let values = try slots.map(row)
+            if values.contains(where: \.isNull) { continue }
+            let sql = SQLiteDialect.uniqueHolder(dialect.table(e), columns: slots.map { dialect.column(e.storedColumns[$0]) })
+            if try connection.statement(sql).scalar(values + [.int(id.pk)]) != nil { return slots }
+        }
+        return nil
     }
 
     // MARK: External storage
@@ -199,11 +221,15 @@ final class SQLiteWriter: StoreWriter {
     // MARK: Links
 
     func related(_ id: ObjectID, _ rel: Relationship) throws -> [ObjectID] {
+        try SQLiteWriter.related(connection, dialect, id, rel)
+    }
+
+    static func related(_ c: Connection, _ dialect: SQLiteDialect, _ id: ObjectID, _ rel: Relationship) throws -> [ObjectID] {
         let src = ObjectQueries.relatedRows(rel, alias: "d", dialect: dialect)
         var out: [ObjectID] = []
         let sql = SQLiteDialect.select("d.\(dialect.keyColumn), d.\(dialect.entityColumn)", from: src.from, where: "\(src.owner) = ?1", orderBy: src.key)
         let destination = rel.destination.root
-        try connection.statement(sql).query([.int(id.pk)]) { s in
+        try c.statement(sql).query([.int(id.pk)]) { s in
             out.append(ObjectID(entity: destination.descendant(named: s.text(1)) ?? rel.destination, pk: s.int64(0)))
         }
         return out

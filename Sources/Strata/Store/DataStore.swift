@@ -79,6 +79,9 @@ public protocol StoreSession: AnyObject {
     func explain(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8]
     /// One object as JSON, or nil when it does not exist.
     func objectJSON(_ id: ObjectID, pending: PendingReplay?) throws -> [UInt8]?
+    /// The objects related to `id` through `rel` (any storage), in key order, or nil
+    /// when `id` does not exist.
+    func related(_ id: ObjectID, _ rel: Relationship, pending: PendingReplay?) throws -> [ObjectID]?
 
     // MARK: Prepared reads and cursors
 

@@ -5,6 +5,14 @@
 /// one-to-one to the C status codes), a human message, and where known the
 /// entity, attribute, JSON path and SQLite result code. User-bound values are
 /// never copied into it.
+///
+/// The message is for people. Code that must tell one failure from another
+/// reads ``code`` and, within a code, ``reason`` — never the message text:
+///
+/// ```swift
+/// do { try context.insert(entity: "Trip", json: input) }
+/// catch let e as StrataError where e.reason == .malformedJSON { … }
+/// ```
 public struct StrataError: Error, CustomStringConvertible, Sendable {
     /// Stable error codes; the raw value is the C `strata_status` number.
     public enum Code: Int32, Sendable, CaseIterable {
@@ -49,7 +57,35 @@ public struct StrataError: Error, CustomStringConvertible, Sendable {
         }
     }
 
+    /// What went wrong, finer than ``Code``, for the failures code tells apart
+    /// (as GRDB's extended result codes or Foundation's `CocoaError.Code`). Most
+    /// errors have none: their code says all a caller can act on.
+    public enum Reason: Sendable, Hashable {
+        /// The input is not well-formed JSON: a syntax error, a string that is
+        /// not valid UTF-8, nesting deeper than 128 (code `invalid`). A value of
+        /// the wrong kind in well-formed JSON is no syntax error (`validation`).
+        case malformedJSON
+        /// A unique constraint of the error's entity refused a write: a saved
+        /// object holds the same values of `attributes` (code `constraint`).
+        case uniqueViolation(attributes: [String])
+        /// A user's hook failed (code `callback`). `status` is what it returned,
+        /// exactly as returned (a C hook's non-zero status, or the code of the
+        /// ``StrataError`` a Swift hook threw); nil when it threw anything else.
+        case hookFailed(status: Int32?)
+
+        /// The stable text used in `strata_last_error()` JSON (`"reason"`).
+        public var name: String {
+            switch self {
+            case .malformedJSON: return "malformed_json"
+            case .uniqueViolation: return "unique_violation"
+            case .hookFailed: return "hook_failed"
+            }
+        }
+    }
+
     public var code: Code
+    /// The finer reason, when the failure has one (see ``Reason``).
+    public var reason: Reason?
     public var message: String
     public var entity: String?
     public var attribute: String?
@@ -59,17 +95,28 @@ public struct StrataError: Error, CustomStringConvertible, Sendable {
     public var sqliteCode: Int32?
     /// The migration stage that failed, when a stage did.
     public var stage: String?
-    /// The status a user hook returned (`STRATA_ERR_CALLBACK`), as it returned it.
-    public var hookStatus: Int32?
+    /// The status a user hook returned (`STRATA_ERR_CALLBACK`), as it returned it
+    /// (the status of ``Reason/hookFailed(status:)``).
+    public var hookStatus: Int32? {
+        if case .hookFailed(let status)? = reason { return status }
+        return nil
+    }
 
-    public init(_ code: Code, _ message: String, entity: String? = nil, attribute: String? = nil,
+    public init(_ code: Code, _ message: String, reason: Reason? = nil, entity: String? = nil, attribute: String? = nil,
                 path: String? = nil, sqliteCode: Int32? = nil) {
         self.code = code
+        self.reason = reason
         self.message = message
         self.entity = entity
         self.attribute = attribute
         self.path = path
         self.sqliteCode = sqliteCode
+    }
+
+    /// Whether a unique constraint refused the write (reason ``Reason/uniqueViolation(attributes:)``).
+    public var isUniqueViolation: Bool {
+        if case .uniqueViolation? = reason { return true }
+        return false
     }
 
     public var description: String { "\(code.name): \(message)" }
@@ -80,6 +127,7 @@ public struct StrataError: Error, CustomStringConvertible, Sendable {
         w.beginObject()
         w.key("code"); w.string(code.name)
         w.key("status"); w.int(Int64(code.rawValue))
+        if let reason { w.key("reason"); w.string(reason.name) }
         w.key("message"); w.string(message)
         if let entity { w.key("entity"); w.string(entity) }
         if let attribute { w.key("attribute"); w.string(attribute) }

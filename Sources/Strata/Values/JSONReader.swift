@@ -2,8 +2,9 @@ import Glibc
 
 /// A pull parser over UTF-8 JSON text, used on the hot paths (objects in)
 /// so that values go from the input bytes to SQLite bindings without an
-/// intermediate tree. Syntax errors are `.invalid` errors naming the byte
-/// offset; the caller adds the JSON path of the value it was reading.
+/// intermediate tree. Syntax errors are `.invalid` errors with reason
+/// `.malformedJSON`, naming the byte offset; the caller adds the JSON path of
+/// the value it was reading.
 struct JSONReader {
     enum Kind { case object, array, string, number, bool, null }
 
@@ -18,9 +19,14 @@ struct JSONReader {
 
     func syntaxError(_ what: String) -> StrataError {
         if position >= buffer.count {
-            return StrataError(.invalid, "malformed JSON: unexpected end of input, \(what)")
+            return StrataError(.invalid, "malformed JSON: unexpected end of input, \(what)", reason: .malformedJSON)
         }
-        return StrataError(.invalid, "malformed JSON at offset \(position): \(what)")
+        return JSONReader.malformed(at: position, what)
+    }
+
+    /// A syntax error at byte `offset` of the input.
+    static func malformed(at offset: Int, _ what: String) -> StrataError {
+        StrataError(.invalid, "malformed JSON at offset \(offset): \(what)", reason: .malformedJSON)
     }
 
     // MARK: Lexing
@@ -207,7 +213,7 @@ struct JSONReader {
                 let slice = UnsafeBufferPointer(rebasing: buffer[start..<position])
                 position += 1
                 guard ascii || TextFolding.isValidUTF8(slice) else {
-                    throw StrataError(.invalid, "malformed JSON at offset \(start): string is not valid UTF-8")
+                    throw JSONReader.malformed(at: start, "string is not valid UTF-8")
                 }
                 return String(decoding: slice, as: UTF8.self)
             }
@@ -256,7 +262,7 @@ struct JSONReader {
             }
         }
         guard let s = String(validating: bytes, as: UTF8.self) else {
-            throw StrataError(.invalid, "malformed JSON at offset \(start): string is not valid UTF-8")
+            throw JSONReader.malformed(at: start, "string is not valid UTF-8")
         }
         return s
     }
@@ -271,7 +277,7 @@ struct JSONReader {
             let c = buffer[position]
             if c == UInt8(ascii: "\"") {
                 guard ascii || TextFolding.isValidUTF8(UnsafeBufferPointer(rebasing: buffer[start..<position])) else {
-                    throw StrataError(.invalid, "malformed JSON at offset \(start): string is not valid UTF-8")
+                    throw JSONReader.malformed(at: start, "string is not valid UTF-8")
                 }
                 position += 1
                 return

@@ -84,6 +84,41 @@ final class PlanMigrationTests: MigrationTestCase {
         XCTAssertEqual(try count(openFile(v1).makeContext(), "Trip"), 3)
     }
 
+    func testAHookFailingWithAStatusOfItsOwnCarriesItInTheReason() throws {
+        try makeV1Store()
+        for (status, name) in [(Int32(42), "not a strata_status"), (StrataError.Code.readOnly.rawValue, "STRATA_ERR_READONLY")] {
+            let e = openError(config: plan(#""kind": "custom", "onDuplicates": "keepFirst""#)) { c in
+                try c.setStageHooks(StageHooks(didMigrate: { _ in throw StageHooks.failure(status: status) }), forStage: "v1toV2")
+            }
+            XCTAssertEqual(e?.code, .callback)
+            XCTAssertEqual(e?.reason, .hookFailed(status: status))
+            XCTAssertEqual(e?.hookStatus, status)
+            XCTAssertEqual(e?.message, "stage 'v1toV2': didMigrate hook returned \(status) (\(name))")
+            XCTAssertTrue(e?.json.contains(#""reason":"hook_failed""#) == true, e?.json ?? "")
+        }
+        XCTAssertEqual(try storedVersion(), "1.0.0")
+    }
+
+    func testAHookErrorIsRecognisedByItsReasonNotByItsMessage() throws {
+        try makeV1Store()
+        // Worded as a hook's status, without the reason: quoted as any other error of the hook.
+        let e = openError(config: plan()) { c in
+            try c.setStageHooks(StageHooks(willMigrate: { _ in throw StrataError(.callback, "stage hook returned 7 (STRATA_ERR_CONSTRAINT)") }),
+                                forStage: "v1toV2")
+        }
+        XCTAssertEqual(e?.code, .callback)
+        XCTAssertEqual(e?.reason, .hookFailed(status: nil))
+        XCTAssertNil(e?.hookStatus)
+        XCTAssertEqual(e?.message, "stage 'v1toV2': the willMigrate hook failed: stage hook returned 7 (STRATA_ERR_CONSTRAINT)")
+        // Anything else a hook throws: no status.
+        struct Refused: Error {}
+        let other = openError(config: plan()) { c in
+            try c.setStageHooks(StageHooks(willMigrate: { _ in throw Refused() }), forStage: "v1toV2")
+        }
+        XCTAssertEqual(other?.reason, .hookFailed(status: nil))
+        XCTAssertEqual(try storedVersion(), "1.0.0")
+    }
+
     func testAStageWithTheSameStorageStillRunsItsHooksOnce() throws {
         try makeStore(v2, [("Trip", #"{"name": "Oslo"}"#)])
         let runs = Box(0)
