@@ -9,8 +9,6 @@
 /// A context is used by one thread at a time; its methods are serialized by
 /// a lock, so misuse from several threads is safe but not concurrent.
 public final class ModelContext {
-    /// The container that made the context (nil for a context made on a session).
-    public let container: ModelContainer?
     public let schema: Schema
     let session: StoreSession
     /// The replay's knowledge of the schema (link slots, tombstones, checks).
@@ -35,12 +33,15 @@ public final class ModelContext {
     private var rekeyed: Set<ObjectID> = []
     let lock = Lock()
 
-    init(container: ModelContainer, session: StoreSession) {
-        self.container = container
+    /// A context on a store session and a schema. A container's contexts (made by
+    /// `ModelContainer.makeContext`) record the configuration's `"author"` with their
+    /// saves; a migration stage's hooks work on the stage's schema inside the stage's
+    /// transaction (`StoreSession.transaction`), and their saves become part of it.
+    public init(session: StoreSession, schema: Schema, author: String? = nil) {
         self.session = session
-        self.schema = container.schema
-        self.rules = SaveRules(schema: container.schema)
-        self.savedAuthor = container.configuration.author
+        self.schema = schema
+        self.rules = SaveRules(schema: schema)
+        self.savedAuthor = author
     }
 
     private var savedAuthor: String?
@@ -57,16 +58,6 @@ public final class ModelContext {
     public var name: String? {
         get { lock.withLock { savedName } }
         set { lock.withLock { savedName = newValue } }
-    }
-
-    /// A context on a store session and a schema, without a container: a
-    /// migration stage's hooks work on the stage's schema inside the stage's
-    /// transaction (`StoreSession.transaction`), and their saves become part of it.
-    public init(session: StoreSession, schema: Schema) {
-        self.container = nil
-        self.session = session
-        self.schema = schema
-        self.rules = SaveRules(schema: schema)
     }
 
     /// True when there are changes not yet saved.
@@ -878,48 +869,6 @@ public final class ModelContext {
             for id in ids where !pendingDeleted.contains(id) { markDeleted(id) }
             return ids.count
         }
-    }
-}
-
-// MARK: History
-
-extension ModelContext {
-    /// The transactions a history descriptor selects, as a JSON array (`HistoryRequest`).
-    ///
-    /// - Throws: `.invalid` for a malformed descriptor; `.historyExpired` when the
-    ///   predicate asks for everything after a token the history no longer covers.
-    public func fetchHistory(_ json: UnsafeBufferPointer<UInt8>?) throws -> [UInt8] {
-        let request = try HistoryRequest.decode(json)
-        return try live { try HistoryFetch.fetch(session, request, schema: schema) }
-    }
-
-    /// How the store runs a history descriptor (SQL and query plan), as JSON.
-    public func explainHistory(_ json: UnsafeBufferPointer<UInt8>?) throws -> [UInt8] {
-        let request = try HistoryRequest.decode(json)
-        return try live { try HistoryFetch.explain(session, request, schema: schema) }
-    }
-
-    /// Deletes the transactions a history descriptor's predicate selects (all without one);
-    /// returns how many. Fetching after a token older than the newest deleted one then fails
-    /// with `.historyExpired`.
-    @discardableResult
-    public func deleteHistory(_ json: UnsafeBufferPointer<UInt8>?) throws -> Int64 {
-        let request = try HistoryRequest.decode(json)
-        return try live {
-            try requireWritable()
-            return try HistoryFetch.delete(session, request, schema: schema)
-        }
-    }
-
-    public func fetchHistory(_ json: String) throws -> String {
-        var json = json
-        return String(decoding: try json.withUTF8 { try fetchHistory($0) }, as: UTF8.self)
-    }
-
-    @discardableResult
-    public func deleteHistory(_ json: String) throws -> Int64 {
-        var json = json
-        return try json.withUTF8 { try deleteHistory($0) }
     }
 }
 
