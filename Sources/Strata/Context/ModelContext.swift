@@ -14,23 +14,11 @@ public final class ModelContext {
     /// The replay's knowledge of the schema (link slots, tombstones, checks).
     let rules: SaveRules
     private(set) var changes: [PendingChange] = []
+    /// The concrete entity of each pending insert; each has its `.insert` in `changes`.
     private var pendingInserted: [ObjectID: Entity] = [:]
     private var pendingDeleted: Set<ObjectID> = []
-    /// Current unique keys of pending inserts and of saved objects whose keys pending
-    /// updates changed: "table|col,col" -> values -> object.
-    private var pendingUnique: [String: [[SQLValue]: ObjectID]] = [:]
-    private var uniqueKeysOf: [ObjectID: [(String, [SQLValue])]] = [:]
-    /// Row values of pending inserts of entities with unique constraints (to recompute their keys).
-    private var insertedRows: [ObjectID: [SQLValue]] = [:]
-    /// How each pending insert holding unique keys meets an object another context or process
-    /// saves with the same keys before this context saves (`savedCollision`).
-    private var insertPolicies: [ObjectID: InsertPolicy] = [:]
-    private struct InsertPolicy { let policy: ConflictPolicy; let provided: [Int] }
-    /// Values that pending updates gave to unique-key slots, by object and slot.
-    private var updatedKeySlots: [ObjectID: [Int: SQLValue]] = [:]
-    /// Saved objects whose unique keys pending updates may have changed: their saved
-    /// keys no longer count; their current keys are in `pendingUnique`.
-    private var rekeyed: Set<ObjectID> = []
+    /// The unique keys of pending inserts and of saved objects whose keys pending updates changed.
+    private var unique = PendingUniqueIndex()
     let lock = Lock()
 
     /// A context on a store session and a schema. A container's contexts (made by
@@ -91,25 +79,6 @@ public final class ModelContext {
 
     // MARK: Atomic groups
 
-    /// Undo steps of the running atomic group, applied in reverse if it fails.
-    private var undoLog: [Undo] = []
-
-    private enum Undo {
-        /// A new object: forget it and the unique keys it holds (no closure per inserted object).
-        case inserted(ObjectID)
-        case run(() -> Void)
-    }
-
-    /// Undoes `.inserted(id)`.
-    private func forgetInsert(_ id: ObjectID) {
-        pendingInserted[id] = nil
-        insertedRows[id] = nil
-        insertPolicies[id] = nil
-        if let keys = uniqueKeysOf.removeValue(forKey: id) {
-            for (k, v) in keys where pendingUnique[k]?[v] == id { pendingUnique[k]?[v] = nil }
-        }
-    }
-
     /// Runs `body` over JSON input; if it throws, every change it made is undone.
     /// When the input is not well-formed JSON, that is the error reported
     /// (even if a value before the syntax error was already rejected).
@@ -124,72 +93,24 @@ public final class ModelContext {
         }
     }
 
-    /// Runs `body`; if it throws, every change it made is undone.
+    /// Runs `body`; if it throws, every change it made is undone: its changes, its
+    /// inserts (those of its `.insert` changes) and what it did to the unique keys.
     private func atomically<T>(_ body: () throws -> T) throws -> T {
         let start = changes.count
-        undoLog.removeAll(keepingCapacity: true)
-        defer { undoLog.removeAll(keepingCapacity: true) }
+        unique.beginGroup()
         do {
-            return try body()
+            let result = try body()
+            unique.endGroup()
+            return result
         } catch {
+            for case .insert(let id, _) in changes[start...] { pendingInserted[id] = nil }
             changes.removeSubrange(start...)
-            for undo in undoLog.reversed() {
-                switch undo {
-                case .inserted(let id): forgetInsert(id)
-                case .run(let body): body()
-                }
-            }
+            unique.undoGroup()
             throw error
         }
     }
 
     // MARK: Unique keys of pending changes
-
-    /// Records `id`'s current unique keys, replacing the ones recorded before.
-    private func setUniqueKeys(_ id: ObjectID, _ keys: [(String, [SQLValue])]) {
-        let old = uniqueKeysOf[id]
-        var replaced: [(String, [SQLValue], ObjectID?)] = []
-        for (k, v) in old ?? [] where pendingUnique[k]?[v] == id {
-            replaced.append((k, v, id))
-            pendingUnique[k]?[v] = nil
-        }
-        for (k, v) in keys where pendingUnique[k]?[v] == nil {
-            // A key another pending object already holds stays with it (the save will report the collision).
-            replaced.append((k, v, nil))
-            pendingUnique[k, default: [:]][v] = id
-        }
-        uniqueKeysOf[id] = keys.isEmpty ? nil : keys
-        undoLog.append(.run { [unowned self] in
-            for (k, v, previous) in replaced.reversed() { self.pendingUnique[k, default: [:]][v] = previous }
-            self.uniqueKeysOf[id] = old
-        })
-    }
-
-    /// One unique key of an object: the constraint's slots, its "table|col,col" name and the values.
-    private struct UniqueKey { let slots: [Int]; let name: String; let values: [SQLValue] }
-
-    /// The unique keys of `e` in `row` (sets with a null are no key, as in SQL).
-    private func uniqueKeys(_ e: Entity, _ row: (Int) -> SQLValue) -> [UniqueKey] {
-        let sets = e.uniqueSlotSets
-        guard !sets.isEmpty else { return [] }
-        let names = uniqueNames(e)
-        var keys: [UniqueKey] = []
-        for (i, slots) in sets.enumerated() {
-            let values = slots.map(row)
-            if values.contains(where: \.isNull) { continue }
-            keys.append(UniqueKey(slots: slots, name: names[i], values: values))
-        }
-        return keys
-    }
-
-    /// The "table|col,col" names of `e`'s unique constraints, in `uniqueSlotSets` order (made once per entity).
-    private func uniqueNames(_ e: Entity) -> [String] {
-        if let names = uniqueNameCache[ObjectIdentifier(e)] { return names }
-        let names = e.uniqueSlotSets.map { slots in e.root.name + "|" + slots.map { e.storedColumns[$0].name }.joined(separator: ",") }
-        uniqueNameCache[ObjectIdentifier(e)] = names
-        return names
-    }
-    private var uniqueNameCache: [ObjectIdentifier: [String]] = [:]
 
     /// Appends an update and keeps the unique keys of `id` current when it touches one.
     private func appendUpdate(_ id: ObjectID, slots: [Int], values: [SQLValue]) throws {
@@ -199,28 +120,7 @@ public final class ModelContext {
 
     /// Pending changes gave `values` to `slots` of `id`: recompute its unique keys if a key slot changed.
     private func noteKeySlots(_ id: ObjectID, slots: [Int], values: [SQLValue]) throws {
-        let e = id.entity
-        guard e.uniqueSlotSets.contains(where: { set in set.contains(where: slots.contains) }) else { return }
-        let before = updatedKeySlots[id]
-        var overlay = before ?? [:]
-        for (slot, v) in zip(slots, values) where e.uniqueSlotSets.contains(where: { $0.contains(slot) }) { overlay[slot] = v }
-        updatedKeySlots[id] = overlay
-        let wasRekeyed = rekeyed.contains(id)
-        undoLog.append(.run { [unowned self] in
-            self.updatedKeySlots[id] = before
-            if !wasRekeyed { self.rekeyed.remove(id) }
-        })
-        var base: [SQLValue]
-        if let row = insertedRows[id] {
-            base = row
-        } else {
-            base = e.defaultRow.map { _ in SQLValue.null }
-            let keySlots = Array(Set(e.uniqueSlotSets.joined())).sorted()
-            let saved = try session.savedValues(id, slots: keySlots)
-            for (slot, v) in zip(keySlots, saved) { base[slot] = v }
-            rekeyed.insert(id)
-        }
-        setUniqueKeys(id, uniqueKeys(e) { overlay[$0] ?? base[$0] }.map { ($0.name, $0.values) })
+        try unique.keySlotsChanged(id, slots: slots, values: values) { id, keySlots in try session.savedValues(id, slots: keySlots) }
     }
 
     func requireWritable() throws {
@@ -414,12 +314,12 @@ public final class ModelContext {
                               path: (path / a.name).description)
         }
         // Unique constraints: against pending inserts (and keys pending updates set), then saved rows.
-        let keys = uniqueKeys(e) { values[$0] }
+        let keys = unique.keys(e) { values[$0] }
         for k in keys {
             let slots = k.slots
-            var existing = pendingUnique[k.name]?[k.values]
+            var existing = unique.holder(of: k)
             if existing == nil, let saved = try session.findUnique(e, slots: slots, values: k.values),
-               !pendingDeleted.contains(saved), !rekeyed.contains(saved) {
+               !pendingDeleted.contains(saved), !unique.isRekeyed(saved) {
                 existing = saved
             }
             guard let other = existing else { continue }
@@ -458,16 +358,8 @@ public final class ModelContext {
         let id = ObjectID(entity: e, pk: pk)
         changes.append(.insert(id, values))
         pendingInserted[id] = e
-        undoLog.append(.inserted(id))
-        if !keys.isEmpty {
-            insertedRows[id] = values
-            insertPolicies[id] = InsertPolicy(policy: policy, provided: provided.indices.filter { provided[$0] })
-            // No pending object holds these keys (a collision returned above).
-            for k in keys { pendingUnique[k.name, default: [:]][k.values] = id }
-            uniqueKeysOf[id] = keys.map { ($0.name, $0.values) }
-        } else if !e.uniqueSlotSets.isEmpty {
-            insertedRows[id] = values
-        }
+        // No pending object holds these keys (a collision returned above).
+        unique.inserted(id, e, row: values, keys: keys, policy: policy, provided: provided)
         for l in later { try applyLink(l, owner: id, isNew: true) }
         return id
     }
@@ -703,9 +595,7 @@ public final class ModelContext {
     private func markDeleted(_ id: ObjectID) {
         changes.append(.delete(id))
         pendingDeleted.insert(id)
-        if let keys = uniqueKeysOf[id] {
-            for (k, v) in keys where pendingUnique[k]?[v] == id { pendingUnique[k]?[v] = nil }
-        }
+        unique.deleted(id)
     }
 
     // MARK: Save and rollback
@@ -723,7 +613,7 @@ public final class ModelContext {
             let rules = self.rules
             let pending = changes
             let (author, name) = (savedAuthor, savedName)
-            let policies = insertPolicies
+            let policies = unique.insertPolicies
             let done = try session.save { writer in
                 var replay = ChangeReplay(writer: writer, rules: rules) { [unowned self] id, row in
                     try self.savedCollision(id, row, policies[id])
@@ -747,7 +637,7 @@ public final class ModelContext {
     private func savedCollision(_ id: ObjectID, _ row: [SQLValue], _ p: InsertPolicy?) throws -> SavedCollision? {
         guard let p else { return nil }
         let e = id.entity
-        for k in uniqueKeys(e, { row[$0] }) {
+        for k in unique.keys(e, { row[$0] }) {
             guard let other = try session.findUnique(e, slots: k.slots, values: k.values) else { continue }
             let names = k.slots.map { e.storedColumns[$0].name }.joined(separator: ", ")
             if p.policy == .error || other.entity !== e {
@@ -780,13 +670,7 @@ public final class ModelContext {
         changes.removeAll(keepingCapacity: true)
         pendingInserted.removeAll()
         pendingDeleted.removeAll()
-        pendingUnique.removeAll()
-        uniqueKeysOf.removeAll()
-        insertedRows.removeAll()
-        insertPolicies.removeAll()
-        updatedKeySlots.removeAll()
-        rekeyed.removeAll()
-        undoLog.removeAll()
+        unique.removeAll()
     }
 
     // MARK: Reads
