@@ -8,39 +8,38 @@
 ///
 /// A context is used by one thread at a time; its methods are serialized by
 /// a lock, so misuse from several threads is safe but not concurrent.
+///
+/// The type is split by concern: this file holds its state, atomic groups, save
+/// and rollback; `ModelContext+Insert.swift`, `+Update.swift` (updates and deletes),
+/// `+Decode.swift` (the object decoder both share), `+Links.swift` (identifiers and
+/// relationship values) and `+Read.swift`; `History/ModelContext+History.swift` has
+/// the history calls.
 public final class ModelContext {
-    /// The container that made the context (nil for a context made on a session).
-    public let container: ModelContainer?
     public let schema: Schema
     let session: StoreSession
     /// The replay's knowledge of the schema (link slots, tombstones, checks).
     let rules: SaveRules
-    private(set) var changes: [PendingChange] = []
-    private var pendingInserted: [ObjectID: Entity] = [:]
-    private var pendingDeleted: Set<ObjectID> = []
-    /// Current unique keys of pending inserts and of saved objects whose keys pending
-    /// updates changed: "table|col,col" -> values -> object.
-    private var pendingUnique: [String: [[SQLValue]: ObjectID]] = [:]
-    private var uniqueKeysOf: [ObjectID: [(String, [SQLValue])]] = [:]
-    /// Row values of pending inserts of entities with unique constraints (to recompute their keys).
-    private var insertedRows: [ObjectID: [SQLValue]] = [:]
-    /// How each pending insert holding unique keys meets an object another context or process
-    /// saves with the same keys before this context saves (`savedCollision`).
-    private var insertPolicies: [ObjectID: InsertPolicy] = [:]
-    private struct InsertPolicy { let policy: ConflictPolicy; let provided: [Int] }
-    /// Values that pending updates gave to unique-key slots, by object and slot.
-    private var updatedKeySlots: [ObjectID: [Int: SQLValue]] = [:]
-    /// Saved objects whose unique keys pending updates may have changed: their saved
-    /// keys no longer count; their current keys are in `pendingUnique`.
-    private var rekeyed: Set<ObjectID> = []
+    /// The pending changes, in the order they were made (the order a save replays them).
+    var changes: [PendingChange] = []
+    /// The concrete entity of each pending insert; each has its `.insert` in `changes`.
+    var pendingInserted: [ObjectID: Entity] = [:]
+    /// Objects marked for deletion.
+    var pendingDeleted: Set<ObjectID> = []
+    /// The unique keys of pending inserts and of saved objects whose keys pending updates changed.
+    var unique = PendingUniqueIndex()
+    /// Levels of nested objects being inserted right now.
+    var insertDepth = 0
     let lock = Lock()
 
-    init(container: ModelContainer, session: StoreSession) {
-        self.container = container
+    /// A context on a store session and a schema. A container's contexts (made by
+    /// `ModelContainer.makeContext`) record the configuration's `"author"` with their
+    /// saves; a migration stage's hooks work on the stage's schema inside the stage's
+    /// transaction (`StoreSession.transaction`), and their saves become part of it.
+    public init(session: StoreSession, schema: Schema, author: String? = nil) {
         self.session = session
-        self.schema = container.schema
-        self.rules = SaveRules(schema: container.schema)
-        self.savedAuthor = container.configuration.author
+        self.schema = schema
+        self.rules = SaveRules(schema: schema)
+        self.savedAuthor = author
     }
 
     private var savedAuthor: String?
@@ -59,18 +58,12 @@ public final class ModelContext {
         set { lock.withLock { savedName = newValue } }
     }
 
-    /// A context on a store session and a schema, without a container: a
-    /// migration stage's hooks work on the stage's schema inside the stage's
-    /// transaction (`StoreSession.transaction`), and their saves become part of it.
-    public init(session: StoreSession, schema: Schema) {
-        self.container = nil
-        self.session = session
-        self.schema = schema
-        self.rules = SaveRules(schema: schema)
-    }
-
     /// True when there are changes not yet saved.
     public var hasChanges: Bool { lock.withLock { !changes.isEmpty } }
+
+    /// The version before a migration stage, in a didMigrate hook: its schema and a
+    /// session on the store as committed before the stage began.
+    var previousVersion: (schema: Schema, session: StoreSession)?
 
     // MARK: Lent contexts
 
@@ -98,140 +91,6 @@ public final class ModelContext {
         }
     }
 
-    // MARK: Atomic groups
-
-    /// Undo steps of the running atomic group, applied in reverse if it fails.
-    private var undoLog: [Undo] = []
-
-    private enum Undo {
-        /// A new object: forget it and the unique keys it holds (no closure per inserted object).
-        case inserted(ObjectID)
-        case run(() -> Void)
-    }
-
-    /// Undoes `.inserted(id)`.
-    private func forgetInsert(_ id: ObjectID) {
-        pendingInserted[id] = nil
-        insertedRows[id] = nil
-        insertPolicies[id] = nil
-        if let keys = uniqueKeysOf.removeValue(forKey: id) {
-            for (k, v) in keys where pendingUnique[k]?[v] == id { pendingUnique[k]?[v] = nil }
-        }
-    }
-
-    /// Runs `body` over JSON input; if it throws, every change it made is undone.
-    /// When the input is not well-formed JSON, that is the error reported
-    /// (even if a value before the syntax error was already rejected).
-    private func atomically<T>(input: UnsafeBufferPointer<UInt8>, _ body: () throws -> T) throws -> T {
-        do {
-            return try atomically(body)
-        } catch let e as StrataError where e.reason != .malformedJSON {
-            var scan = JSONReader(input)
-            try scan.skipValue()
-            try scan.expectEnd()
-            throw e
-        }
-    }
-
-    /// Runs `body`; if it throws, every change it made is undone.
-    private func atomically<T>(_ body: () throws -> T) throws -> T {
-        let start = changes.count
-        undoLog.removeAll(keepingCapacity: true)
-        defer { undoLog.removeAll(keepingCapacity: true) }
-        do {
-            return try body()
-        } catch {
-            changes.removeSubrange(start...)
-            for undo in undoLog.reversed() {
-                switch undo {
-                case .inserted(let id): forgetInsert(id)
-                case .run(let body): body()
-                }
-            }
-            throw error
-        }
-    }
-
-    // MARK: Unique keys of pending changes
-
-    /// Records `id`'s current unique keys, replacing the ones recorded before.
-    private func setUniqueKeys(_ id: ObjectID, _ keys: [(String, [SQLValue])]) {
-        let old = uniqueKeysOf[id]
-        var replaced: [(String, [SQLValue], ObjectID?)] = []
-        for (k, v) in old ?? [] where pendingUnique[k]?[v] == id {
-            replaced.append((k, v, id))
-            pendingUnique[k]?[v] = nil
-        }
-        for (k, v) in keys where pendingUnique[k]?[v] == nil {
-            // A key another pending object already holds stays with it (the save will report the collision).
-            replaced.append((k, v, nil))
-            pendingUnique[k, default: [:]][v] = id
-        }
-        uniqueKeysOf[id] = keys.isEmpty ? nil : keys
-        undoLog.append(.run { [unowned self] in
-            for (k, v, previous) in replaced.reversed() { self.pendingUnique[k, default: [:]][v] = previous }
-            self.uniqueKeysOf[id] = old
-        })
-    }
-
-    /// One unique key of an object: the constraint's slots, its "table|col,col" name and the values.
-    private struct UniqueKey { let slots: [Int]; let name: String; let values: [SQLValue] }
-
-    /// The unique keys of `e` in `row` (sets with a null are no key, as in SQL).
-    private func uniqueKeys(_ e: Entity, _ row: (Int) -> SQLValue) -> [UniqueKey] {
-        let sets = e.uniqueSlotSets
-        guard !sets.isEmpty else { return [] }
-        let names = uniqueNames(e)
-        var keys: [UniqueKey] = []
-        for (i, slots) in sets.enumerated() {
-            let values = slots.map(row)
-            if values.contains(where: \.isNull) { continue }
-            keys.append(UniqueKey(slots: slots, name: names[i], values: values))
-        }
-        return keys
-    }
-
-    /// The "table|col,col" names of `e`'s unique constraints, in `uniqueSlotSets` order (made once per entity).
-    private func uniqueNames(_ e: Entity) -> [String] {
-        if let names = uniqueNameCache[ObjectIdentifier(e)] { return names }
-        let names = e.uniqueSlotSets.map { slots in e.root.name + "|" + slots.map { e.storedColumns[$0].name }.joined(separator: ",") }
-        uniqueNameCache[ObjectIdentifier(e)] = names
-        return names
-    }
-    private var uniqueNameCache: [ObjectIdentifier: [String]] = [:]
-
-    /// Appends an update and keeps the unique keys of `id` current when it touches one.
-    private func appendUpdate(_ id: ObjectID, slots: [Int], values: [SQLValue]) throws {
-        changes.append(.update(id, slots: slots, values: values))
-        try noteKeySlots(id, slots: slots, values: values)
-    }
-
-    /// Pending changes gave `values` to `slots` of `id`: recompute its unique keys if a key slot changed.
-    private func noteKeySlots(_ id: ObjectID, slots: [Int], values: [SQLValue]) throws {
-        let e = id.entity
-        guard e.uniqueSlotSets.contains(where: { set in set.contains(where: slots.contains) }) else { return }
-        let before = updatedKeySlots[id]
-        var overlay = before ?? [:]
-        for (slot, v) in zip(slots, values) where e.uniqueSlotSets.contains(where: { $0.contains(slot) }) { overlay[slot] = v }
-        updatedKeySlots[id] = overlay
-        let wasRekeyed = rekeyed.contains(id)
-        undoLog.append(.run { [unowned self] in
-            self.updatedKeySlots[id] = before
-            if !wasRekeyed { self.rekeyed.remove(id) }
-        })
-        var base: [SQLValue]
-        if let row = insertedRows[id] {
-            base = row
-        } else {
-            base = e.defaultRow.map { _ in SQLValue.null }
-            let keySlots = Array(Set(e.uniqueSlotSets.joined())).sorted()
-            let saved = try session.savedValues(id, slots: keySlots)
-            for (slot, v) in zip(keySlots, saved) { base[slot] = v }
-            rekeyed.insert(id)
-        }
-        setUniqueKeys(id, uniqueKeys(e) { overlay[$0] ?? base[$0] }.map { ($0.name, $0.values) })
-    }
-
     func requireWritable() throws {
         if session.store.isReadOnly {
             throw StrataError(.readOnly, "the store was opened read-only")
@@ -245,506 +104,36 @@ public final class ModelContext {
         return e
     }
 
-    // MARK: Insert
+    // MARK: Atomic groups
 
-    /// Inserts one object (with nested related objects) and returns its identifier.
-    ///
-    /// A collision on a unique constraint updates the existing object and
-    /// returns its identifier (upsert), unless `_onConflict` says otherwise.
-    public func insert(entity name: String, json: UnsafeBufferPointer<UInt8>) throws -> ObjectID {
-        try live {
-            try requireWritable()
-            let e = try entity(named: name)
-            return try atomically(input: json) {
-                var r = JSONReader(json)
-                guard try r.peek() == .object else {
-                    throw StrataError(.invalid, "expected a JSON object for a new '\(name)'", entity: name, path: "")
-                }
-                let id = try decodeInsert(&r, declared: e, path: JSONPath(), link: nil)
-                try r.expectEnd()
-                return id
-            }
-        }
-    }
-
-    public func insert(entity name: String, json: String) throws -> ObjectID {
-        var json = json
-        return try json.withUTF8 { try insert(entity: name, json: $0) }
-    }
-
-    /// Inserts every object of a JSON array, all or nothing, returning identifiers in order.
-    public func insertMany(entity name: String, json: UnsafeBufferPointer<UInt8>) throws -> [ObjectID] {
-        try live {
-            try requireWritable()
-            let e = try entity(named: name)
-            return try atomically(input: json) {
-                var r = JSONReader(json)
-                guard try r.peek() == .array else {
-                    throw StrataError(.invalid, "expected a JSON array of '\(name)' objects", entity: name, path: "")
-                }
-                var ids: [ObjectID] = []
-                try r.readArray { r, i in
-                    guard try r.peek() == .object else {
-                        throw StrataError(.invalid, "expected a JSON object at /\(i)", entity: name, path: "/\(i)")
-                    }
-                    ids.append(try decodeInsert(&r, declared: e, path: JSONPath() / i, link: nil))
-                }
-                try r.expectEnd()
-                return ids
-            }
-        }
-    }
-
-    /// A deferred relationship value: where it starts in the input.
-    private struct PendingLink { let rel: Relationship; let reader: JSONReader; let path: JSONPath }
-
-    private struct FoundEntity: Error {}
-
-    /// Reads the concrete entity named by `_entity`, if the object has one.
-    private func concreteEntity(_ r: JSONReader, declared: Entity, path: JSONPath) throws -> Entity {
-        var scan = r
-        var found: String?
-        // Up to the first `_entity` string (a second `_entity` key is an error of the decode that follows).
+    /// Runs `body` over JSON input; if it throws, every change it made is undone.
+    /// When the input is not well-formed JSON, that is the error reported
+    /// (even if a value before the syntax error was already rejected).
+    func atomically<T>(input: UnsafeBufferPointer<UInt8>, _ body: () throws -> T) throws -> T {
         do {
-            try scan.readObject(checkDuplicates: false) { s, key in
-                if key == "_entity", try s.peek() == .string {
-                    found = try s.readString()
-                    throw FoundEntity()
-                }
-                try s.skipValue()
-            }
-        } catch is FoundEntity {}
-        guard let name = found else { return declared }
-        guard let e = schema.entity(named: name), e.isKind(of: declared) else {
-            // A name the schema has is shown; other text given is not (errors do not repeat values).
-            let named = schema.entity(named: name).map { "'\($0.name)'" } ?? "an entity the schema does not have"
-            throw StrataError(.invalid, "'_entity' names \(named), which is not '\(declared.name)' or one of its subentities",
-                              entity: declared.name, path: (path / "_entity").description)
-        }
-        return e
-    }
-
-    /// Levels of nested objects being inserted right now.
-    private var insertDepth = 0
-    /// How deep objects may nest in one insert or update: every level costs stack
-    /// (several kilobytes in a debug build), and no input may exhaust a thread's stack.
-    static let maxNestedObjects = 48
-
-    private func decodeInsert(_ r: inout JSONReader, declared: Entity, path: JSONPath, link: (column: String, owner: ObjectID)?) throws -> ObjectID {
-        insertDepth += 1
-        defer { insertDepth -= 1 }
-        guard insertDepth <= ModelContext.maxNestedObjects else {
-            throw StrataError(.invalid, "objects nested deeper than \(ModelContext.maxNestedObjects) levels; insert the deeper ones separately and link them by identifier",
-                              entity: declared.name, path: path.description)
-        }
-        let e = declared.subentities.isEmpty ? declared : try concreteEntity(r, declared: declared, path: path)
-        var values = e.defaultRow
-        var provided = [Bool](repeating: false, count: values.count)
-        var policy = ConflictPolicy.upsert
-        var links: [PendingLink] = []
-        var seenOther: Set<String> = []
-        var givenID: String?
-        try r.readObject(checkDuplicates: false) { r, key in
-            if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot] {
-                if provided[slot] {
-                    throw duplicateKey(key, e, path)
-                }
-                values[slot] = try readAttribute(&r, a, e, path, key)
-                provided[slot] = true
-                return
-            }
-            if let rel = e.relationshipByName[key] {
-                if links.contains(where: { $0.rel === rel }) {
-                    throw duplicateKey(key, e, path)
-                }
-                links.append(PendingLink(rel: rel, reader: r, path: path / key))
-                try r.skipValue()
-                return
-            }
-            // Stored attributes and relationships check duplicates above; the rest here.
-            guard seenOther.insert(key).inserted else {
-                throw duplicateKey(key, e, path)
-            }
-            if let a = e.attributeByName[key], a.isTransient {
-                _ = try readAttribute(&r, a, e, path, key)  // validated, not stored
-                return
-            }
-            switch key {
-            case "_entity":
-                let v = try readString(&r, path / key, e)
-                if v != e.name && !(declared.subentities.isEmpty && v == declared.name) {
-                    throw StrataError(.invalid, "'_entity' names another entity than '\(e.name)', as which the object is inserted", entity: e.name, path: (path / key).description)
-                }
-            case "_id":
-                let v = try readString(&r, path / key, e)
-                guard let parsed = ObjectID.parse(v) else {
-                    throw StrataError(.invalid, "'_id' is not an identifier like \"\(e.name)/1\" (the concrete entity, '/', and the key without leading zeros)",
-                                      entity: e.name, path: (path / key).description)
-                }
-                guard parsed.entity == e.name else {
-                    throw StrataError(.invalid, "'_id' names another entity than '\(e.name)', as which the object is inserted", entity: e.name, path: (path / key).description)
-                }
-                givenID = v
-            case "_onConflict":
-                let v = try readString(&r, path / key, e)
-                guard let p = ConflictPolicy(rawValue: v) else {
-                    throw StrataError(.invalid, "'_onConflict' must be \"upsert\", \"error\" or \"ignore\"", entity: e.name, path: (path / key).description)
-                }
-                policy = p
-            default:
-                throw StrataError(.invalid, "'\(e.name)' has no attribute or relationship '\(key)'", entity: e.name, attribute: key, path: (path / key).description)
-            }
-        }
-        // To-one links held in this row first: they may be part of a unique key.
-        var later: [PendingLink] = []
-        var fkSlots: [Int] = []
-        for l in links {
-            if l.rel.isHeldInRow, let slot = e.slotByName[l.rel.name] {
-                var lr = l.reader
-                values[slot] = try readToOne(&lr, l.rel, e, l.path).map { .int($0.pk) } ?? .null
-                provided[slot] = true
-                fkSlots.append(slot)
-            } else {
-                later.append(l)
-            }
-        }
-        if let link = link, let slot = e.slotByName[link.column] {
-            // The object nested in `link.owner`'s relationship: an explicit inverse value must agree.
-            if provided[slot], values[slot] != .int(link.owner.pk), let l = links.first(where: { $0.rel.isHeldInRow && $0.rel.name == link.column }) {
-                throw StrataError(.invalid, "'\(e.name).\(l.rel.name)' contradicts the object this one is nested in (\(link.owner)); leave it out or name that object",
-                                  entity: e.name, attribute: l.rel.name, path: l.path.description)
-            }
-            values[slot] = .int(link.owner.pk)
-            provided[slot] = true
-        }
-        for (slot, column) in e.storedColumns.enumerated() {
-            guard case .attribute(let a) = column, !a.isOptional, values[slot].isNull else { continue }
-            throw StrataError(.validation, "'\(e.name)' requires a value for '\(a.name)'", entity: e.name, attribute: a.name,
-                              path: (path / a.name).description)
-        }
-        // Unique constraints: against pending inserts (and keys pending updates set), then saved rows.
-        let keys = uniqueKeys(e) { values[$0] }
-        for k in keys {
-            let slots = k.slots
-            var existing = pendingUnique[k.name]?[k.values]
-            if existing == nil, let saved = try session.findUnique(e, slots: slots, values: k.values),
-               !pendingDeleted.contains(saved), !rekeyed.contains(saved) {
-                existing = saved
-            }
-            guard let other = existing else { continue }
-            let names = slots.map { e.storedColumns[$0].name }.joined(separator: ", ")
-            if policy != .error, let given = givenID, given != other.description {
-                throw StrataError(.invalid, "'_id' names another object than \(other), which this insert \(policy == .ignore ? "matches" : "updates") on unique (\(names))",
-                                  entity: e.name, path: (path / "_id").description)
-            }
-            switch policy {
-            case .ignore:
-                return other
-            case .error:
-                throw StrataError(.constraint, "'\(e.name)' collides with \(other) on unique (\(names))",
-                                  reason: .uniqueViolation(attributes: slots.map { e.storedColumns[$0].name }), entity: e.name,
-                                  attribute: slots.count == 1 ? names : nil, path: path.description)
-            case .upsert:
-                guard other.entity === e else {
-                    throw StrataError(.constraint, "'\(e.name)' collides with \(other), an object of another entity, on unique (\(names))",
-                                      reason: .uniqueViolation(attributes: slots.map { e.storedColumns[$0].name }), entity: e.name, path: path.description)
-                }
-                let slotsSet = provided.indices.filter { provided[$0] }
-                if !slotsSet.isEmpty {
-                    changes.append(.update(other, slots: slotsSet, values: slotsSet.map { values[$0] }))
-                    // The matched key keeps its values; only slots outside it can move another unique key.
-                    let moved = slotsSet.filter { !k.slots.contains($0) }
-                    try noteKeySlots(other, slots: moved, values: moved.map { values[$0] })
-                }
-                for l in later { try applyLink(l, owner: other, isNew: false) }
-                return other
-            }
-        }
-        if givenID != nil {
-            throw StrataError(.invalid, "'_id' names an object, but this insert creates a new '\(e.name)' (Strata assigns identifiers); '_id' is accepted only where it names the object an upsert updates",
-                              entity: e.name, path: (path / "_id").description)
-        }
-        let pk = try session.reserveKeys(root: e.root, count: 1)
-        let id = ObjectID(entity: e, pk: pk)
-        changes.append(.insert(id, values))
-        pendingInserted[id] = e
-        undoLog.append(.inserted(id))
-        if !keys.isEmpty {
-            insertedRows[id] = values
-            insertPolicies[id] = InsertPolicy(policy: policy, provided: provided.indices.filter { provided[$0] })
-            // No pending object holds these keys (a collision returned above).
-            for k in keys { pendingUnique[k.name, default: [:]][k.values] = id }
-            uniqueKeysOf[id] = keys.map { ($0.name, $0.values) }
-        } else if !e.uniqueSlotSets.isEmpty {
-            insertedRows[id] = values
-        }
-        for l in later { try applyLink(l, owner: id, isNew: true) }
-        return id
-    }
-
-    private func duplicateKey(_ key: String, _ e: Entity, _ path: JSONPath) -> StrataError {
-        StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
-    }
-
-    private func readString(_ r: inout JSONReader, _ path: JSONPath, _ e: Entity) throws -> String {
-        guard try r.peek() == .string else {
-            throw StrataError(.invalid, "expected a string at \(path)", entity: e.name, path: path.description)
-        }
-        return try r.readString()
-    }
-
-    /// Reads the value of attribute `a` at `parent / key` (the path is made only for an error or a `json` value).
-    private func readAttribute(_ r: inout JSONReader, _ a: Attribute, _ e: Entity, _ parent: JSONPath, _ key: String) throws -> SQLValue {
-        let v: SQLValue
-        do { v = try ValueCodec.read(&r, type: a.type, path: a.type == .json ? parent / key : JSONPath()) } catch var err as StrataError {
-            err.message = "'\(e.name).\(a.name)' (\(a.type.rawValue)): \(err.message)"
-            if err.code == .invalid && err.reason != .malformedJSON { err.code = .validation }
-            throw err.with(entity: e.name, attribute: a.name, path: (parent / key).description)
-        }
-        if v.isNull {
-            if !a.isOptional && !a.isTransient {
-                throw StrataError(.validation, "'\(e.name).\(a.name)' is required and cannot be null", entity: e.name, attribute: a.name, path: (parent / key).description)
-            }
-            return v
-        }
-        if let allowed = a.enumValues, !allowed.contains(v) {
-            let list = (a.enumJSON ?? []).map(\.text).joined(separator: ", ")
-            throw StrataError(.validation, "'\(e.name).\(a.name)' must be one of \(list)", entity: e.name, attribute: a.name, path: (parent / key).description)
-        }
-        return v
-    }
-
-    /// Resolves an identifier string to an existing (saved or pending) object of `destination`'s kind.
-    private func resolveReference(_ text: String, destination: Entity, path: JSONPath, from e: Entity, rel: String) throws -> ObjectID {
-        guard let parsed = ObjectID.parse(text) else {
-            throw StrataError(.invalid, "the value is not an identifier like \"\(destination.name)/1\" (the concrete entity, '/', and the key without leading zeros)",
-                              entity: e.name, attribute: rel, path: path.description)
-        }
-        guard let named = schema.entity(named: parsed.entity) else {
-            throw StrataError(.invalid, "the identifier names an entity the schema does not have", entity: e.name, attribute: rel, path: path.description)
-        }
-        guard named.isKind(of: destination) else {
-            throw StrataError(.validation, "'\(e.name).\(rel)' links to '\(destination.name)' objects, not '\(named.name)'", entity: e.name, attribute: rel, path: path.description)
-        }
-        switch try lookup(named, parsed.pk) {
-        case .found(let id):
-            guard id.entity === named else {
-                throw StrataError(.invalid, "'\(text)' is not the object's identifier: it is \(id) (identifiers name the concrete entity)",
-                                  entity: e.name, attribute: rel, path: path.description)
-            }
-            return id
-        case .deleted: throw StrataError(.notFound, "\(text) is deleted in this context", entity: e.name, attribute: rel, path: path.description)
-        case .missing: throw StrataError(.notFound, "no object \(text)", entity: e.name, attribute: rel, path: path.description)
+            return try atomically(body)
+        } catch let e as StrataError where e.reason != .malformedJSON {
+            var scan = JSONReader(input)
+            try scan.skipValue()
+            try scan.expectEnd()
+            throw e
         }
     }
 
-    private enum Lookup { case found(ObjectID), deleted, missing }
-
-    /// An object of `named`'s kind with key `pk`, as this context sees it (pending inserts and deletes included).
-    private func lookup(_ named: Entity, _ pk: Int64) throws -> Lookup {
-        let probe = ObjectID(entity: named, pk: pk)
-        if pendingDeleted.contains(probe) { return .deleted }
-        if let concrete = pendingInserted[probe] {
-            return concrete.isKind(of: named) ? .found(ObjectID(entity: concrete, pk: pk)) : .missing
-        }
-        guard let concrete = try session.concreteEntity(root: named.root, pk: pk), concrete.isKind(of: named) else { return .missing }
-        return .found(ObjectID(entity: concrete, pk: pk))
-    }
-
-    /// A to-one value: null, an identifier, or a nested object to insert.
-    private func readToOne(_ r: inout JSONReader, _ rel: Relationship, _ e: Entity, _ path: JSONPath, link: (column: String, owner: ObjectID)? = nil) throws -> ObjectID? {
-        switch try r.peek() {
-        case .null:
-            try r.readNull()
-            return nil
-        case .string:
-            return try resolveReference(try r.readString(), destination: rel.destination, path: path, from: e, rel: rel.name)
-        case .object:
-            return try decodeInsert(&r, declared: rel.destination, path: path, link: link)
-        default:
-            throw StrataError(.validation, "'\(e.name).\(rel.name)' takes an identifier string, an object\(rel.isToMany ? "" : " or null")", entity: e.name, attribute: rel.name, path: path.description)
-        }
-    }
-
-    /// Applies a relationship value whose link is not a column of the owner's row.
-    private func applyLink(_ l: PendingLink, owner: ObjectID, isNew: Bool) throws {
-        var r = l.reader
-        let rel = l.rel
-        var nestedLink: (column: String, owner: ObjectID)?
-        if rel.placement == .inInverseRows, let inv = rel.inverse { nestedLink = (inv.name, owner) }
-        var targets: [ObjectID] = []
-        var needsSet = !isNew
-        if rel.isToMany {
-            guard try r.peek() == .array else {
-                if try r.peek() == .null, !isNew {
-                    try r.readNull()
-                    changes.append(.setRelated(owner, rel, []))
-                    return
-                }
-                throw StrataError(.validation, "'\(owner.entity.name).\(rel.name)' is to-many and takes an array", entity: owner.entity.name, attribute: rel.name, path: l.path.description)
-            }
-            try r.readArray { r, i in
-                if try r.peek() == .null {
-                    throw StrataError(.validation, "'\(owner.entity.name).\(rel.name)' cannot hold null", entity: owner.entity.name, attribute: rel.name, path: (l.path / i).description)
-                }
-                let nested = try r.peek() == .object
-                guard let t = try readToOne(&r, rel, owner.entity, l.path / i, link: nestedLink) else { return }
-                if !nested || nestedLink == nil { needsSet = true }
-                if !targets.contains(t) { targets.append(t) }
-            }
-        } else {
-            let nested = try r.peek() == .object
-            if let t = try readToOne(&r, rel, owner.entity, l.path, link: nestedLink) {
-                targets.append(t)
-                if !nested || nestedLink == nil { needsSet = true }
-            }
-        }
-        if needsSet { try relate(owner, rel, targets) }
-    }
-
-    /// Replaces the objects related through a relationship whose link is not a column of the owner's row.
-    private func relate(_ owner: ObjectID, _ rel: Relationship, _ targets: [ObjectID]) throws {
-        changes.append(.setRelated(owner, rel, targets))
-        // The link lives in the targets' rows: it may be part of their unique keys.
-        if rel.placement == .inInverseRows, let col = rel.inverse?.name {
-            for t in targets {
-                if let slot = t.entity.slotByName[col] { try noteKeySlots(t, slots: [slot], values: [.int(owner.pk)]) }
-            }
-        }
-    }
-
-    // MARK: Update and delete
-
-    /// Resolves an identifier string of an existing object (saved or pending, not deleted).
-    func resolve(_ text: String) throws -> ObjectID {
-        guard let parsed = ObjectID.parse(text) else {
-            throw StrataError(.invalid, "the identifier given is not one like \"Trip/1\" (the concrete entity, '/', and the key without leading zeros)")
-        }
-        let named = try entity(named: parsed.entity)
-        switch try lookup(named, parsed.pk) {
-        case .found(let id):
-            guard id.entity === named else {
-                throw StrataError(.invalid, "'\(text)' is not the object's identifier: it is \(id) (identifiers name the concrete entity)", entity: named.name)
-            }
-            return id
-        case .deleted: throw StrataError(.notFound, "\(text) was deleted in this context", entity: named.name)
-        case .missing: throw StrataError(.notFound, "no object \(text)", entity: named.name)
-        }
-    }
-
-    /// Applies a patch: attribute values and relationship links by name.
-    public func update(id text: String, patch: UnsafeBufferPointer<UInt8>) throws {
-        try live {
-            try requireWritable()
-            let id = try resolve(text)
-            let e = id.entity
-            try atomically(input: patch) {
-                var r = JSONReader(patch)
-                guard try r.peek() == .object else {
-                    throw StrataError(.invalid, "expected a JSON object with the values to change", entity: e.name, path: "")
-                }
-                var slots: [Int] = []
-                var values: [SQLValue] = []
-                var links: [PendingLink] = []
-                var seen: Set<String> = []
-                let path = JSONPath()
-                try r.readObject(checkDuplicates: false) { r, key in
-                    guard seen.insert(key).inserted else {
-                        throw duplicateKey(key, e, path)
-                    }
-                    if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot] {
-                        slots.append(slot)
-                        values.append(try readAttribute(&r, a, e, path, key))
-                        return
-                    }
-                    if let rel = e.relationshipByName[key] {
-                        links.append(PendingLink(rel: rel, reader: r, path: path / key))
-                        try r.skipValue()
-                        return
-                    }
-                    if let a = e.attributeByName[key], a.isTransient {
-                        _ = try readAttribute(&r, a, e, path, key)
-                        return
-                    }
-                    switch key {
-                    case "_id":
-                        let v = try readString(&r, path / key, e)
-                        guard v == id.description else {
-                            throw StrataError(.invalid, "'_id' does not match the updated object \(id)", entity: e.name, path: "/_id")
-                        }
-                    case "_entity":
-                        let v = try readString(&r, path / key, e)
-                        guard v == e.name else {
-                            throw StrataError(.invalid, "'_entity' does not match the updated object \(id)", entity: e.name, path: "/_entity")
-                        }
-                    default:
-                        throw StrataError(.invalid, "'\(e.name)' has no attribute or relationship '\(key)'", entity: e.name, attribute: key, path: (path / key).description)
-                    }
-                }
-                try r.expectEnd()
-                var later: [PendingLink] = []
-                for l in links {
-                    if l.rel.isHeldInRow, let slot = e.slotByName[l.rel.name] {
-                        var lr = l.reader
-                        let target = try readToOne(&lr, l.rel, e, l.path)
-                        if target == id { throw StrataError(.validation, "\(id) cannot be linked to itself through '\(l.rel.name)'", entity: e.name, attribute: l.rel.name, path: l.path.description) }
-                        slots.append(slot)
-                        values.append(target.map { .int($0.pk) } ?? .null)
-                    } else {
-                        later.append(l)
-                    }
-                }
-                if !slots.isEmpty { try appendUpdate(id, slots: slots, values: values) }
-                for l in later { try applyLink(l, owner: id, isNew: false) }
-            }
-        }
-    }
-
-    public func update(id: String, patch: String) throws {
-        var patch = patch
-        try patch.withUTF8 { try update(id: id, patch: $0) }
-    }
-
-    /// The objects `id` is related to through `rel`, as this context sees them (pending
-    /// changes included), in key order.
-    func related(_ id: ObjectID, _ rel: Relationship) throws -> [ObjectID] {
-        try live {
-            guard let ids = try session.related(id, rel, pending: pendingReplay()) else {
-                throw StrataError(.notFound, "no object \(id)", entity: id.entity.name)
-            }
-            return ids
-        }
-    }
-
-    /// Relates `id` to `targets` (existing objects) through `rel`, a relationship of its entity,
-    /// as a patch naming `rel` with their identifiers does: a to-one takes one, or none to clear it.
-    func setRelated(_ id: ObjectID, _ rel: Relationship, to targets: [ObjectID]) throws {
-        try live {
-            try requireWritable()
-            try atomically {
-                guard rel.isHeldInRow, let slot = id.entity.slotByName[rel.name] else { return try relate(id, rel, targets) }
-                if targets.first == id {
-                    throw StrataError(.validation, "\(id) cannot be linked to itself through '\(rel.name)'", entity: id.entity.name,
-                                      attribute: rel.name, path: (JSONPath() / rel.name).description)
-                }
-                try appendUpdate(id, slots: [slot], values: [targets.first.map { .int($0.pk) } ?? .null])
-            }
-        }
-    }
-
-    /// Marks an object for deletion; delete rules apply when the change is saved.
-    public func delete(id text: String) throws {
-        try live {
-            try requireWritable()
-            markDeleted(try resolve(text))
-        }
-    }
-
-    private func markDeleted(_ id: ObjectID) {
-        changes.append(.delete(id))
-        pendingDeleted.insert(id)
-        if let keys = uniqueKeysOf[id] {
-            for (k, v) in keys where pendingUnique[k]?[v] == id { pendingUnique[k]?[v] = nil }
+    /// Runs `body`; if it throws, every change it made is undone: its changes, its
+    /// inserts (those of its `.insert` changes) and what it did to the unique keys.
+    func atomically<T>(_ body: () throws -> T) throws -> T {
+        let start = changes.count
+        unique.beginGroup()
+        do {
+            let result = try body()
+            unique.endGroup()
+            return result
+        } catch {
+            for case .insert(let id, _) in changes[start...] { pendingInserted[id] = nil }
+            changes.removeSubrange(start...)
+            unique.undoGroup()
+            throw error
         }
     }
 
@@ -763,7 +152,7 @@ public final class ModelContext {
             let rules = self.rules
             let pending = changes
             let (author, name) = (savedAuthor, savedName)
-            let policies = insertPolicies
+            let policies = unique.insertPolicies
             let done = try session.save { writer in
                 var replay = ChangeReplay(writer: writer, rules: rules) { [unowned self] id, row in
                     try self.savedCollision(id, row, policies[id])
@@ -777,27 +166,6 @@ public final class ModelContext {
             clearPending()
             return done
         }
-    }
-
-    /// Inside a save's write transaction, for a pending insert whose row a unique index
-    /// refused: the object another context or process saved with the same unique values
-    /// since the insert looked (nil: none), resolved as the insert would have resolved it —
-    /// an upsert updates it with the values the insert gave, `"ignore"` keeps it, `"error"`
-    /// (or a saved object of another entity) fails with `.constraint`.
-    private func savedCollision(_ id: ObjectID, _ row: [SQLValue], _ p: InsertPolicy?) throws -> SavedCollision? {
-        guard let p else { return nil }
-        let e = id.entity
-        for k in uniqueKeys(e, { row[$0] }) {
-            guard let other = try session.findUnique(e, slots: k.slots, values: k.values) else { continue }
-            let names = k.slots.map { e.storedColumns[$0].name }.joined(separator: ", ")
-            if p.policy == .error || other.entity !== e {
-                let what = other.entity === e ? "" : ", an object of another entity,"
-                throw StrataError(.constraint, "cannot save \(id): '\(e.name)' collides on unique (\(names)) with \(other)\(what) saved meanwhile by another context or process",
-                                  reason: .uniqueViolation(attributes: k.slots.map { e.storedColumns[$0].name }), entity: e.name, attribute: k.slots.count == 1 ? names : nil)
-            }
-            return p.policy == .ignore ? .keep(other) : .update(other, slots: p.provided)
-        }
-        return nil
     }
 
     /// The replay of the pending changes for a read that includes them (nil: nothing pending).
@@ -820,152 +188,6 @@ public final class ModelContext {
         changes.removeAll(keepingCapacity: true)
         pendingInserted.removeAll()
         pendingDeleted.removeAll()
-        pendingUnique.removeAll()
-        uniqueKeysOf.removeAll()
-        insertedRows.removeAll()
-        insertPolicies.removeAll()
-        updatedKeySlots.removeAll()
-        rekeyed.removeAll()
-        undoLog.removeAll()
-    }
-
-    // MARK: Reads
-
-    /// The version before a migration stage, in a didMigrate hook: its schema and a
-    /// session on the store as committed before the stage began.
-    var previousVersion: (schema: Schema, session: StoreSession)?
-
-    /// Decodes a fetch descriptor: against this context's schema, or, with
-    /// `"fromVersion"`, against the version before the running migration stage.
-    ///
-    /// - Throws: `.invalid` for a malformed descriptor, and for a `fromVersion` other than
-    ///   the stage's old version or outside a didMigrate hook.
-    public func descriptor(_ json: UnsafeBufferPointer<UInt8>) throws -> FetchDescriptor {
-        try descriptor(try JSONValue.parse(json))
-    }
-
-    /// - Parameter slotted: variables become slots each run of a prepared fetch binds.
-    func descriptor(_ value: JSONValue, slotted: Bool = false) throws -> FetchDescriptor {
-        guard let from = value["fromVersion"], from != .null else {
-            return try FetchDescriptor.decode(value, schema: schema, predicatePath: JSONPath() / "predicate", slotted: slotted)
-        }
-        guard case .string(let version) = from else {
-            throw StrataError(.invalid, "'fromVersion' must be a version string, found \(from.typeName)", path: "/fromVersion")
-        }
-        guard let previous = previousVersion, previous.schema.version == version else {
-            let hint = previousVersion.map { "this hook's stage comes from version \($0.schema.version)" }
-                ?? "only a didMigrate hook reads an earlier version"
-            throw StrataError(.invalid, "'fromVersion': \"\(version)\" cannot be read here (\(hint))", path: "/fromVersion")
-        }
-        return try FetchDescriptor.decode(value, schema: previous.schema, predicatePath: JSONPath() / "predicate", slotted: slotted)
-    }
-
-    /// The session a descriptor reads through, and the pending changes it sees (none in an earlier version).
-    func source(_ d: FetchDescriptor) -> (StoreSession, PendingReplay?) {
-        if d.fromVersion != nil, let previous = previousVersion { return (previous.session, nil) }
-        return (session, pendingReplay(d.includePendingChanges))
-    }
-
-    /// One object as JSON (pending changes included).
-    public func get(id text: String) throws -> [UInt8] {
-        try live {
-            let id = try resolve(text)
-            guard let json = try session.objectJSON(id, pending: pendingReplay()) else {
-                throw StrataError(.notFound, "no object \(text)", entity: id.entity.name)
-            }
-            return json
-        }
-    }
-
-    public func fetch(_ descriptor: FetchDescriptor) throws -> [UInt8] {
-        try live { let (s, p) = source(descriptor); return try s.fetchJSON(descriptor, pending: p) }
-    }
-
-    /// The fetch's JSON in one buffer the caller may take over (the C layer hands it out as is).
-    public func fetchBuffer(_ descriptor: FetchDescriptor) throws -> JSONBuffer {
-        try live { let (s, p) = source(descriptor); return try s.fetchBuffer(descriptor, pending: p) }
-    }
-
-    public func fetchCount(_ descriptor: FetchDescriptor) throws -> Int64 {
-        try live { let (s, p) = source(descriptor); return try s.count(descriptor, pending: p) }
-    }
-
-    public func fetchIdentifiers(_ descriptor: FetchDescriptor) throws -> [UInt8] {
-        try live { let (s, p) = source(descriptor); return try s.identifiersJSON(descriptor, pending: p) }
-    }
-
-    /// The SQL, parameter count and SQLite query plan of a fetch, as JSON.
-    public func explain(_ descriptor: FetchDescriptor) throws -> [UInt8] {
-        try live { let (s, p) = source(descriptor); return try s.explain(descriptor, pending: p) }
-    }
-
-    /// Marks every object matching a descriptor for deletion (delete rules
-    /// apply when saved), all or nothing. Returns how many objects matched.
-    @discardableResult
-    public func delete(matching descriptor: FetchDescriptor) throws -> Int {
-        try live {
-            try requireWritable()
-            let ids = try session.identifierList(descriptor, pending: pendingReplay(descriptor.includePendingChanges))
-            for id in ids where !pendingDeleted.contains(id) { markDeleted(id) }
-            return ids.count
-        }
-    }
-}
-
-// MARK: History
-
-extension ModelContext {
-    /// The transactions a history descriptor selects, as a JSON array (`HistoryRequest`).
-    ///
-    /// - Throws: `.invalid` for a malformed descriptor; `.historyExpired` when the
-    ///   predicate asks for everything after a token the history no longer covers.
-    public func fetchHistory(_ json: UnsafeBufferPointer<UInt8>?) throws -> [UInt8] {
-        let request = try HistoryRequest.decode(json)
-        return try live { try HistoryFetch.fetch(session, request, schema: schema) }
-    }
-
-    /// How the store runs a history descriptor (SQL and query plan), as JSON.
-    public func explainHistory(_ json: UnsafeBufferPointer<UInt8>?) throws -> [UInt8] {
-        let request = try HistoryRequest.decode(json)
-        return try live { try HistoryFetch.explain(session, request, schema: schema) }
-    }
-
-    /// Deletes the transactions a history descriptor's predicate selects (all without one);
-    /// returns how many. Fetching after a token older than the newest deleted one then fails
-    /// with `.historyExpired`.
-    @discardableResult
-    public func deleteHistory(_ json: UnsafeBufferPointer<UInt8>?) throws -> Int64 {
-        let request = try HistoryRequest.decode(json)
-        return try live {
-            try requireWritable()
-            return try HistoryFetch.delete(session, request, schema: schema)
-        }
-    }
-
-    public func fetchHistory(_ json: String) throws -> String {
-        var json = json
-        return String(decoding: try json.withUTF8 { try fetchHistory($0) }, as: UTF8.self)
-    }
-
-    @discardableResult
-    public func deleteHistory(_ json: String) throws -> Int64 {
-        var json = json
-        return try json.withUTF8 { try deleteHistory($0) }
-    }
-}
-
-/// What to do when an inserted object collides with an existing one on a unique constraint.
-enum ConflictPolicy: String {
-    case upsert, error, ignore
-}
-
-extension ModelContext {
-    /// `["Trip/1","Trip/2"]`
-    public static func identifierArray(_ ids: [ObjectID]) -> [UInt8] {
-        var w = JSONWriter(capacity: ids.count * 12 + 2)
-        w.beginArray()
-        for id in ids { id.write(to: &w) }
-        w.endArray()
-        return w.bytes
+        unique.removeAll()
     }
 }

@@ -1,0 +1,108 @@
+/// The object decoder inserts and updates share: one dispatch over the keys of a
+/// JSON object, and the values of attributes and of links held in the row.
+extension ModelContext {
+    /// A deferred relationship value: where it starts in the input.
+    struct PendingLink { let rel: Relationship; let reader: JSONReader; let path: JSONPath }
+
+    /// The keys of an object besides its attributes and relationships; each takes a string.
+    enum MetaKey: String { case entity = "_entity", id = "_id", onConflict = "_onConflict" }
+
+    /// What the keys of one object gave besides the attribute values.
+    struct ObjectKeys {
+        /// `provided[slot]`: the object gave stored attribute `slot` a value.
+        var provided: [Bool]
+        /// The relationship values in key order, to read from where each starts.
+        var links: [PendingLink] = []
+    }
+
+    /// Reads the keys of the JSON object at `r` for entity `e` at `path`, in input order:
+    /// a stored attribute's value goes to `attribute` with its slot; a relationship's value
+    /// is skipped and kept in `links`; a transient attribute's value is checked and dropped;
+    /// a key of `accepted` has its string value go to `meta` (which checks it). Any other
+    /// key, and a key given twice, is `.invalid` at its path, found when it is read.
+    func readObjectKeys(_ r: inout JSONReader, _ e: Entity, _ path: JSONPath, accepting accepted: [MetaKey],
+                        attribute: (Int, SQLValue) -> Void, meta: (MetaKey, String) throws -> Void) throws -> ObjectKeys {
+        var read = ObjectKeys(provided: [Bool](repeating: false, count: e.storedColumns.count))
+        var seenOther: Set<String> = []
+        try r.readObject(checkDuplicates: false) { r, key in
+            if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot] {
+                if read.provided[slot] {
+                    throw duplicateKey(key, e, path)
+                }
+                attribute(slot, try readAttribute(&r, a, e, path, key))
+                read.provided[slot] = true
+                return
+            }
+            if let rel = e.relationshipByName[key] {
+                if read.links.contains(where: { $0.rel === rel }) {
+                    throw duplicateKey(key, e, path)
+                }
+                read.links.append(PendingLink(rel: rel, reader: r, path: path / key))
+                try r.skipValue()
+                return
+            }
+            // Stored attributes and relationships check duplicates above; the rest here.
+            guard seenOther.insert(key).inserted else {
+                throw duplicateKey(key, e, path)
+            }
+            if let a = e.attributeByName[key], a.isTransient {
+                _ = try readAttribute(&r, a, e, path, key)  // validated, not stored
+                return
+            }
+            guard let m = MetaKey(rawValue: key), accepted.contains(m) else {
+                throw StrataError(.invalid, "'\(e.name)' has no attribute or relationship '\(key)'", entity: e.name, attribute: key, path: (path / key).description)
+            }
+            try meta(m, try readString(&r, path / key, e))
+        }
+        return read
+    }
+
+    /// Reads the to-one values of `links` held in the owner's row, in key order, handing each
+    /// to `set` with its slot and link (they may be part of a unique key, so they are read
+    /// before the owner's keys are resolved); returns the other links, to apply once the
+    /// owner exists.
+    func readRowLinks(_ links: [PendingLink], _ e: Entity, _ set: (Int, ObjectID?, PendingLink) throws -> Void) throws -> [PendingLink] {
+        var later: [PendingLink] = []
+        for l in links {
+            if l.rel.isHeldInRow, let slot = e.slotByName[l.rel.name] {
+                var lr = l.reader
+                try set(slot, try readToOne(&lr, l.rel, e, l.path), l)
+            } else {
+                later.append(l)
+            }
+        }
+        return later
+    }
+
+    func duplicateKey(_ key: String, _ e: Entity, _ path: JSONPath) -> StrataError {
+        StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
+    }
+
+    func readString(_ r: inout JSONReader, _ path: JSONPath, _ e: Entity) throws -> String {
+        guard try r.peek() == .string else {
+            throw StrataError(.invalid, "expected a string at \(path)", entity: e.name, path: path.description)
+        }
+        return try r.readString()
+    }
+
+    /// Reads the value of attribute `a` at `parent / key` (the path is made only for an error or a `json` value).
+    func readAttribute(_ r: inout JSONReader, _ a: Attribute, _ e: Entity, _ parent: JSONPath, _ key: String) throws -> SQLValue {
+        let v: SQLValue
+        do { v = try ValueCodec.read(&r, type: a.type, path: a.type == .json ? parent / key : JSONPath()) } catch var err as StrataError {
+            err.message = "'\(e.name).\(a.name)' (\(a.type.rawValue)): \(err.message)"
+            if err.code == .invalid && err.reason != .malformedJSON { err.code = .validation }
+            throw err.with(entity: e.name, attribute: a.name, path: (parent / key).description)
+        }
+        if v.isNull {
+            if !a.isOptional && !a.isTransient {
+                throw StrataError(.validation, "'\(e.name).\(a.name)' is required and cannot be null", entity: e.name, attribute: a.name, path: (parent / key).description)
+            }
+            return v
+        }
+        if let allowed = a.enumValues, !allowed.contains(v) {
+            let list = (a.enumJSON ?? []).map(\.text).joined(separator: ", ")
+            throw StrataError(.validation, "'\(e.name).\(a.name)' must be one of \(list)", entity: e.name, attribute: a.name, path: (parent / key).description)
+        }
+        return v
+    }
+}

@@ -1,0 +1,77 @@
+/// Reads: fetch descriptors (of this version or, in a didMigrate hook, the one before),
+/// one object, fetches, counts, identifiers and query plans, pending changes included
+/// unless a descriptor opts out.
+extension ModelContext {
+    /// Decodes a fetch descriptor: against this context's schema, or, with
+    /// `"fromVersion"`, against the version before the running migration stage.
+    ///
+    /// - Throws: `.invalid` for a malformed descriptor, and for a `fromVersion` other than
+    ///   the stage's old version or outside a didMigrate hook.
+    public func descriptor(_ json: UnsafeBufferPointer<UInt8>) throws -> FetchDescriptor {
+        try descriptor(try JSONValue.parse(json))
+    }
+
+    /// - Parameter slotted: variables become slots each run of a prepared fetch binds.
+    func descriptor(_ value: JSONValue, slotted: Bool = false) throws -> FetchDescriptor {
+        guard let from = value["fromVersion"], from != .null else {
+            return try FetchDescriptor.decode(value, schema: schema, predicatePath: JSONPath() / "predicate", slotted: slotted)
+        }
+        guard case .string(let version) = from else {
+            throw StrataError(.invalid, "'fromVersion' must be a version string, found \(from.typeName)", path: "/fromVersion")
+        }
+        guard let previous = previousVersion, previous.schema.version == version else {
+            let hint = previousVersion.map { "this hook's stage comes from version \($0.schema.version)" }
+                ?? "only a didMigrate hook reads an earlier version"
+            throw StrataError(.invalid, "'fromVersion': \"\(version)\" cannot be read here (\(hint))", path: "/fromVersion")
+        }
+        return try FetchDescriptor.decode(value, schema: previous.schema, predicatePath: JSONPath() / "predicate", slotted: slotted)
+    }
+
+    /// The session a descriptor reads through, and the pending changes it sees (none in an earlier version).
+    func source(_ d: FetchDescriptor) -> (StoreSession, PendingReplay?) {
+        if d.fromVersion != nil, let previous = previousVersion { return (previous.session, nil) }
+        return (session, pendingReplay(d.includePendingChanges))
+    }
+
+    /// One object as JSON (pending changes included).
+    public func get(id text: String) throws -> [UInt8] {
+        try live {
+            let id = try resolve(text)
+            guard let json = try session.objectJSON(id, pending: pendingReplay()) else {
+                throw StrataError(.notFound, "no object \(text)", entity: id.entity.name)
+            }
+            return json
+        }
+    }
+
+    public func fetch(_ descriptor: FetchDescriptor) throws -> [UInt8] {
+        try live { let (s, p) = source(descriptor); return try s.fetchJSON(descriptor, pending: p) }
+    }
+
+    /// The fetch's JSON in one buffer the caller may take over (the C layer hands it out as is).
+    public func fetchBuffer(_ descriptor: FetchDescriptor) throws -> JSONBuffer {
+        try live { let (s, p) = source(descriptor); return try s.fetchBuffer(descriptor, pending: p) }
+    }
+
+    public func fetchCount(_ descriptor: FetchDescriptor) throws -> Int64 {
+        try live { let (s, p) = source(descriptor); return try s.count(descriptor, pending: p) }
+    }
+
+    public func fetchIdentifiers(_ descriptor: FetchDescriptor) throws -> [UInt8] {
+        try live { let (s, p) = source(descriptor); return try s.identifiersJSON(descriptor, pending: p) }
+    }
+
+    /// The SQL, parameter count and SQLite query plan of a fetch, as JSON.
+    public func explain(_ descriptor: FetchDescriptor) throws -> [UInt8] {
+        try live { let (s, p) = source(descriptor); return try s.explain(descriptor, pending: p) }
+    }
+
+    /// `["Trip/1","Trip/2"]`
+    public static func identifierArray(_ ids: [ObjectID]) -> [UInt8] {
+        var w = JSONWriter(capacity: ids.count * 12 + 2)
+        w.beginArray()
+        for id in ids { id.write(to: &w) }
+        w.endArray()
+        return w.bytes
+    }
+}

@@ -1,0 +1,181 @@
+/// The unique keys of a context's pending changes: which pending object holds each key, so
+/// an insert meets the objects inserted or re-keyed before it without asking the store.
+///
+/// It covers two kinds of objects:
+/// - pending inserts of entities with unique constraints: their row (to recompute their keys
+///   when a later change touches a key slot) and, when they hold a key, the policy that
+///   decides what they do on meeting an object saved meanwhile with the same key;
+/// - saved objects whose key slots pending updates changed (*re-keyed*): their saved keys no
+///   longer count, their current ones are held here.
+///
+/// Invariants:
+/// - a key has at most one holder; a key an object already holds stays with it when another
+///   object gets the same values (the save reports that collision);
+/// - `keysOf[id]` lists the keys `id` got last; it holds those of them no other object held first;
+/// - every change made inside a group (``beginGroup()``) is undone by ``undoGroup()``, in reverse.
+///
+/// A key is a constraint's "root|col,col" name and the values of its columns; a set of values
+/// with a null is no key, as in SQL.
+struct PendingUniqueIndex {
+    /// The holder of each key: constraint name -> values -> object.
+    private var holders: [String: [[SQLValue]: ObjectID]] = [:]
+    /// The keys each object got last (see the invariants).
+    private var keysOf: [ObjectID: [(String, [SQLValue])]] = [:]
+    /// The rows of pending inserts of entities with unique constraints.
+    private var insertedRows: [ObjectID: [SQLValue]] = [:]
+    /// How each pending insert holding a key meets an object saved meanwhile with the same key.
+    private(set) var insertPolicies: [ObjectID: InsertPolicy] = [:]
+    /// The values pending updates gave to key slots, by object and slot.
+    private var updatedKeySlots: [ObjectID: [Int: SQLValue]] = [:]
+    /// Saved objects whose keys pending updates may have changed.
+    private var rekeyed: Set<ObjectID> = []
+    /// The constraint names of each entity, in `uniqueSlotSets` order (a cache; never cleared).
+    private var namesCache: [ObjectIdentifier: [String]] = [:]
+    /// The undo steps of the running group.
+    private var undoLog: [Undo] = []
+
+    private enum Undo {
+        /// A new insert: forget its row, its policy and the keys it holds.
+        case inserted(ObjectID)
+        /// New keys of an object: give each key back to its holder before, and the object its keys before.
+        case keys(ObjectID, before: [(String, [SQLValue])]?, replaced: [(String, [SQLValue], ObjectID?)])
+        /// New key slot values of an object: its values before, and whether it was re-keyed before.
+        case keySlots(ObjectID, before: [Int: SQLValue]?, wasRekeyed: Bool)
+    }
+
+    // MARK: Keys
+
+    /// The unique keys of `e` in `row`, in `uniqueSlotSets` order (caches `e`'s constraint names).
+    mutating func keys(_ e: Entity, _ row: (Int) -> SQLValue) -> [UniqueKey] {
+        let sets = e.uniqueSlotSets
+        guard !sets.isEmpty else { return [] }
+        let names = constraintNames(e)
+        var keys: [UniqueKey] = []
+        for (i, slots) in sets.enumerated() {
+            let values = slots.map(row)
+            if values.contains(where: \.isNull) { continue }
+            keys.append(UniqueKey(slots: slots, name: names[i], values: values))
+        }
+        return keys
+    }
+
+    private mutating func constraintNames(_ e: Entity) -> [String] {
+        if let names = namesCache[ObjectIdentifier(e)] { return names }
+        let names = e.uniqueSlotSets.map { slots in e.root.name + "|" + slots.map { e.storedColumns[$0].name }.joined(separator: ",") }
+        namesCache[ObjectIdentifier(e)] = names
+        return names
+    }
+
+    /// The pending object holding `key`, if any.
+    func holder(of key: UniqueKey) -> ObjectID? { holders[key.name]?[key.values] }
+
+    /// True when `id` is a saved object whose saved keys no longer count.
+    func isRekeyed(_ id: ObjectID) -> Bool { rekeyed.contains(id) }
+
+    // MARK: Changes
+
+    /// Records a new pending insert of `e` with its `row`, holding `keys` (which no pending object
+    /// holds), its `_onConflict` policy and `provided[slot]`: its input gave `slot` a value.
+    mutating func inserted(_ id: ObjectID, _ e: Entity, row: [SQLValue], keys: [UniqueKey], policy: ConflictPolicy, provided: [Bool]) {
+        guard !e.uniqueSlotSets.isEmpty else { return }
+        undoLog.append(.inserted(id))
+        insertedRows[id] = row
+        guard !keys.isEmpty else { return }
+        insertPolicies[id] = InsertPolicy(policy: policy, provided: provided.indices.filter { provided[$0] })
+        for k in keys { holders[k.name, default: [:]][k.values] = id }
+        keysOf[id] = keys.map { ($0.name, $0.values) }
+    }
+
+    /// Pending changes gave `values` to `slots` of `id`: recomputes its keys when a key slot changed.
+    /// `saved(id, slots)` reads the saved values of a saved object's key slots.
+    mutating func keySlotsChanged(_ id: ObjectID, slots: [Int], values: [SQLValue],
+                                  saved: (ObjectID, [Int]) throws -> [SQLValue]) throws {
+        let e = id.entity
+        guard e.uniqueSlotSets.contains(where: { set in set.contains(where: slots.contains) }) else { return }
+        let before = updatedKeySlots[id]
+        var overlay = before ?? [:]
+        for (slot, v) in zip(slots, values) where e.uniqueSlotSets.contains(where: { $0.contains(slot) }) { overlay[slot] = v }
+        updatedKeySlots[id] = overlay
+        undoLog.append(.keySlots(id, before: before, wasRekeyed: rekeyed.contains(id)))
+        var base: [SQLValue]
+        if let row = insertedRows[id] {
+            base = row
+        } else {
+            base = e.defaultRow.map { _ in SQLValue.null }
+            let keySlots = Array(Set(e.uniqueSlotSets.joined())).sorted()
+            for (slot, v) in zip(keySlots, try saved(id, keySlots)) { base[slot] = v }
+            rekeyed.insert(id)
+        }
+        setKeys(id, keys(e) { overlay[$0] ?? base[$0] }.map { ($0.name, $0.values) })
+    }
+
+    /// Records `id`'s current keys, replacing the ones recorded before.
+    private mutating func setKeys(_ id: ObjectID, _ keys: [(String, [SQLValue])]) {
+        let before = keysOf[id]
+        var replaced: [(String, [SQLValue], ObjectID?)] = []
+        for (k, v) in before ?? [] where holders[k]?[v] == id {
+            replaced.append((k, v, id))
+            holders[k]?[v] = nil
+        }
+        for (k, v) in keys where holders[k]?[v] == nil {
+            replaced.append((k, v, nil))
+            holders[k, default: [:]][v] = id
+        }
+        keysOf[id] = keys.isEmpty ? nil : keys
+        undoLog.append(.keys(id, before: before, replaced: replaced))
+    }
+
+    /// A deleted object holds no key any more (not undone: a deletion is no group).
+    mutating func deleted(_ id: ObjectID) {
+        guard let keys = keysOf[id] else { return }
+        for (k, v) in keys where holders[k]?[v] == id { holders[k]?[v] = nil }
+    }
+
+    /// Forgets every pending object (the save or rollback of all pending changes).
+    mutating func removeAll() {
+        holders.removeAll()
+        keysOf.removeAll()
+        insertedRows.removeAll()
+        insertPolicies.removeAll()
+        updatedKeySlots.removeAll()
+        rekeyed.removeAll()
+        undoLog.removeAll()
+    }
+
+    // MARK: Groups
+
+    /// Starts a group of changes that ``undoGroup()`` can undo.
+    mutating func beginGroup() { undoLog.removeAll(keepingCapacity: true) }
+
+    /// Ends the running group, keeping its changes.
+    mutating func endGroup() { undoLog.removeAll(keepingCapacity: true) }
+
+    /// Undoes every change of the running group, last first, and ends it.
+    mutating func undoGroup() {
+        for undo in undoLog.reversed() {
+            switch undo {
+            case .inserted(let id):
+                insertedRows[id] = nil
+                insertPolicies[id] = nil
+                if let keys = keysOf.removeValue(forKey: id) {
+                    for (k, v) in keys where holders[k]?[v] == id { holders[k]?[v] = nil }
+                }
+            case .keys(let id, let before, let replaced):
+                for (k, v, previous) in replaced.reversed() { holders[k, default: [:]][v] = previous }
+                keysOf[id] = before
+            case .keySlots(let id, let before, let wasRekeyed):
+                updatedKeySlots[id] = before
+                if !wasRekeyed { rekeyed.remove(id) }
+            }
+        }
+        undoLog.removeAll(keepingCapacity: true)
+    }
+}
+
+/// One unique key of an object: the constraint's slots, its "root|col,col" name and the values.
+struct UniqueKey { let slots: [Int]; let name: String; let values: [SQLValue] }
+
+/// How a pending insert holding a unique key meets an object saved meanwhile with the same key:
+/// its `_onConflict` policy and the slots its input gave (those an upsert writes).
+struct InsertPolicy { let policy: ConflictPolicy; let provided: [Int] }
+
