@@ -1,7 +1,30 @@
 // Decoding the declarations: the schema's entities, each with its attributes,
 // relationships, unique constraints and indexes, checked one by one (names,
-// types, options). What needs the whole graph is checked once all are decoded.
+// types, options). What needs the whole graph is in SchemaDecoder+Passes.swift.
 extension SchemaDecoder {
+    /// Every entity's declaration decodes, and entity names are unique, also ignoring case.
+    static func decodeEntities(_ entityJSON: [JSONValue], path: JSONPath) throws -> [Entity] {
+        var entities: [Entity] = []
+        var seenEntities: [String: Int] = [:]
+        // SQLite table names ignore case: "Trip" and "trip" would be one table.
+        var seenFolded: [String: Int] = [:]
+        for (i, ej) in entityJSON.enumerated() {
+            let ep = path / "entities" / i
+            let entity = try decodeEntity(ej, path: ep)
+            if let first = seenEntities[entity.name] {
+                throw fail("duplicate entity name '\(entity.name)' (also at /entities/\(first))", ep / "name", entity: entity.name)
+            }
+            if let first = seenFolded[entity.name.lowercased()] {
+                throw fail("entity name '\(entity.name)' differs from '\(entities[first].name)' (at /entities/\(first)) only in case; SQLite table names ignore case",
+                           ep / "name", entity: entity.name)
+            }
+            seenEntities[entity.name] = i
+            seenFolded[entity.name.lowercased()] = i
+            entities.append(entity)
+        }
+        return entities
+    }
+
     /// One entity: a valid name, known keys only, property names unique within it (also ignoring case).
     static func decodeEntity(_ json: JSONValue, path: JSONPath) throws -> Entity {
         var o = try ObjectReader(json, path: path, what: "entity")
