@@ -1,0 +1,196 @@
+// Decoding the declarations: the schema's entities, each with its attributes,
+// relationships, unique constraints and indexes, checked one by one (names,
+// types, options). What needs the whole graph is in SchemaDecoder+Passes.swift.
+extension SchemaDecoder {
+    /// Every entity's declaration decodes, and entity names are unique, also ignoring case.
+    static func decodeEntities(_ entityJSON: [JSONValue], path: JSONPath) throws -> [Entity] {
+        var entities: [Entity] = []
+        var seenEntities: [String: Int] = [:]
+        // SQLite table names ignore case: "Trip" and "trip" would be one table.
+        var seenFolded: [String: Int] = [:]
+        for (i, ej) in entityJSON.enumerated() {
+            let ep = path / "entities" / i
+            let entity = try decodeEntity(ej, path: ep)
+            if let first = seenEntities[entity.name] {
+                throw fail("duplicate entity name '\(entity.name)' (also at /entities/\(first))", ep / "name", entity: entity.name)
+            }
+            if let first = seenFolded[entity.name.lowercased()] {
+                throw fail("entity name '\(entity.name)' differs from '\(entities[first].name)' (at /entities/\(first)) only in case; SQLite table names ignore case",
+                           ep / "name", entity: entity.name)
+            }
+            seenEntities[entity.name] = i
+            seenFolded[entity.name.lowercased()] = i
+            entities.append(entity)
+        }
+        return entities
+    }
+
+    /// One entity: a valid name, known keys only, property names unique within it (also ignoring case).
+    static func decodeEntity(_ json: JSONValue, path: JSONPath) throws -> Entity {
+        var o = try ObjectReader(json, path: path, what: "entity")
+        guard let name = try o.string("name") else { throw fail("entity is missing 'name'", path / "name") }
+        try checkIdentifier(name, "entity", path / "name", entity: name)
+        let sup = try o.string("superentity")
+        let original = try o.string("originalName")
+        if let original { try checkIdentifier(original, "originalName", path / "originalName", entity: name) }
+        var attrs: [Attribute] = []
+        // Property names by their lowercased form (SQLite column names ignore case).
+        var names: [String: String] = [:]
+        func checkNew(_ property: String, _ p: JSONPath) throws {
+            guard let other = names[property.lowercased()] else { names[property.lowercased()] = property; return }
+            if other == property {
+                throw fail("duplicate property name '\(property)' in entity '\(name)'", p / "name", entity: name, attribute: property)
+            }
+            throw fail("property name '\(property)' in entity '\(name)' differs from '\(other)' only in case; SQLite column names ignore case",
+                       p / "name", entity: name, attribute: property)
+        }
+        for (i, aj) in (try o.array("attributes") ?? []).enumerated() {
+            let a = try decodeAttribute(aj, path: path / "attributes" / i, entity: name)
+            try checkNew(a.name, path / "attributes" / i)
+            attrs.append(a)
+        }
+        var rels: [Relationship] = []
+        for (i, rj) in (try o.array("relationships") ?? []).enumerated() {
+            let r = try decodeRelationship(rj, path: path / "relationships" / i, entity: name)
+            try checkNew(r.name, path / "relationships" / i)
+            rels.append(r)
+        }
+        let uniques = try stringLists(o.array("uniqueConstraints") ?? [], path / "uniqueConstraints", entity: name)
+        let indexes = try stringLists(o.array("indexes") ?? [], path / "indexes", entity: name)
+        do { try o.finish() } catch var e as StrataError { e.code = .schema; e.entity = name; throw e }
+        return Entity(name: name, superentityName: sup, originalName: original, ownAttributes: attrs, ownRelationships: rels,
+                      uniqueConstraints: uniques, indexes: indexes, declaration: json)
+    }
+
+    /// Unique constraints or indexes as declared: arrays of names (what they name is checked by `checkKeyLists`).
+    static func stringLists(_ items: [JSONValue], _ path: JSONPath, entity: String) throws -> [[String]] {
+        try items.enumerated().map { i, item in
+            guard case .array(let names) = item else {
+                throw fail("expected an array of property names, found \(item.typeName)", path / i, entity: entity)
+            }
+            return try names.enumerated().map { j, n in
+                guard case .string(let s) = n else { throw fail("expected a property name, found \(n.typeName)", path / i / j, entity: entity) }
+                return s
+            }
+        }
+    }
+
+    /// One attribute: a valid name, a known type, options that go together, a default and enum values of its type.
+    static func decodeAttribute(_ json: JSONValue, path: JSONPath, entity: String) throws -> Attribute {
+        var o = try ObjectReader(json, path: path, what: "attribute")
+        guard let name = try o.string("name") else { throw fail("attribute is missing 'name'", path / "name", entity: entity) }
+        try checkIdentifier(name, "attribute", path / "name", entity: entity)
+        func err(_ m: String, _ p: JSONPath) -> StrataError { fail(m, p, entity: entity, attribute: name) }
+        guard let typeName = try o.string("type") else { throw err("attribute '\(name)' is missing 'type'", path / "type") }
+        guard let type = AttributeType(rawValue: typeName) else {
+            throw err("unknown type '\(typeName)' for attribute '\(entity).\(name)' (known: \(AttributeType.allCases.map(\.rawValue).joined(separator: ", ")))", path / "type")
+        }
+        let optional = try o.bool("optional") ?? false
+        let unique = try o.bool("unique") ?? false
+        let original = try o.string("originalName")
+        if let original { try checkIdentifier(original, "originalName", path / "originalName", entity: entity) }
+        let external = try o.bool("externalStorage") ?? false
+        let preserve = try o.bool("preserveValueOnDeletion") ?? false
+        let historyValues = try o.bool("historyValues") ?? false
+        let index = try o.bool("index") ?? false
+        let transient = try o.bool("transient") ?? false
+        let hashModifier = try o.string("hashModifier")
+        let defaultJSON = o.value("default")
+        let enumItems = try o.array("enum")
+        do { try o.finish() } catch var e as StrataError { e.code = .schema; e.entity = entity; e.attribute = name; throw e }
+
+        if external && type != .data {
+            throw err("externalStorage applies to 'data' attributes only ('\(name)' is \(type.rawValue))", path / "externalStorage")
+        }
+        if transient && unique { throw err("transient attribute '\(name)' cannot be unique", path / "unique") }
+        if transient && index { throw err("transient attribute '\(name)' cannot be indexed", path / "index") }
+        if transient && external { throw err("transient attribute '\(name)' cannot use external storage", path / "externalStorage") }
+        if historyValues && transient { throw err("transient attribute '\(name)' cannot record historyValues (it is not saved)", path / "historyValues") }
+        if historyValues && external {
+            throw err("attribute '\(name)' uses externalStorage and cannot record historyValues (large values stay out of the history)", path / "historyValues")
+        }
+        if unique && type == .json { throw err("json attribute '\(name)' cannot be unique", path / "unique") }
+        // The column of an external-storage value holds a file name once the value moves to a file:
+        // a unique index or an index over it would compare names, not values.
+        if external && unique {
+            throw err("attribute '\(name)' uses externalStorage and cannot be unique (its value may live in a file; the column holds the file's name)", path / "unique")
+        }
+        if external && index {
+            throw err("attribute '\(name)' uses externalStorage and cannot be indexed (its value may live in a file; the column holds the file's name)", path / "index")
+        }
+
+
+        var defaultValue: SQLValue?
+        var defaultJ: JSONValue?
+        if let d = defaultJSON, d != .null {
+            do { defaultValue = try ValueCodec.convert(d, type: type) } catch let e as StrataError {
+                throw err("default of '\(entity).\(name)' is not a valid \(type.rawValue): \(e.message)", path / "default")
+            }
+            defaultJ = d
+        }
+        if transient && defaultValue == nil && !optional {
+            throw err("transient attribute '\(entity).\(name)' needs a default (or optional: true)", path / "transient")
+        }
+        let enumValues = try enumItems.map {
+            try decodeEnumValues($0, type: type, defaultValue: defaultValue, path: path, entity: entity, attribute: name)
+        }
+        return Attribute(name: name, type: type, isOptional: optional, defaultJSON: defaultJ, defaultValue: defaultValue,
+                         isUnique: unique, originalName: original, externalStorage: external, preserveValueOnDeletion: preserve,
+                         historyValues: historyValues, isIndexed: index, isTransient: transient, hashModifier: hashModifier, enumValues: enumValues,
+                         enumJSON: enumItems, declaration: json)
+    }
+
+    /// An enum belongs to a string or int attribute and lists at least one value of its type,
+    /// none null, none twice, the attribute's default (if any) among them.
+    static func decodeEnumValues(_ items: [JSONValue], type: AttributeType, defaultValue: SQLValue?, path: JSONPath,
+                                 entity: String, attribute name: String) throws -> [SQLValue] {
+        func err(_ m: String, _ p: JSONPath) -> StrataError { fail(m, p, entity: entity, attribute: name) }
+        guard type == .string || type == .int else {
+            throw err("enum applies to string and int attributes only ('\(name)' is \(type.rawValue))", path / "enum")
+        }
+        guard !items.isEmpty else { throw err("enum of '\(name)' must list at least one value", path / "enum") }
+        var values: [SQLValue] = []
+        for (i, item) in items.enumerated() {
+            do {
+                let v = try ValueCodec.convert(item, type: type)
+                if v.isNull { throw StrataError(.schema, "null is not an enum value") }
+                if values.contains(v) { throw StrataError(.schema, "duplicate enum value") }
+                values.append(v)
+            } catch let e as StrataError {
+                throw err("enum value of '\(entity).\(name)' is not valid: \(e.message)", path / "enum" / i)
+            }
+        }
+        if let dv = defaultValue, !values.contains(dv) {
+            throw err("default of '\(entity).\(name)' is not one of its enum values", path / "default")
+        }
+        return values
+    }
+
+    /// One relationship: a valid name, a destination, a known delete rule, counts that are not negative.
+    static func decodeRelationship(_ json: JSONValue, path: JSONPath, entity: String) throws -> Relationship {
+        var o = try ObjectReader(json, path: path, what: "relationship")
+        guard let name = try o.string("name") else { throw fail("relationship is missing 'name'", path / "name", entity: entity) }
+        try checkIdentifier(name, "relationship", path / "name", entity: entity)
+        func err(_ m: String, _ p: JSONPath) -> StrataError { fail(m, p, entity: entity, attribute: name) }
+        guard let dest = try o.string("destination") else { throw err("relationship '\(name)' is missing 'destination'", path / "destination") }
+        let toMany = try o.bool("toMany") ?? false
+        let inverse = try o.string("inverse")
+        let ruleName = try o.string("deleteRule") ?? "nullify"
+        guard let rule = DeleteRule(rawValue: ruleName) else {
+            throw err("unknown deleteRule '\(ruleName)' (known: nullify, cascade, deny, noAction)", path / "deleteRule")
+        }
+        let minCount = try o.int("minimumModelCount")
+        let maxCount = try o.int("maximumModelCount")
+        if let m = minCount, m < 0 { throw err("minimumModelCount must not be negative", path / "minimumModelCount") }
+        if let m = maxCount, m < 0 { throw err("maximumModelCount must not be negative", path / "maximumModelCount") }
+        let original = try o.string("originalName")
+        if let original { try checkIdentifier(original, "originalName", path / "originalName", entity: entity) }
+        // To-many relationships are optional by nature (an empty set); to-one default to optional as SwiftData's `Trip?`.
+        let optional = try o.bool("optional") ?? true
+        let hashModifier = try o.string("hashModifier")
+        do { try o.finish() } catch var e as StrataError { e.code = .schema; e.entity = entity; e.attribute = name; throw e }
+        return Relationship(name: name, destinationName: dest, isToMany: toMany, inverseName: inverse, deleteRule: rule,
+                            minimumModelCount: minCount.map { Int($0) }, maximumModelCount: maxCount.map { Int($0) },
+                            originalName: original, isOptional: optional, hashModifier: hashModifier, declaration: json)
+    }
+}
