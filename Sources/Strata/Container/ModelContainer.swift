@@ -38,7 +38,7 @@ public final class ModelContainer: @unchecked Sendable {
 
     /// A new context with its own connection (in-memory stores share one).
     public func makeContext() throws -> ModelContext {
-        ModelContext(session: try store.makeSession(), schema: schema, author: configuration.author)
+        ModelContext(session: try store.makeSession(), schema: schema, author: configuration.author, owner: self)
     }
 }
 

@@ -35,12 +35,19 @@ public final class ModelContext {
     /// `ModelContainer.makeContext`) record the configuration's `"author"` with their
     /// saves; a migration stage's hooks work on the stage's schema inside the stage's
     /// transaction (`StoreSession.transaction`), and their saves become part of it.
-    public init(session: StoreSession, schema: Schema, author: String? = nil) {
+    /// - Parameter owner: what the context keeps alive for as long as it lives (and prepared
+    ///   fetches and cursors made on it): the container that made it, whose configuration
+    ///   holds the stage hooks' userdata (strata.h: freed once its contexts are freed).
+    public init(session: StoreSession, schema: Schema, author: String? = nil, owner: AnyObject? = nil) {
         self.session = session
         self.schema = schema
         self.rules = SaveRules(schema: schema)
         self.savedAuthor = author
+        self.owner = owner
     }
+
+    /// Kept alive by the context, never used by it (`init`'s `owner`).
+    private let owner: AnyObject?
 
     private var savedAuthor: String?
     private var savedName: String?
