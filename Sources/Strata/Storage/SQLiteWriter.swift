@@ -174,7 +174,7 @@ final class SQLiteWriter: StoreWriter {
         var reason: StrataError.Reason?
         // SQLITE_CONSTRAINT_PRIMARYKEY and _UNIQUE (sqlite3.h; Swift does not import them).
         if rc == SQLITE_CONSTRAINT | (6 << 8) {
-            names = ["_pk"]  // a key given twice (a damaged sequence): no constraint of the model
+            names = [StoreLayout.key]  // a key given twice (a damaged sequence): no constraint of the model
         } else if rc == SQLITE_CONSTRAINT | (8 << 8) {
             names = (try? heldUnique(id, row))?.map { e.storedColumns[$0].name } ?? []
             reason = .uniqueViolation(attributes: names)
