@@ -20,82 +20,10 @@ enum HistoryRecorder {
     /// container's own transactions apart (`ChangeObservers`).
     static func record(_ changes: inout ChangeSet, _ session: StoreSession, origin: String?) throws {
         guard let storage = session as? HistoryStorage else { return }
-        // Names first: every entity and property the save mentions, numbered once.
-        var nameIndex: [HistoryName: Int] = [:]
-        var names: [HistoryName] = []
-        func note(_ n: HistoryName) -> Int {
-            if let i = nameIndex[n] { return i }
-            nameIndex[n] = names.count
-            names.append(n)
-            return names.count - 1
-        }
-        struct Pending {
-            var kind: HistoryChangeRow.Kind
-            var entity: Int
-            var pk: Int64
-            var count: Int64 = 1
-            var keys: [Int64]?
-            var attributes: [Int] = []
-            var tombstone: [(Int, AttributeType?, SQLValue)] = []
-            var old: [(Int, AttributeType?, SQLValue)] = []
-            var new: [(Int, AttributeType?, SQLValue)] = []
-        }
-        var pending: [Pending] = []
-        var lastEntity: ObjectIdentifier?
-        var lastEntityIndex = 0
-        changes.forEachChange { entity, pk, kind, details in
-            let e: Int
-            if lastEntity == ObjectIdentifier(entity) { e = lastEntityIndex } else {
-                e = note(HistoryName(entity: entity.name))
-                lastEntity = ObjectIdentifier(entity)
-                lastEntityIndex = e
-            }
-            let k: HistoryChangeRow.Kind = switch kind { case .inserted: .insert; case .updated: .update; case .deleted: .delete }
-            var p = Pending(kind: k, entity: e, pk: pk)
-            if let d = details {
-                p.attributes = d.attributes.map { note(HistoryName(entity: entity.name, property: $0)) }
-                p.tombstone = d.tombstone.map { (note(HistoryName(entity: entity.name, property: $0.name)), entity.attributeByName[$0.name]?.type, $0.value) }
-                p.old = d.old.map { (note(HistoryName(entity: entity.name, property: $0.name)), entity.attributeByName[$0.name]?.type, $0.value) }
-                p.new = d.new.map { (note(HistoryName(entity: entity.name, property: $0.name)), entity.attributeByName[$0.name]?.type, $0.value) }
-            }
-            if p.tombstone.isEmpty && p.old.isEmpty && p.new.isEmpty, let last = pending.last,
-               last.kind == p.kind, last.entity == p.entity, last.attributes == p.attributes,
-               last.tombstone.isEmpty && last.old.isEmpty && last.new.isEmpty, last.count < HistoryChangeRow.maxObjects {
-                let i = pending.count - 1
-                // Keys come from the file: the largest key has no successor (no overflow).
-                let end = last.pk.addingReportingOverflow(last.count)
-                if last.keys == nil && !end.overflow && end.partialValue == pk {
-                    pending[i].count += 1
-                    return
-                }
-                // A consecutive run's last key is pk + count - 1: within range.
-                if last.keys == nil { pending[i].keys = (0..<last.count).map { last.pk + $0 } }
-                pending[i].keys?.append(pk)
-                pending[i].count += 1
-                return
-            }
-            pending.append(p)
-        }
+        let (names, pending) = collect(changes)
         let ids = try storage.historyNameIDs(names)
-        var entityIDs: [Int64] = []
-        var seen: Set<Int64> = []
-        for p in pending where seen.insert(ids[p.entity]).inserted { entityIDs.append(ids[p.entity]) }
-
-        func valuesJSON(_ list: [(Int, AttributeType?, SQLValue)]) -> String? {
-            guard !list.isEmpty else { return nil }
-            var w = JSONWriter()
-            w.beginObject()
-            for (i, type, v) in list {
-                w.key(String(ids[i]))
-                if let type { ValueCodec.write(v, type: type, to: &w) } else { w.null() }
-            }
-            w.endObject()
-            return w.string
-        }
-        let rows = pending.map { p in
-            HistoryChangeRow(kind: p.kind, entity: ids[p.entity], pk: p.pk, count: p.count, keys: p.keys, attributes: p.attributes.map { ids[$0] },
-                             tombstone: valuesJSON(p.tombstone), old: valuesJSON(p.old), new: valuesJSON(p.new))
-        }
+        let entityIDs = distinctEntities(pending, ids)
+        let rows = pending.map { $0.row(ids) }
         let t = HistoryTransactionRow(timestamp: now(), author: changes.author, contextName: changes.contextName, entities: entityIDs,
                                       origin: origin)
         let sequence = try storage.appendHistory(t, changes: rows)
@@ -110,6 +38,122 @@ enum HistoryRecorder {
         let t = HistoryTransactionRow(timestamp: now(), author: changes.author, contextName: changes.contextName, entities: [], origin: origin)
         if let sequence = try storage.noteUnrecordedSave(t) {
             changes.token = HistoryToken(sequence: sequence, store: storage.historyStoreTag).description
+        }
+    }
+
+    /// The save's change rows in order, and every entity and property name they mention,
+    /// numbered once in the order first seen; a change without values joins the row
+    /// before it when it can (``PendingRow/takes(_:)``).
+    private static func collect(_ changes: ChangeSet) -> (names: [HistoryName], rows: [PendingRow]) {
+        var names = NameTable()
+        var pending: [PendingRow] = []
+        var lastEntity: ObjectIdentifier?
+        var lastEntityIndex = 0
+        changes.forEachChange { entity, pk, kind, details in
+            let e: Int
+            if lastEntity == ObjectIdentifier(entity) { e = lastEntityIndex } else {
+                e = names.note(HistoryName(entity: entity.name))
+                lastEntity = ObjectIdentifier(entity)
+                lastEntityIndex = e
+            }
+            let p = PendingRow(entity, number: e, pk: pk, kind: kind, details: details, names: &names)
+            if let last = pending.last, last.takes(p) {
+                pending[pending.count - 1].add(pk)
+            } else {
+                pending.append(p)
+            }
+        }
+        return (names.names, pending)
+    }
+
+    /// The stored numbers of the rows' entities, each once, in the order first seen.
+    private static func distinctEntities(_ pending: [PendingRow], _ ids: [Int64]) -> [Int64] {
+        var entityIDs: [Int64] = []
+        var seen: Set<Int64> = []
+        for p in pending where seen.insert(ids[p.entity]).inserted { entityIDs.append(ids[p.entity]) }
+        return entityIDs
+    }
+
+    /// The entity and property names of one save, each numbered once, in the order first noted.
+    private struct NameTable {
+        private var index: [HistoryName: Int] = [:]
+        private(set) var names: [HistoryName] = []
+
+        /// The number of `n`: its position in ``names``, where it is added when new.
+        mutating func note(_ n: HistoryName) -> Int {
+            if let i = index[n] { return i }
+            index[n] = names.count
+            names.append(n)
+            return names.count - 1
+        }
+    }
+
+    /// A change row whose names are still numbers of the save's ``NameTable``.
+    private struct PendingRow {
+        /// Values by name number, with the attribute's type (nil: not an attribute of the entity).
+        typealias Values = [(Int, AttributeType?, SQLValue)]
+
+        var kind: HistoryChangeRow.Kind
+        var entity: Int
+        var pk: Int64
+        var count: Int64 = 1
+        var keys: [Int64]?
+        var attributes: [Int] = []
+        var tombstone: Values = []
+        var old: Values = []
+        var new: Values = []
+
+        /// One object's change, its entity already numbered `e`; the names of `details` are noted in `names`.
+        init(_ entity: Entity, number e: Int, pk: Int64, kind: ChangeSet.Kind, details: ChangeSet.Change?, names: inout NameTable) {
+            self.kind = switch kind { case .inserted: .insert; case .updated: .update; case .deleted: .delete }
+            self.entity = e
+            self.pk = pk
+            guard let d = details else { return }
+            attributes = d.attributes.map { names.note(HistoryName(entity: entity.name, property: $0)) }
+            tombstone = d.tombstone.map { (names.note(HistoryName(entity: entity.name, property: $0.name)), entity.attributeByName[$0.name]?.type, $0.value) }
+            old = d.old.map { (names.note(HistoryName(entity: entity.name, property: $0.name)), entity.attributeByName[$0.name]?.type, $0.value) }
+            new = d.new.map { (names.note(HistoryName(entity: entity.name, property: $0.name)), entity.attributeByName[$0.name]?.type, $0.value) }
+        }
+
+        /// Whether the next object's change `p` can join this row: neither has values, both are
+        /// of one kind, entity and changed attributes, and this row is not full.
+        func takes(_ p: PendingRow) -> Bool {
+            p.tombstone.isEmpty && p.old.isEmpty && p.new.isEmpty
+                && kind == p.kind && entity == p.entity && attributes == p.attributes
+                && tombstone.isEmpty && old.isEmpty && new.isEmpty && count < HistoryChangeRow.maxObjects
+        }
+
+        /// Adds the object `pk` to the row: to the count while keys stay consecutive, else to a list of keys.
+        mutating func add(_ pk: Int64) {
+            // Keys come from the file: the largest key has no successor (no overflow).
+            let end = self.pk.addingReportingOverflow(count)
+            if keys == nil && !end.overflow && end.partialValue == pk {
+                count += 1
+                return
+            }
+            // A consecutive run's last key is pk + count - 1: within range.
+            if keys == nil { keys = (0..<count).map { self.pk + $0 } }
+            keys?.append(pk)
+            count += 1
+        }
+
+        /// The row to store, names as their stored numbers `ids`.
+        func row(_ ids: [Int64]) -> HistoryChangeRow {
+            HistoryChangeRow(kind: kind, entity: ids[entity], pk: pk, count: count, keys: keys, attributes: attributes.map { ids[$0] },
+                             tombstone: Self.json(tombstone, ids), old: Self.json(old, ids), new: Self.json(new, ids))
+        }
+
+        /// Values as a JSON object keyed by stored name numbers; nil for none.
+        private static func json(_ list: Values, _ ids: [Int64]) -> String? {
+            guard !list.isEmpty else { return nil }
+            var w = JSONWriter()
+            w.beginObject()
+            for (i, type, v) in list {
+                w.key(String(ids[i]))
+                if let type { ValueCodec.write(v, type: type, to: &w) } else { w.null() }
+            }
+            w.endObject()
+            return w.string
         }
     }
 }

@@ -103,94 +103,115 @@ public enum SchemaDiff {
         // Entities pair up as inference pairs them: a rename through originalName first, then by name.
         let entityOrigin = pair(old.entities, new.entities, name: \.name, originalName: \.originalName)
         let renamedEntity = Dictionary(entityOrigin.map { ($0.value.name, $0.key) }, uniquingKeysWith: { a, _ in a })
-        /// An old entity's name in the new version (its own when it has no successor).
-        func newName(_ oldName: String) -> String { renamedEntity[oldName] ?? oldName }
         for e in old.entities where renamedEntity[e.name] == nil {
             out.append(.entityRemoved(entity: e.name))
         }
         for e in new.entities {
             guard let o = entityOrigin[e.name] else { out.append(.entityAdded(entity: e.name)); continue }
-            let name = e.name
-            if o.name != e.name { out.append(.entityRenamed(entity: name, from: o.name)) }
-            if o.versionHash == e.versionHash { continue }
-            if o.superentityName.map(newName) != e.superentityName {
-                out.append(.superentityChanged(entity: name, old: o.superentityName, new: e.superentityName))
-            }
-            let attributeOrigin = pair(o.ownAttributes, e.ownAttributes, name: \.name, originalName: \.originalName)
-            let paired = Set(attributeOrigin.values.map(\.name))
-            for a in o.ownAttributes where !paired.contains(a.name) {
-                out.append(.attributeRemoved(entity: name, attribute: a.name))
-            }
-            var attributeName: [String: String] = [:]
-            for a in e.ownAttributes {
-                guard let oa = attributeOrigin[a.name] else {
-                    out.append(.attributeAdded(entity: name, attribute: a.name)); continue
-                }
-                let n = a.name
-                attributeName[oa.name] = n
-                if oa.name != n { out.append(.attributeRenamed(entity: name, attribute: n, from: oa.name)) }
-                if oa.type != a.type { out.append(.attributeTypeChanged(entity: name, attribute: n, old: oa.type, new: a.type)) }
-                if oa.isOptional != a.isOptional {
-                    out.append(.attributeOptionalityChanged(entity: name, attribute: n, old: oa.isOptional, new: a.isOptional))
-                }
-                if oa.isUnique != a.isUnique {
-                    out.append(.attributeUniquenessChanged(entity: name, attribute: n, old: oa.isUnique, new: a.isUnique))
-                }
-                if oa.isTransient != a.isTransient {
-                    out.append(.attributeTransienceChanged(entity: name, attribute: n, old: oa.isTransient, new: a.isTransient))
-                }
-                if oa.externalStorage != a.externalStorage {
-                    out.append(.attributeExternalStorageChanged(entity: name, attribute: n, old: oa.externalStorage, new: a.externalStorage))
-                }
-                if oa.isIndexed != a.isIndexed {
-                    out.append(.attributeIndexChanged(entity: name, attribute: n, old: oa.isIndexed, new: a.isIndexed))
-                }
-                if oa.hashModifier != a.hashModifier {
-                    out.append(.attributeHashModifierChanged(entity: name, attribute: n, old: oa.hashModifier, new: a.hashModifier))
-                }
-            }
-            let relationshipOrigin = pair(o.ownRelationships, e.ownRelationships, name: \.name, originalName: \.originalName)
-            let pairedLinks = Set(relationshipOrigin.values.map(\.name))
-            for r in o.ownRelationships where !pairedLinks.contains(r.name) {
-                out.append(.relationshipRemoved(entity: name, relationship: r.name))
-            }
-            for r in e.ownRelationships {
-                guard let orr = relationshipOrigin[r.name] else {
-                    out.append(.relationshipAdded(entity: name, relationship: r.name)); continue
-                }
-                let n = r.name
-                attributeName[orr.name] = n
-                if orr.name != n { out.append(.relationshipRenamed(entity: name, relationship: n, from: orr.name)) }
-                if newName(orr.destinationName) != r.destinationName {
-                    out.append(.relationshipDestinationChanged(entity: name, relationship: n, old: orr.destinationName, new: r.destinationName))
-                }
-                if orr.isToMany != r.isToMany {
-                    out.append(.relationshipCardinalityChanged(entity: name, relationship: n, old: orr.isToMany, new: r.isToMany))
-                }
-                if orr.isOptional != r.isOptional {
-                    out.append(.relationshipOptionalityChanged(entity: name, relationship: n, old: orr.isOptional, new: r.isOptional))
-                }
-                // The inverse by its own pairing (renamed with its entity, or through its originalName).
-                let inverseNow = r.inverse.map { inv in (inv.originalName.map { [$0, inv.name] } ?? [inv.name]) }
-                if let oldInverse = orr.inverse?.name, let names = inverseNow {
-                    if !names.contains(oldInverse) {
-                        out.append(.relationshipInverseChanged(entity: name, relationship: n, old: oldInverse, new: r.inverse?.name))
-                    }
-                } else if (orr.inverse == nil) != (r.inverse == nil) {
-                    out.append(.relationshipInverseChanged(entity: name, relationship: n, old: orr.inverse?.name, new: r.inverse?.name))
-                }
-                if orr.hashModifier != r.hashModifier {
-                    out.append(.relationshipHashModifierChanged(entity: name, relationship: n, old: orr.hashModifier, new: r.hashModifier))
-                }
-            }
-            // Constraints and indexes compared under the new names of the properties they list.
-            func renamed(_ lists: [[String]]) -> [[String]] { lists.map { $0.map { attributeName[$0] ?? $0 } } }
-            if renamed(o.uniqueConstraints) != e.uniqueConstraints {
-                out.append(.uniqueConstraintsChanged(entity: name, old: o.uniqueConstraints, new: e.uniqueConstraints))
-            }
-            if renamed(o.indexes) != e.indexes { out.append(.indexesChanged(entity: name, old: o.indexes, new: e.indexes)) }
+            entityChanges(from: o, to: e, renamedEntity: renamedEntity, into: &out)
         }
         return out
+    }
+
+    /// What changed in entity `e` paired with `o`, its old version: a rename; then, unless the
+    /// version hashes agree, its superentity, attributes, relationships, constraints and indexes.
+    /// `renamedEntity` maps an old entity's name to its new one (absent: it kept its name).
+    private static func entityChanges(from o: Entity, to e: Entity, renamedEntity: [String: String],
+                                      into out: inout [SchemaChange]) {
+        let name = e.name
+        if o.name != e.name { out.append(.entityRenamed(entity: name, from: o.name)) }
+        if o.versionHash == e.versionHash { return }
+        if o.superentityName.map({ renamedEntity[$0] ?? $0 }) != e.superentityName {
+            out.append(.superentityChanged(entity: name, old: o.superentityName, new: e.superentityName))
+        }
+        // Old property name → new name, for the lists of constraints and indexes.
+        var propertyName: [String: String] = [:]
+        let attributeOrigin = pair(o.ownAttributes, e.ownAttributes, name: \.name, originalName: \.originalName)
+        let paired = Set(attributeOrigin.values.map(\.name))
+        for a in o.ownAttributes where !paired.contains(a.name) {
+            out.append(.attributeRemoved(entity: name, attribute: a.name))
+        }
+        for a in e.ownAttributes {
+            guard let oa = attributeOrigin[a.name] else {
+                out.append(.attributeAdded(entity: name, attribute: a.name)); continue
+            }
+            propertyName[oa.name] = a.name
+            attributeChanges(entity: name, from: oa, to: a, into: &out)
+        }
+        let relationshipOrigin = pair(o.ownRelationships, e.ownRelationships, name: \.name, originalName: \.originalName)
+        let pairedLinks = Set(relationshipOrigin.values.map(\.name))
+        for r in o.ownRelationships where !pairedLinks.contains(r.name) {
+            out.append(.relationshipRemoved(entity: name, relationship: r.name))
+        }
+        for r in e.ownRelationships {
+            guard let orr = relationshipOrigin[r.name] else {
+                out.append(.relationshipAdded(entity: name, relationship: r.name)); continue
+            }
+            propertyName[orr.name] = r.name
+            relationshipChanges(entity: name, from: orr, to: r, renamedEntity: renamedEntity, into: &out)
+        }
+        // Constraints and indexes compared under the new names of the properties they list.
+        func renamed(_ lists: [[String]]) -> [[String]] { lists.map { $0.map { propertyName[$0] ?? $0 } } }
+        if renamed(o.uniqueConstraints) != e.uniqueConstraints {
+            out.append(.uniqueConstraintsChanged(entity: name, old: o.uniqueConstraints, new: e.uniqueConstraints))
+        }
+        if renamed(o.indexes) != e.indexes { out.append(.indexesChanged(entity: name, old: o.indexes, new: e.indexes)) }
+    }
+
+    /// What changed in attribute `a` paired with `oa`, its old version, in the order of
+    /// ``SchemaChange``'s attribute cases (a flat list of comparisons).
+    private static func attributeChanges(entity name: String, from oa: Attribute, to a: Attribute, into out: inout [SchemaChange]) {
+        let n = a.name
+        if oa.name != n { out.append(.attributeRenamed(entity: name, attribute: n, from: oa.name)) }
+        if oa.type != a.type { out.append(.attributeTypeChanged(entity: name, attribute: n, old: oa.type, new: a.type)) }
+        if oa.isOptional != a.isOptional {
+            out.append(.attributeOptionalityChanged(entity: name, attribute: n, old: oa.isOptional, new: a.isOptional))
+        }
+        if oa.isUnique != a.isUnique {
+            out.append(.attributeUniquenessChanged(entity: name, attribute: n, old: oa.isUnique, new: a.isUnique))
+        }
+        if oa.isTransient != a.isTransient {
+            out.append(.attributeTransienceChanged(entity: name, attribute: n, old: oa.isTransient, new: a.isTransient))
+        }
+        if oa.externalStorage != a.externalStorage {
+            out.append(.attributeExternalStorageChanged(entity: name, attribute: n, old: oa.externalStorage, new: a.externalStorage))
+        }
+        if oa.isIndexed != a.isIndexed {
+            out.append(.attributeIndexChanged(entity: name, attribute: n, old: oa.isIndexed, new: a.isIndexed))
+        }
+        if oa.hashModifier != a.hashModifier {
+            out.append(.attributeHashModifierChanged(entity: name, attribute: n, old: oa.hashModifier, new: a.hashModifier))
+        }
+    }
+
+    /// What changed in relationship `r` paired with `orr`, its old version, in the order of
+    /// ``SchemaChange``'s relationship cases; a destination or inverse that only followed a
+    /// rename is no change.
+    private static func relationshipChanges(entity name: String, from orr: Relationship, to r: Relationship,
+                                            renamedEntity: [String: String], into out: inout [SchemaChange]) {
+        let n = r.name
+        if orr.name != n { out.append(.relationshipRenamed(entity: name, relationship: n, from: orr.name)) }
+        if (renamedEntity[orr.destinationName] ?? orr.destinationName) != r.destinationName {
+            out.append(.relationshipDestinationChanged(entity: name, relationship: n, old: orr.destinationName, new: r.destinationName))
+        }
+        if orr.isToMany != r.isToMany {
+            out.append(.relationshipCardinalityChanged(entity: name, relationship: n, old: orr.isToMany, new: r.isToMany))
+        }
+        if orr.isOptional != r.isOptional {
+            out.append(.relationshipOptionalityChanged(entity: name, relationship: n, old: orr.isOptional, new: r.isOptional))
+        }
+        // The inverse by its own pairing (renamed with its entity, or through its originalName).
+        let inverseNow = r.inverse.map { inv in (inv.originalName.map { [$0, inv.name] } ?? [inv.name]) }
+        if let oldInverse = orr.inverse?.name, let names = inverseNow {
+            if !names.contains(oldInverse) {
+                out.append(.relationshipInverseChanged(entity: name, relationship: n, old: oldInverse, new: r.inverse?.name))
+            }
+        } else if (orr.inverse == nil) != (r.inverse == nil) {
+            out.append(.relationshipInverseChanged(entity: name, relationship: n, old: orr.inverse?.name, new: r.inverse?.name))
+        }
+        if orr.hashModifier != r.hashModifier {
+            out.append(.relationshipHashModifierChanged(entity: name, relationship: n, old: orr.hashModifier, new: r.hashModifier))
+        }
     }
 
     /// New elements by name → the old element each comes from: the one its `originalName`

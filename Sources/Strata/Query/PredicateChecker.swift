@@ -74,104 +74,134 @@ struct PredicateChecker {
         throw fail("predicate nested too deeply: this part exceeds the nesting SQLite can parse (about 34 levels of alternating !, && and ||, 6 of contains/allSatisfy closures or 11 of conditionals; docs/predicates.md §6)", at)
     }
 
+    /// One node, its parts checked through ``check(_:)``: the switch only dispatches;
+    /// each kind of node is checked and folded by a step of its own.
     private mutating func checkNode(_ p: Predicate) throws -> TypedPredicate {
         switch p {
-        case .constant(let b, _):
-            return .constant(b)
-        case .value(let e):
-            let t = try value(e, expected: .attribute(.bool))
-            guard t.type == .attribute(.bool) || t.type == .null else {
-                throw fail("expected a condition, found a value of type \(t.type)", e.location)
-            }
-            if let c = t.constantValue { return .constant(c == .int(1)) }
-            return .boolValue(t)
-        case .conjunction(let parts, _):
-            var out: [TypedPredicate] = []
-            for part in parts {
-                let t = try check(part)
-                if t.constantValue == false { return .constant(false) }
-                if t.constantValue == true { continue }
-                // `a && (b && c)` is one conjunction.
-                if case .and(let inner) = t { out += inner } else { out.append(t) }
-            }
-            return out.isEmpty ? .constant(true) : out.count == 1 ? out[0] : .and(out)
-        case .disjunction(let parts, _):
-            var out: [TypedPredicate] = []
-            for part in parts {
-                let t = try check(part)
-                if t.constantValue == true { return .constant(true) }
-                if t.constantValue == false { continue }
-                if case .or(let inner) = t { out += inner } else { out.append(t) }
-            }
-            out = PredicateChecker.mergeEqualities(out)
-            return out.isEmpty ? .constant(false) : out.count == 1 ? out[0] : .or(out)
-        case .negation(let inner, _):
-            let t = try check(inner)
-            if let c = t.constantValue { return .constant(!c) }
-            // Conditions are two-valued (the compiler makes every operand of NOT 0 or 1), so !!p is p.
-            if case .not(let p) = t { return p }
-            return .not(t)
-        case .comparison(let op, let a, let b, let options, let at):
-            return try comparison(op, a, b, options, at)
-        case .string(let op, let a, let b, let options, let at):
-            return try stringTest(op, a, b, options, at)
-        case .inCollection(let element, let collection, let at):
-            return try membership(element, collection, at)
+        case .constant(let b, _): return .constant(b)
+        case .value(let e): return try condition(e)
+        case .conjunction(let parts, _): return try conjunction(parts)
+        case .disjunction(let parts, _): return try disjunction(parts)
+        case .negation(let inner, _): return try negation(inner)
+        case .comparison(let op, let a, let b, let options, let at): return try comparison(op, a, b, options, at)
+        case .string(let op, let a, let b, let options, let at): return try stringTest(op, a, b, options, at)
+        case .inCollection(let element, let collection, let at): return try membership(element, collection, at)
         case .between(let x, let lo, let hi, let at):
             return try check(.conjunction([.comparison(.greaterOrEqual, x, lo, [], at: at),
                                            .comparison(.lessOrEqual, x, hi, [], at: at)], at: at))
-        case .typeCheck(let scope, let name, let at):
-            guard scope < scopes.count else { throw fail("'$\(scope)' is not in scope", at) }
-            let s = scopes[scopes.count - 1 - scope]
-            guard let target = schema.entity(named: name) else { throw fail("unknown entity '\(name)' in 'is'", at) }
-            if s.isKind(of: target) { return .constant(true) }
-            guard target.isKind(of: s) else {
-                throw fail("'\(s.name)' objects can never be '\(name)' (not a subentity)", at)
-            }
-            return .isA(scope: scope, entities: target.descendants)
-        case .anySatisfy(let seq, let inner, let at), .allSatisfy(let seq, let inner, let at):
-            let isAny: Bool
-            if case .anySatisfy = p { isAny = true } else { isAny = false }
-            guard case .keyPath(let scope, let path, let kat) = seq else {
-                throw fail("'\(isAny ? "contains(where:)" : "allSatisfy")' needs a to-many key path", seq.location)
-            }
-            let ref = try resolve(scope: scope, path: path, at: kat)
-            guard case .toMany(let rel) = ref.end else {
-                throw fail("'\(ref.text)' is not a to-many relationship", kat)
-            }
-            try countJoins(ref, kat)
-            scopes.append(rel.destination)
-            joins.append([:])
-            defer { scopes.removeLast(); joins.removeLast() }
-            let t = try check(inner)
-            _ = at
-            if let c = t.constantValue {
-                // any(true) = !isEmpty, any(false) = false; all(true) = true, all(false) = isEmpty
-                if isAny { return c ? .not(.isEmptyMany(ref)) : .constant(false) }
-                return c ? .constant(true) : .isEmptyMany(ref)
-            }
-            return isAny ? .any(ref, t) : .all(ref, t)
-        case .isEmpty(let e, let at):
-            if case .keyPath(let scope, let path, let kat) = e {
-                let ref = try resolve(scope: scope, path: path, at: kat)
-                if case .toMany = ref.end { try countJoins(ref, kat); return .isEmptyMany(ref) }
-            }
-            let t = try value(e, expected: nil)
-            switch t.type {
-            case .attribute(.string), .attribute(.url), .null:
-                if let c = t.constantValue { return .constant(c.isEmptyText) }
-                return .isEmptyString(t)
-            case .array:
-                if case .list(let items, _) = t { return .constant(items.isEmpty) }
-                return .constant(false)
-            default:
-                throw fail("'isEmpty' applies to strings and to-many relationships, not \(t.type)", at)
-            }
-        case .conditional(let test, let a, let b, _):
-            let t = try check(test)
-            if let c = t.constantValue { return try check(c ? a : b) }
-            return .conditional(t, try check(a), try check(b))
+        case .typeCheck(let scope, let name, let at): return try typeCheck(scope, name, at)
+        case .anySatisfy(let seq, let inner, _): return try quantifier(any: true, seq, inner)
+        case .allSatisfy(let seq, let inner, _): return try quantifier(any: false, seq, inner)
+        case .isEmpty(let e, let at): return try emptiness(e, at)
+        case .conditional(let test, let a, let b, _): return try conditional(test, a, b)
         }
+    }
+
+    /// A value used as a condition: it must be a bool (or nil); a constant folds.
+    private mutating func condition(_ e: PredicateExpression) throws -> TypedPredicate {
+        let t = try value(e, expected: .attribute(.bool))
+        guard t.type == .attribute(.bool) || t.type == .null else {
+            throw fail("expected a condition, found a value of type \(t.type)", e.location)
+        }
+        if let c = t.constantValue { return .constant(c == .int(1)) }
+        return .boolValue(t)
+    }
+
+    /// `&&`: false as soon as a part folds to false, true parts dropped, nested conjunctions flattened.
+    private mutating func conjunction(_ parts: [Predicate]) throws -> TypedPredicate {
+        var out: [TypedPredicate] = []
+        for part in parts {
+            let t = try check(part)
+            if t.constantValue == false { return .constant(false) }
+            if t.constantValue == true { continue }
+            // `a && (b && c)` is one conjunction.
+            if case .and(let inner) = t { out += inner } else { out.append(t) }
+        }
+        return out.isEmpty ? .constant(true) : out.count == 1 ? out[0] : .and(out)
+    }
+
+    /// `||`: true as soon as a part folds to true, false parts dropped, nested disjunctions
+    /// flattened, equalities with one key path merged (``mergeEqualities(_:)``).
+    private mutating func disjunction(_ parts: [Predicate]) throws -> TypedPredicate {
+        var out: [TypedPredicate] = []
+        for part in parts {
+            let t = try check(part)
+            if t.constantValue == true { return .constant(true) }
+            if t.constantValue == false { continue }
+            if case .or(let inner) = t { out += inner } else { out.append(t) }
+        }
+        out = PredicateChecker.mergeEqualities(out)
+        return out.isEmpty ? .constant(false) : out.count == 1 ? out[0] : .or(out)
+    }
+
+    /// `!`: a constant folds, and `!!p` is `p`.
+    private mutating func negation(_ inner: Predicate) throws -> TypedPredicate {
+        let t = try check(inner)
+        if let c = t.constantValue { return .constant(!c) }
+        // Conditions are two-valued (the compiler makes every operand of NOT 0 or 1), so !!p is p.
+        if case .not(let p) = t { return p }
+        return .not(t)
+    }
+
+    /// `$n is Entity`: true when every object of the scope is one; `.invalid` when none can be.
+    private func typeCheck(_ scope: Int, _ name: String, _ at: SourceLocation) throws -> TypedPredicate {
+        guard scope < scopes.count else { throw fail("'$\(scope)' is not in scope", at) }
+        let s = scopes[scopes.count - 1 - scope]
+        guard let target = schema.entity(named: name) else { throw fail("unknown entity '\(name)' in 'is'", at) }
+        if s.isKind(of: target) { return .constant(true) }
+        guard target.isKind(of: s) else {
+            throw fail("'\(s.name)' objects can never be '\(name)' (not a subentity)", at)
+        }
+        return .isA(scope: scope, entities: target.descendants)
+    }
+
+    /// `contains(where:)` (`any`) or `allSatisfy` over a to-many key path: the closure is
+    /// checked in a new scope of the relationship's destination; a constant closure folds.
+    private mutating func quantifier(any isAny: Bool, _ seq: PredicateExpression, _ inner: Predicate) throws -> TypedPredicate {
+        guard case .keyPath(let scope, let path, let kat) = seq else {
+            throw fail("'\(isAny ? "contains(where:)" : "allSatisfy")' needs a to-many key path", seq.location)
+        }
+        let ref = try resolve(scope: scope, path: path, at: kat)
+        guard case .toMany(let rel) = ref.end else {
+            throw fail("'\(ref.text)' is not a to-many relationship", kat)
+        }
+        try countJoins(ref, kat)
+        scopes.append(rel.destination)
+        joins.append([:])
+        defer { scopes.removeLast(); joins.removeLast() }
+        let t = try check(inner)
+        if let c = t.constantValue {
+            // any(true) = !isEmpty, any(false) = false; all(true) = true, all(false) = isEmpty
+            if isAny { return c ? .not(.isEmptyMany(ref)) : .constant(false) }
+            return c ? .constant(true) : .isEmptyMany(ref)
+        }
+        return isAny ? .any(ref, t) : .all(ref, t)
+    }
+
+    /// `isEmpty` of a to-many key path, a string (a constant folds) or an array literal.
+    private mutating func emptiness(_ e: PredicateExpression, _ at: SourceLocation) throws -> TypedPredicate {
+        if case .keyPath(let scope, let path, let kat) = e {
+            let ref = try resolve(scope: scope, path: path, at: kat)
+            if case .toMany = ref.end { try countJoins(ref, kat); return .isEmptyMany(ref) }
+        }
+        let t = try value(e, expected: nil)
+        switch t.type {
+        case .attribute(.string), .attribute(.url), .null:
+            if let c = t.constantValue { return .constant(c.isEmptyText) }
+            return .isEmptyString(t)
+        case .array:
+            if case .list(let items, _) = t { return .constant(items.isEmpty) }
+            return .constant(false)
+        default:
+            throw fail("'isEmpty' applies to strings and to-many relationships, not \(t.type)", at)
+        }
+    }
+
+    /// `test ? a : b` as conditions: a constant test leaves only the branch it picks.
+    private mutating func conditional(_ test: Predicate, _ a: Predicate, _ b: Predicate) throws -> TypedPredicate {
+        let t = try check(test)
+        if let c = t.constantValue { return try check(c ? a : b) }
+        return .conditional(t, try check(a), try check(b))
     }
 
     private static let ordered: Set<AttributeType> = [.string, .int, .double, .date, .decimal, .url]
@@ -391,82 +421,111 @@ struct PredicateChecker {
 
     // MARK: Values
 
+    /// Types and folds an expression; `expected` is the type its context gives a literal
+    /// (nil: none). The switch only dispatches; each kind of expression has a step of its own.
     mutating func value(_ e: PredicateExpression, expected: ValueType?) throws -> TypedExpression {
         switch e {
-        case .keyPath(let scope, let path, let at):
-            let ref = try resolve(scope: scope, path: path, at: at)
-            try countJoins(ref, at)
-            switch ref.end {
-            case .attribute(let a):
-                if a.externalStorage && !nilTest {
-                    throw fail("'\(ref.text)' uses external storage: its values cannot be compared, searched or sorted (only == nil and != nil)", at)
-                }
-                return .keyPath(ref, .attribute(a.type))
-            case .toOne(let r): return .keyPath(ref, .object(r.destination))
-            case .toMany(let r): return .keyPath(ref, .objects(r.destination))
-            case .object: return .keyPath(ref, .object(scopes[scopes.count - 1 - scope]))
-            }
-        case .literal(let lit, let at):
-            if let expected { return constant(try coerce(lit, to: expected, at: at), expected, lit) }
-            return try inferred(lit, at: at)
-        case .variable(let name, let at):
-            if slots != nil {
-                switch expected {
-                case .attribute?, .object?:
-                    slots?.append(Slot(name: name, type: expected ?? .null, at: at))
-                    return .parameter((slots?.count ?? 1) - 1, expected ?? .null)
-                default: throw NeedsValues()
-                }
-            }
-            guard let v = bindings[name] else {
-                throw fail("unknown variable '\(name)' (bindings: \(bindings.keys.sorted().joined(separator: ", ")))", at)
-            }
-            let lit = try PredicateJSON.literal(v, JSONPath() / "bindings" / name)
-            if let expected { return constant(try coerce(lit, to: expected, at: at), expected, lit) }
-            return try inferred(lit, at: at)
-        case .count(let inner, let at):
-            if case .keyPath(let scope, let path, let kat) = inner {
-                let ref = try resolve(scope: scope, path: path, at: kat)
-                if case .toMany = ref.end { try countJoins(ref, kat); return .count(ref) }
-            }
-            let t = try value(inner, expected: nil)
-            switch t.type {
-            case .attribute(.string), .attribute(.url):
-                if let c = t.constantValue { return .constant(.int(Int64(c.textValue?.unicodeScalars.count ?? 0)), .attribute(.int)) }
-                return .length(t)
-            case .array:
-                if case .list(let items, _) = t { return .constant(.int(Int64(items.count)), .attribute(.int)) }
-                throw fail("'count' needs a to-many relationship, a string or an array", at)
-            default:
-                throw fail("'count' applies to to-many relationships, strings and arrays, not \(t.type)", at)
-            }
-        case .conditional(let test, let a, let b, let at):
-            let t = try check(test)
-            if let c = t.constantValue {
-                // A literal branch still takes the type of the other (`false ? $0.startDate : "2026-01-01T00:00:00Z"` is a date).
-                let (chosen, other) = c ? (a, b) : (b, a)
-                if isLiteralLike(chosen) && !isLiteralLike(other), let to = try? value(other, expected: expected), to.type != .null {
-                    return try value(chosen, expected: to.type)
-                }
-                return try value(chosen, expected: expected)
-            }
-            // A literal branch takes the type of a key path branch (a url, where a string is expected), else the expected one.
-            var ta = try value(a, expected: expected)
-            var tb = try value(b, expected: isLiteralLike(b) && !isLiteralLike(a) && ta.type != .null ? ta.type : expected)
-            if isLiteralLike(a) && !isLiteralLike(b) && tb.type != .null { ta = try value(a, expected: tb.type) }
-            let type = try unify(ta.type, tb.type, at)
-            if type == .attribute(.double) {
-                if case .constant(.int(let i), _) = ta { ta = .constant(.double(Double(i)), type) }
-                if case .constant(.int(let i), _) = tb { tb = .constant(.double(Double(i)), type) }
-            }
-            return .conditional(t, ta, tb, type)
-        case .coalesce(let a, let b, let at):
-            let ta = try value(a, expected: expected)
-            let tb = try value(b, expected: ta.type == .null ? expected : ta.type)
-            let type = try unify(ta.type, tb.type, at)
-            if let c = ta.constantValue { return c.isNull ? tb : ta }
-            return .coalesce(ta, tb, type)
+        case .keyPath(let scope, let path, let at): return try keyPathValue(scope, path, at)
+        case .literal(let lit, let at): return try literalValue(lit, expected, at)
+        case .variable(let name, let at): return try variableValue(name, expected, at)
+        case .count(let inner, let at): return try countValue(inner, at)
+        case .conditional(let test, let a, let b, let at): return try conditionalValue(test, a, b, expected, at)
+        case .coalesce(let a, let b, let at): return try coalesceValue(a, b, expected, at)
         }
+    }
+
+    /// A key path, typed by what it ends at; an external-storage attribute only in a test for nil.
+    private mutating func keyPathValue(_ scope: Int, _ path: [String], _ at: SourceLocation) throws -> TypedExpression {
+        let ref = try resolve(scope: scope, path: path, at: at)
+        try countJoins(ref, at)
+        switch ref.end {
+        case .attribute(let a):
+            if a.externalStorage && !nilTest {
+                throw fail("'\(ref.text)' uses external storage: its values cannot be compared, searched or sorted (only == nil and != nil)", at)
+            }
+            return .keyPath(ref, .attribute(a.type))
+        case .toOne(let r): return .keyPath(ref, .object(r.destination))
+        case .toMany(let r): return .keyPath(ref, .objects(r.destination))
+        case .object: return .keyPath(ref, .object(scopes[scopes.count - 1 - scope]))
+        }
+    }
+
+    /// A literal converted to the expected type, or typed by itself without one.
+    private func literalValue(_ lit: PredicateLiteral, _ expected: ValueType?, _ at: SourceLocation) throws -> TypedExpression {
+        if let expected { return constant(try coerce(lit, to: expected, at: at), expected, lit) }
+        return try inferred(lit, at: at)
+    }
+
+    /// A variable: with ``slots``, a parameter slot of the expected type (``NeedsValues`` without
+    /// one); else its bound value as a literal (an unknown variable is `.invalid`).
+    private mutating func variableValue(_ name: String, _ expected: ValueType?, _ at: SourceLocation) throws -> TypedExpression {
+        if slots != nil {
+            switch expected {
+            case .attribute?, .object?:
+                slots?.append(Slot(name: name, type: expected ?? .null, at: at))
+                return .parameter((slots?.count ?? 1) - 1, expected ?? .null)
+            default: throw NeedsValues()
+            }
+        }
+        guard let v = bindings[name] else {
+            throw fail("unknown variable '\(name)' (bindings: \(bindings.keys.sorted().joined(separator: ", ")))", at)
+        }
+        let lit = try PredicateJSON.literal(v, JSONPath() / "bindings" / name)
+        return try literalValue(lit, expected, at)
+    }
+
+    /// `count` of a to-many key path, a string (in Unicode scalars) or an array literal; constants fold.
+    private mutating func countValue(_ inner: PredicateExpression, _ at: SourceLocation) throws -> TypedExpression {
+        if case .keyPath(let scope, let path, let kat) = inner {
+            let ref = try resolve(scope: scope, path: path, at: kat)
+            if case .toMany = ref.end { try countJoins(ref, kat); return .count(ref) }
+        }
+        let t = try value(inner, expected: nil)
+        switch t.type {
+        case .attribute(.string), .attribute(.url):
+            if let c = t.constantValue { return .constant(.int(Int64(c.textValue?.unicodeScalars.count ?? 0)), .attribute(.int)) }
+            return .length(t)
+        case .array:
+            if case .list(let items, _) = t { return .constant(.int(Int64(items.count)), .attribute(.int)) }
+            throw fail("'count' needs a to-many relationship, a string or an array", at)
+        default:
+            throw fail("'count' applies to to-many relationships, strings and arrays, not \(t.type)", at)
+        }
+    }
+
+    /// `test ? a : b` as a value: a constant test leaves the branch it picks; otherwise
+    /// the branches unify to one type (ints in a double conditional become doubles).
+    private mutating func conditionalValue(_ test: Predicate, _ a: PredicateExpression, _ b: PredicateExpression,
+                                           _ expected: ValueType?, _ at: SourceLocation) throws -> TypedExpression {
+        let t = try check(test)
+        if let c = t.constantValue {
+            // A literal branch still takes the type of the other (`false ? $0.startDate : "2026-01-01T00:00:00Z"` is a date).
+            let (chosen, other) = c ? (a, b) : (b, a)
+            if isLiteralLike(chosen) && !isLiteralLike(other), let to = try? value(other, expected: expected), to.type != .null {
+                return try value(chosen, expected: to.type)
+            }
+            return try value(chosen, expected: expected)
+        }
+        // A literal branch takes the type of a key path branch (a url, where a string is expected), else the expected one.
+        var ta = try value(a, expected: expected)
+        var tb = try value(b, expected: isLiteralLike(b) && !isLiteralLike(a) && ta.type != .null ? ta.type : expected)
+        if isLiteralLike(a) && !isLiteralLike(b) && tb.type != .null { ta = try value(a, expected: tb.type) }
+        let type = try unify(ta.type, tb.type, at)
+        if type == .attribute(.double) {
+            if case .constant(.int(let i), _) = ta { ta = .constant(.double(Double(i)), type) }
+            if case .constant(.int(let i), _) = tb { tb = .constant(.double(Double(i)), type) }
+        }
+        return .conditional(t, ta, tb, type)
+    }
+
+    /// `a ?? b`: `b` takes `a`'s type; a constant `a` folds to itself, or to `b` when nil.
+    private mutating func coalesceValue(_ a: PredicateExpression, _ b: PredicateExpression,
+                                        _ expected: ValueType?, _ at: SourceLocation) throws -> TypedExpression {
+        let ta = try value(a, expected: expected)
+        let tb = try value(b, expected: ta.type == .null ? expected : ta.type)
+        let type = try unify(ta.type, tb.type, at)
+        if let c = ta.constantValue { return c.isNull ? tb : ta }
+        return .coalesce(ta, tb, type)
     }
 
     private func unify(_ a: ValueType, _ b: ValueType, _ at: SourceLocation) throws -> ValueType {

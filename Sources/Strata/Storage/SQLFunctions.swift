@@ -51,89 +51,127 @@ enum SQLFunctions {
     }
 
     typealias Function = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
+    /// A collation: two texts as (byte count, bytes); negative, zero or positive.
+    typealias CollationFunction = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafeRawPointer?, Int32, UnsafeRawPointer?) -> Int32
 
+    /// The flags of every function but `strata_damaged`: same result for the same arguments, no side effects.
+    private static let pureFlags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
+
+    /// Registers every function and collation of the type's comment on a new connection.
+    /// Each is a C function of its own below; none captures anything, so a call per row
+    /// allocates nothing.
     static func register(_ db: OpaquePointer) {
-        let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
-        /// Registers a function with a scratch buffer of its own, freed with the connection.
-        func withScratch(_ name: String, _ argc: Int32, _ f: Function) {
-            let scratch = UnsafeMutablePointer<TextFolding.Scratch>.allocate(capacity: 1)
-            scratch.initialize(to: TextFolding.Scratch())
-            sqlite3_create_function_v2(db, name, argc, flags, scratch, f, nil, nil, { p in
-                guard let s = p?.assumingMemoryBound(to: TextFolding.Scratch.self) else { return }
-                s.pointee.release()
-                s.deinitialize(count: 1)
-                s.deallocate()
-            })
-        }
-        withScratch("strata_fold", 2) { ctx, argc, argv in
-            guard let ctx, let argv, argc == 2, let a0 = argv[0], let a1 = argv[1] else { return }
-            guard let x = SQLFunctions.text(a0) else { sqlite3_result_null(ctx); return }
-            let mode = Int(sqlite3_value_int(a1) & 3)
-            SQLFunctions.scratch(ctx).pointee.withFolded(x, mode: mode) { SQLFunctions.resultText(ctx, $0) }
-        }
-        withScratch("strata_contains", 3) { ctx, argc, argv in
-            SQLFunctions.test(ctx, argc, argv) { h, n in TextFolding.contains(h, n) }
-        }
-        withScratch("strata_has_prefix", 3) { ctx, argc, argv in
-            SQLFunctions.test(ctx, argc, argv) { h, n in TextFolding.hasPrefix(h, n) }
-        }
-        withScratch("strata_has_suffix", 3) { ctx, argc, argv in
-            SQLFunctions.test(ctx, argc, argv) { h, n in TextFolding.hasSuffix(h, n) }
-        }
-        withScratch("strata_compare", 3) { ctx, argc, argv in
-            guard let ctx, let argv, argc == 3, let a0 = argv[0], let a1 = argv[1], let a2 = argv[2] else { return }
-            let code = Int(sqlite3_value_int(a2))
-            let op = code >> 2
-            guard let x = SQLFunctions.text(a0), let y = SQLFunctions.text(a1) else {
-                let bothNull = sqlite3_value_type(a0) == SQLITE_NULL && sqlite3_value_type(a1) == SQLITE_NULL
-                sqlite3_result_int(ctx, op == 0 ? (bothNull ? 1 : 0) : op == 1 ? (bothNull ? 0 : 1) : 0)
-                return
-            }
-            let c = SQLFunctions.scratch(ctx).pointee.withFolded(x, mode: code & 3) { TextFolding.byteCompare($0, y) }
-            let r: Bool
-            switch op {
-            case 0: r = c == 0
-            case 1: r = c != 0
-            case 2: r = c < 0
-            case 3: r = c <= 0
-            case 4: r = c > 0
-            default: r = c >= 0
-            }
-            sqlite3_result_int(ctx, r ? 1 : 0)
-        }
-        withScratch("strata_lsc", 2) { ctx, argc, argv in
-            guard let ctx, let argv, argc == 2, let a0 = argv[0], let a1 = argv[1] else { return }
-            guard let x = SQLFunctions.text(a0), let y = SQLFunctions.text(a1), y.count > 0 else { sqlite3_result_int(ctx, 0); return }
-            let r = SQLFunctions.scratch(ctx).pointee.withFolded(x, mode: 3) { TextFolding.contains($0, y) }
-            sqlite3_result_int(ctx, r ? 1 : 0)
-        }
-        sqlite3_create_function_v2(db, "strata_length", 1, flags, nil, { ctx, argc, argv in
-            guard let ctx, let argv, argc == 1, let a0 = argv[0] else { return }
-            guard sqlite3_value_type(a0) != SQLITE_NULL, let p = sqlite3_value_text(a0) else { sqlite3_result_null(ctx); return }
-            // Unicode scalars: bytes that do not continue a UTF-8 sequence (SQLite's length() stops at NUL).
-            var n: Int64 = 0
-            for b in UnsafeBufferPointer(start: p, count: Int(sqlite3_value_bytes(a0))) where b & 0xC0 != 0x80 { n += 1 }
-            sqlite3_result_int64(ctx, n)
-        }, nil, nil, nil)
+        withScratch(db, "strata_fold", 2, foldFunction)
+        withScratch(db, "strata_contains", 3, containsFunction)
+        withScratch(db, "strata_has_prefix", 3, hasPrefixFunction)
+        withScratch(db, "strata_has_suffix", 3, hasSuffixFunction)
+        withScratch(db, "strata_compare", 3, compareFunction)
+        withScratch(db, "strata_lsc", 2, localizedStandardContainsFunction)
+        sqlite3_create_function_v2(db, "strata_length", 1, pureFlags, nil, lengthFunction, nil, nil, nil)
         // Not deterministic (it fails), and never callable from a schema object of the file.
-        sqlite3_create_function_v2(db, "strata_damaged", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, nil, { ctx, argc, argv in
-            guard let ctx, let argv, argc == 3, let a0 = argv[0], let a1 = argv[1], let a2 = argv[2] else { return }
-            func string(_ v: OpaquePointer) -> String { SQLFunctions.text(v).map { String(decoding: $0, as: UTF8.self) } ?? "" }
-            let note = Damage(entity: string(a0), attribute: string(a1), key: sqlite3_value_int64(a2))
-            Damage.current = note
-            sqlite3_result_error(ctx, note.error.message, -1)
-            sqlite3_result_error_code(ctx, SQLFunctions.damagedCode)
-        }, nil, nil, nil)
-        sqlite3_create_collation_v2(db, "strata_standard", SQLITE_UTF8, nil, { _, n1, p1, n2, p2 in
-            let a = UnsafeBufferPointer(start: p1?.assumingMemoryBound(to: UInt8.self), count: Int(n1))
-            let b = UnsafeBufferPointer(start: p2?.assumingMemoryBound(to: UInt8.self), count: Int(n2))
-            return Int32(TextFolding.standardCompare(utf8: a, b))
-        }, nil)
-        sqlite3_create_collation_v2(db, "strata_decimal", SQLITE_UTF8, nil, { _, n1, p1, n2, p2 in
-            let a = String(decoding: UnsafeBufferPointer(start: p1?.assumingMemoryBound(to: UInt8.self), count: Int(n1)), as: UTF8.self)
-            let b = String(decoding: UnsafeBufferPointer(start: p2?.assumingMemoryBound(to: UInt8.self), count: Int(n2)), as: UTF8.self)
-            return Int32(DecimalText.compare(a, b))
-        }, nil)
+        sqlite3_create_function_v2(db, "strata_damaged", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, nil, damagedFunction, nil, nil, nil)
+        sqlite3_create_collation_v2(db, "strata_standard", SQLITE_UTF8, nil, standardCollation, nil)
+        sqlite3_create_collation_v2(db, "strata_decimal", SQLITE_UTF8, nil, decimalCollation, nil)
+    }
+
+    /// Registers a function with a scratch buffer of its own, freed with the connection.
+    private static func withScratch(_ db: OpaquePointer, _ name: String, _ argc: Int32, _ f: Function) {
+        let scratch = UnsafeMutablePointer<TextFolding.Scratch>.allocate(capacity: 1)
+        scratch.initialize(to: TextFolding.Scratch())
+        sqlite3_create_function_v2(db, name, argc, pureFlags, scratch, f, nil, nil, { p in
+            guard let s = p?.assumingMemoryBound(to: TextFolding.Scratch.self) else { return }
+            s.pointee.release()
+            s.deinitialize(count: 1)
+            s.deallocate()
+        })
+    }
+
+    /// `strata_fold(text, flags)`: the folded text, NULL with a NULL.
+    private static let foldFunction: Function = { ctx, argc, argv in
+        guard let ctx, let argv, argc == 2, let a0 = argv[0], let a1 = argv[1] else { return }
+        guard let x = SQLFunctions.text(a0) else { sqlite3_result_null(ctx); return }
+        let mode = Int(sqlite3_value_int(a1) & 3)
+        SQLFunctions.scratch(ctx).pointee.withFolded(x, mode: mode) { SQLFunctions.resultText(ctx, $0) }
+    }
+
+    /// `strata_contains(x, y, flags)`: whether folded `x` contains `y`.
+    private static let containsFunction: Function = { ctx, argc, argv in
+        SQLFunctions.test(ctx, argc, argv) { h, n in TextFolding.contains(h, n) }
+    }
+
+    /// `strata_has_prefix(x, y, flags)`: whether folded `x` starts with `y`.
+    private static let hasPrefixFunction: Function = { ctx, argc, argv in
+        SQLFunctions.test(ctx, argc, argv) { h, n in TextFolding.hasPrefix(h, n) }
+    }
+
+    /// `strata_has_suffix(x, y, flags)`: whether folded `x` ends with `y`.
+    private static let hasSuffixFunction: Function = { ctx, argc, argv in
+        SQLFunctions.test(ctx, argc, argv) { h, n in TextFolding.hasSuffix(h, n) }
+    }
+
+    /// `strata_compare(x, y, code)`: the comparison `code >> 2` of folded `x` and `y`, NULL as ``Evaluation`` treats nil.
+    private static let compareFunction: Function = { ctx, argc, argv in
+        guard let ctx, let argv, argc == 3, let a0 = argv[0], let a1 = argv[1], let a2 = argv[2] else { return }
+        let code = Int(sqlite3_value_int(a2))
+        let op = code >> 2
+        guard let x = SQLFunctions.text(a0), let y = SQLFunctions.text(a1) else {
+            let bothNull = sqlite3_value_type(a0) == SQLITE_NULL && sqlite3_value_type(a1) == SQLITE_NULL
+            sqlite3_result_int(ctx, op == 0 ? (bothNull ? 1 : 0) : op == 1 ? (bothNull ? 0 : 1) : 0)
+            return
+        }
+        let c = SQLFunctions.scratch(ctx).pointee.withFolded(x, mode: code & 3) { TextFolding.byteCompare($0, y) }
+        let r: Bool
+        switch op {
+        case 0: r = c == 0
+        case 1: r = c != 0
+        case 2: r = c < 0
+        case 3: r = c <= 0
+        case 4: r = c > 0
+        default: r = c >= 0
+        }
+        sqlite3_result_int(ctx, r ? 1 : 0)
+    }
+
+    /// `strata_lsc(x, y)`: localizedStandardContains, 0 with a NULL or an empty `y`.
+    private static let localizedStandardContainsFunction: Function = { ctx, argc, argv in
+        guard let ctx, let argv, argc == 2, let a0 = argv[0], let a1 = argv[1] else { return }
+        guard let x = SQLFunctions.text(a0), let y = SQLFunctions.text(a1), y.count > 0 else { sqlite3_result_int(ctx, 0); return }
+        let r = SQLFunctions.scratch(ctx).pointee.withFolded(x, mode: 3) { TextFolding.contains($0, y) }
+        sqlite3_result_int(ctx, r ? 1 : 0)
+    }
+
+    /// `strata_length(text)`: the number of Unicode scalars, NULL with a NULL.
+    private static let lengthFunction: Function = { ctx, argc, argv in
+        guard let ctx, let argv, argc == 1, let a0 = argv[0] else { return }
+        guard sqlite3_value_type(a0) != SQLITE_NULL, let p = sqlite3_value_text(a0) else { sqlite3_result_null(ctx); return }
+        // Unicode scalars: bytes that do not continue a UTF-8 sequence (SQLite's length() stops at NUL).
+        var n: Int64 = 0
+        for b in UnsafeBufferPointer(start: p, count: Int(sqlite3_value_bytes(a0))) where b & 0xC0 != 0x80 { n += 1 }
+        sqlite3_result_int64(ctx, n)
+    }
+
+    /// `strata_damaged(entity, attribute, key)`: notes the ``Damage`` and fails the statement with ``damagedCode``.
+    private static let damagedFunction: Function = { ctx, argc, argv in
+        guard let ctx, let argv, argc == 3, let a0 = argv[0], let a1 = argv[1], let a2 = argv[2] else { return }
+        func string(_ v: OpaquePointer) -> String { SQLFunctions.text(v).map { String(decoding: $0, as: UTF8.self) } ?? "" }
+        let note = Damage(entity: string(a0), attribute: string(a1), key: sqlite3_value_int64(a2))
+        Damage.current = note
+        sqlite3_result_error(ctx, note.error.message, -1)
+        sqlite3_result_error_code(ctx, SQLFunctions.damagedCode)
+    }
+
+    /// Collation `strata_standard`: localizedStandard order (Finder order).
+    private static let standardCollation: CollationFunction = { _, n1, p1, n2, p2 in
+        let a = UnsafeBufferPointer(start: p1?.assumingMemoryBound(to: UInt8.self), count: Int(n1))
+        let b = UnsafeBufferPointer(start: p2?.assumingMemoryBound(to: UInt8.self), count: Int(n2))
+        return Int32(TextFolding.standardCompare(utf8: a, b))
+    }
+
+    /// Collation `strata_decimal`: exact numeric order of decimal text.
+    private static let decimalCollation: CollationFunction = { _, n1, p1, n2, p2 in
+        let a = String(decoding: UnsafeBufferPointer(start: p1?.assumingMemoryBound(to: UInt8.self), count: Int(n1)), as: UTF8.self)
+        let b = String(decoding: UnsafeBufferPointer(start: p2?.assumingMemoryBound(to: UInt8.self), count: Int(n2)), as: UTF8.self)
+        return Int32(DecimalText.compare(a, b))
     }
 
     /// The extended result code of `strata_damaged`: SQLITE_CORRUPT with a subcode SQLite does not use.

@@ -15,8 +15,6 @@ public enum SQLValue: Equatable, Hashable, Sendable {
 /// `data` is base64; `uuid` canonical text; `decimal` a number or numeric
 /// text (kept exactly); `json` any JSON value (stored minified).
 enum ValueCodec {
-    /// Reads one attribute value from the reader. `null` is returned as `.null`
-    /// (the caller checks optionality).
     /// How deeply a `json` attribute value may nest by itself (`[]` is one level), so
     /// that an object holding it, inside the array `strata_fetch` returns, stays
     /// within the reader's limit and can always be written back.
@@ -24,82 +22,120 @@ enum ValueCodec {
     static let minDateSeconds: Int64 = -62_167_219_200
     static let endDateSeconds: Int64 = 253_402_300_800
 
+    /// Reads one attribute value from the reader. `null` is returned as `.null`
+    /// (the caller checks optionality); any other value must be one the type takes,
+    /// each type's rules a step of its own below.
     /// `path` is where the value sits in the input; errors inside a `json` value name their own path below it.
     static func read(_ r: inout JSONReader, type: AttributeType, path: JSONPath = JSONPath()) throws -> SQLValue {
         let kind = try r.peek()
         if kind == .null { try r.readNull(); return .null }
         switch type {
-        case .string:
-            guard kind == .string else { throw mismatch(kind, "a string") }
-            return .text(try r.readString())
-        case .url:
-            guard kind == .string else { throw mismatch(kind, "a URL string") }
-            let s = try r.readString()
-            guard isValidURL(s) else { throw StrataError(.validation, "expected a URL, found text that is empty or contains spaces or control characters") }
-            return .text(s)
-        case .int:
-            guard kind == .number else { throw mismatch(kind, "an integer") }
-            switch try r.readNumber() {
-            case .int(let v): return .int(v)
-            case .double(let d):
-                guard d == d.rounded(), d >= -9.2e18, d <= 9.2e18 else { throw StrataError(.validation, "expected an integer, found a number with a fraction or out of the 64-bit range") }
-                return .int(Int64(d))
-            }
-        case .double:
-            guard kind == .number else { throw mismatch(kind, "a number") }
-            switch try r.readNumber() {
-            case .int(let v): return .double(Double(v))
-            case .double(let d):
-                guard d.isFinite else { throw StrataError(.validation, "number out of range") }
-                return .double(d)
-            }
-        case .bool:
-            guard kind == .bool else { throw mismatch(kind, "true or false") }
-            return .int(try r.readBool() ? 1 : 0)
-        case .date:
-            let t: Double
-            if kind == .number {
-                switch try r.readNumber() {
-                case .int(let v): t = Double(v)
-                case .double(let d): t = d
-                }
-            } else {
-                guard kind == .string else { throw mismatch(kind, "an ISO-8601 date string or seconds since 1970") }
-                let s = try r.readString()
-                guard let parsed = ISO8601.parse(s.utf8) else { throw StrataError(.validation, "expected an ISO-8601 date such as 2026-11-22T09:30:00Z") }
-                t = parsed
-            }
-            // Only dates that come back out as ISO-8601 text (and so can be written again) go in.
-            guard ISO8601.isFormattable(t) else {
-                throw StrataError(.validation, "date out of range: years 0000 to 9999 only (from 0000-01-01T00:00:00Z, \(minDateSeconds) seconds since 1970, to before 10000-01-01T00:00:00Z, \(endDateSeconds))")
-            }
-            return .double(t)
-        case .data:
-            guard kind == .string else { throw mismatch(kind, "base64 text") }
-            let s = try r.readString()
-            guard let bytes = Base64.decode(s.utf8) else { throw StrataError(.validation, "expected base64 text") }
-            return .blob(bytes)
-        case .uuid:
-            guard kind == .string else { throw mismatch(kind, "a UUID string") }
-            let s = try r.readString()
-            guard let c = UUIDText.canonical(s.utf8) else { throw StrataError(.validation, "expected a UUID such as E621E1F8-C36C-495A-93FC-0C247A3E6E5F") }
-            return .text(c)
-        case .decimal:
-            let text: String
-            if kind == .number {
-                let range = try r.scanNumber()
-                text = String(decoding: UnsafeBufferPointer(rebasing: r.buffer[range.lowerBound..<range.upperBound]), as: UTF8.self)
-            } else if kind == .string {
-                text = try r.readString()
-            } else {
-                throw mismatch(kind, "a decimal number or numeric string")
-            }
-            guard let c = DecimalText.canonical(text.utf8) else { throw StrataError(.validation, "expected a decimal number") }
-            return .text(c)
-        case .json:
-            let v = try r.readValue(at: path, maxLevels: maxJSONValueLevels)
-            return .text(v.text)
+        case .string: return try readText(&r, kind)
+        case .url: return try readURL(&r, kind)
+        case .int: return try readInt(&r, kind)
+        case .double: return try readDouble(&r, kind)
+        case .bool: return try readBool(&r, kind)
+        case .date: return try readDate(&r, kind)
+        case .data: return try readData(&r, kind)
+        case .uuid: return try readUUID(&r, kind)
+        case .decimal: return try readDecimal(&r, kind)
+        case .json: return .text(try r.readValue(at: path, maxLevels: maxJSONValueLevels).text)
         }
+    }
+
+    /// A string attribute: any JSON string.
+    @inline(__always) private static func readText(_ r: inout JSONReader, _ kind: JSONReader.Kind) throws -> SQLValue {
+        guard kind == .string else { throw mismatch(kind, "a string") }
+        return .text(try r.readString())
+    }
+
+    /// A URL attribute: a string that is not empty and has no spaces or control characters.
+    @inline(__always) private static func readURL(_ r: inout JSONReader, _ kind: JSONReader.Kind) throws -> SQLValue {
+        guard kind == .string else { throw mismatch(kind, "a URL string") }
+        let s = try r.readString()
+        guard isValidURL(s) else { throw StrataError(.validation, "expected a URL, found text that is empty or contains spaces or control characters") }
+        return .text(s)
+    }
+
+    /// An int attribute: an integer, or a number without a fraction within the 64-bit range.
+    @inline(__always) private static func readInt(_ r: inout JSONReader, _ kind: JSONReader.Kind) throws -> SQLValue {
+        guard kind == .number else { throw mismatch(kind, "an integer") }
+        switch try r.readNumber() {
+        case .int(let v): return .int(v)
+        case .double(let d):
+            guard d == d.rounded(), d >= -9.2e18, d <= 9.2e18 else { throw StrataError(.validation, "expected an integer, found a number with a fraction or out of the 64-bit range") }
+            return .int(Int64(d))
+        }
+    }
+
+    /// A double attribute: any finite number.
+    @inline(__always) private static func readDouble(_ r: inout JSONReader, _ kind: JSONReader.Kind) throws -> SQLValue {
+        guard kind == .number else { throw mismatch(kind, "a number") }
+        switch try r.readNumber() {
+        case .int(let v): return .double(Double(v))
+        case .double(let d):
+            guard d.isFinite else { throw StrataError(.validation, "number out of range") }
+            return .double(d)
+        }
+    }
+
+    /// A bool attribute: true or false, stored as 1 or 0.
+    @inline(__always) private static func readBool(_ r: inout JSONReader, _ kind: JSONReader.Kind) throws -> SQLValue {
+        guard kind == .bool else { throw mismatch(kind, "true or false") }
+        return .int(try r.readBool() ? 1 : 0)
+    }
+
+    /// A date attribute: seconds since 1970 or ISO-8601 text, within the years ISO-8601 text can write.
+    @inline(__always) private static func readDate(_ r: inout JSONReader, _ kind: JSONReader.Kind) throws -> SQLValue {
+        let t: Double
+        if kind == .number {
+            switch try r.readNumber() {
+            case .int(let v): t = Double(v)
+            case .double(let d): t = d
+            }
+        } else {
+            guard kind == .string else { throw mismatch(kind, "an ISO-8601 date string or seconds since 1970") }
+            let s = try r.readString()
+            guard let parsed = ISO8601.parse(s.utf8) else { throw StrataError(.validation, "expected an ISO-8601 date such as 2026-11-22T09:30:00Z") }
+            t = parsed
+        }
+        // Only dates that come back out as ISO-8601 text (and so can be written again) go in.
+        guard ISO8601.isFormattable(t) else {
+            throw StrataError(.validation, "date out of range: years 0000 to 9999 only (from 0000-01-01T00:00:00Z, \(minDateSeconds) seconds since 1970, to before 10000-01-01T00:00:00Z, \(endDateSeconds))")
+        }
+        return .double(t)
+    }
+
+    /// A data attribute: base64 text, stored as its bytes.
+    @inline(__always) private static func readData(_ r: inout JSONReader, _ kind: JSONReader.Kind) throws -> SQLValue {
+        guard kind == .string else { throw mismatch(kind, "base64 text") }
+        let s = try r.readString()
+        guard let bytes = Base64.decode(s.utf8) else { throw StrataError(.validation, "expected base64 text") }
+        return .blob(bytes)
+    }
+
+    /// A UUID attribute: UUID text, stored in its canonical form.
+    @inline(__always) private static func readUUID(_ r: inout JSONReader, _ kind: JSONReader.Kind) throws -> SQLValue {
+        guard kind == .string else { throw mismatch(kind, "a UUID string") }
+        let s = try r.readString()
+        guard let c = UUIDText.canonical(s.utf8) else { throw StrataError(.validation, "expected a UUID such as E621E1F8-C36C-495A-93FC-0C247A3E6E5F") }
+        return .text(c)
+    }
+
+    /// A decimal attribute: a number (its text as written, never through a double) or numeric
+    /// text, stored as canonical decimal text.
+    @inline(__always) private static func readDecimal(_ r: inout JSONReader, _ kind: JSONReader.Kind) throws -> SQLValue {
+        let text: String
+        if kind == .number {
+            let range = try r.scanNumber()
+            text = String(decoding: UnsafeBufferPointer(rebasing: r.buffer[range.lowerBound..<range.upperBound]), as: UTF8.self)
+        } else if kind == .string {
+            text = try r.readString()
+        } else {
+            throw mismatch(kind, "a decimal number or numeric string")
+        }
+        guard let c = DecimalText.canonical(text.utf8) else { throw StrataError(.validation, "expected a decimal number") }
+        return .text(c)
     }
 
     /// Converts a parsed JSON value (defaults, enum values) for an attribute type.

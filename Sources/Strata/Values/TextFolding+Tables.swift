@@ -185,21 +185,44 @@ final class FoldPlane: @unchecked Sendable {
 
     /// Code points whose folds are trivially themselves (checked cheaply):
     /// surrogates, CJK unified ideographs, Hangul syllables, private use.
-    private static func skipped(_ v: UInt32) -> Bool {
+    fileprivate static func skipped(_ v: UInt32) -> Bool {
         (v >= 0x3400 && v <= 0x4DBF) || (v >= 0x4E00 && v <= 0x9FFF) || (v >= 0xAC00 && v <= 0xD7A3)
             || (v >= 0xD800 && v <= 0xF8FF)
     }
 
+    /// Builds the plane's tables in two passes, then copies them into storage of their own.
     private init(plane: UInt32) {
+        let scalars = PlaneScalars(plane: plane)
+        let tables = PlaneTables(scalars)
+        self.index = .allocate(capacity: 256)
+        self.index.initialize(from: tables.index, count: 256)
+        self.records = .allocate(capacity: tables.records.count)
+        self.records.initialize(from: tables.records, count: tables.records.count)
+        self.pool = .allocate(capacity: max(tables.pool.count, 1))
+        self.pool.initialize(from: tables.pool, count: tables.pool.count)
+        self.marks = .allocate(capacity: max(scalars.marks.count, 1))
+        self.marks.initialize(from: scalars.marks, count: scalars.marks.count)
+        self.pageCount = tables.records.count / 1024
+        self.poolCount = tables.pool.count
+    }
+}
+
+/// Pass 1 of a plane's tables: the info bits of each of its scalars, which are assigned
+/// and which have a canonical decomposition, and the removable marks of those.
+private struct PlaneScalars {
+    let plane: UInt32
+    /// By scalar (low 16 bits): info bits, with `notNFC`, the marks' count and offset, and
+    /// `sensitive` for the last scalar of any multi-scalar decomposition.
+    private(set) var infos = [UInt32](repeating: 3 << ScalarData.rankShift, count: 0x10000)
+    private(set) var assigned = [Bool](repeating: false, count: 0x10000)
+    private(set) var decomposable = Set<UInt32>()
+    /// Removable marks of decompositions, each scalar's run found through its info bits.
+    private(set) var marks: [UInt32] = []
+
+    init(plane: UInt32) {
+        self.plane = plane
         let base = plane << 16
-        // Pass 1: info bits and canonical decompositions. The last scalar of
-        // each multi-scalar decomposition can compose with what precedes it
-        // (Indic vowel parts, Kirat Rai…), so it is sensitive too.
-        var infos = [UInt32](repeating: 3 << ScalarData.rankShift, count: 0x10000)
-        var assigned = [Bool](repeating: false, count: 0x10000)
-        var decomposable = Set<UInt32>()
         var seconds = Set<UInt32>()
-        var marks: [UInt32] = []
         for k in 0..<0x10000 {
             let v = base | UInt32(k)
             guard !FoldPlane.skipped(v), let x = Unicode.Scalar(v) else { continue }
@@ -207,76 +230,59 @@ final class FoldPlane: @unchecked Sendable {
             if gc == .unassigned { continue }
             assigned[k] = true
             infos[k] = ScalarData.computeInfo(x, gc)
-            var it = String(x)._nfd.makeIterator()
-            if let first = it.next(), first == x, it.next() == nil { continue }
-            decomposable.insert(v)
-            var last = x
-            var removed: [UInt32] = []
-            for y in String(x)._nfd {
-                last = y
-                if ScalarData.isStrippable(y) { removed.append(y.value) }
-            }
-            seconds.insert(last.value)
-            if ScalarData.nfc([x]) != [x] { infos[k] |= ScalarData.notNFC }
-            if !removed.isEmpty {
-                precondition(removed.count < 16 && marks.count < 1 << 18, "mark table overflow")
-                infos[k] |= UInt32(removed.count) << ScalarData.markCountShift
-                    | UInt32(marks.count) << ScalarData.markOffsetShift
-                marks.append(contentsOf: removed)
-            }
+            if let last = noteDecomposition(x, at: k) { seconds.insert(last) }
         }
+        // The last scalar of each multi-scalar decomposition can compose with what
+        // precedes it (Indic vowel parts, Kirat Rai…), so it is sensitive too.
         for v in seconds where v >> 16 == plane { infos[Int(v & 0xFFFF)] |= ScalarData.sensitive }
-        func isSensitive(_ y: Unicode.Scalar) -> Bool {
-            let v = y.value
-            if v < 0x80 { return false }
-            if v >> 16 == plane { return infos[Int(v & 0xFFFF)] & ScalarData.sensitive != 0 }
-            return ScalarData.computeInfo(y, y.properties.generalCategory) & ScalarData.sensitive != 0
+    }
+
+    /// For a scalar with a canonical decomposition: marks it decomposable, `notNFC` when NFC
+    /// replaces it, notes its removable marks, and returns the decomposition's last scalar;
+    /// nil (and no change) for a scalar that is its own decomposition.
+    private mutating func noteDecomposition(_ x: Unicode.Scalar, at k: Int) -> UInt32? {
+        var it = String(x)._nfd.makeIterator()
+        if let first = it.next(), first == x, it.next() == nil { return nil }
+        decomposable.insert(x.value)
+        var last = x
+        var removed: [UInt32] = []
+        for y in String(x)._nfd {
+            last = y
+            if ScalarData.isStrippable(y) { removed.append(y.value) }
         }
-        // Pass 2: records, in pages of 256 scalars; identical pages shared.
-        var records: [UInt32] = []
-        var pool: [UInt8] = []
-        var pageNumbers = [[UInt32]: UInt16]()
-        var index = [UInt16](repeating: 0, count: 256)
+        if ScalarData.nfc([x]) != [x] { infos[k] |= ScalarData.notNFC }
+        if !removed.isEmpty {
+            precondition(removed.count < 16 && marks.count < 1 << 18, "mark table overflow")
+            infos[k] |= UInt32(removed.count) << ScalarData.markCountShift
+                | UInt32(marks.count) << ScalarData.markOffsetShift
+            marks.append(contentsOf: removed)
+        }
+        return last.value
+    }
+
+    /// Whether `y` may combine with what precedes it (from the tables for this plane).
+    func isSensitive(_ y: Unicode.Scalar) -> Bool {
+        let v = y.value
+        if v < 0x80 { return false }
+        if v >> 16 == plane { return infos[Int(v & 0xFFFF)] & ScalarData.sensitive != 0 }
+        return ScalarData.computeInfo(y, y.properties.generalCategory) & ScalarData.sensitive != 0
+    }
+}
+
+/// Pass 2 of a plane's tables: the four words of each scalar (see ``FoldPlane/records``)
+/// in pages of 256 scalars, identical pages stored once, and the UTF-8 of the outputs.
+private struct PlaneTables {
+    private(set) var records: [UInt32] = []
+    private(set) var pool: [UInt8] = []
+    /// Page number (into `records`) of each page of the plane.
+    private(set) var index = [UInt16](repeating: 0, count: 256)
+    private var pageNumbers = [[UInt32]: UInt16]()
+
+    init(_ scalars: PlaneScalars) {
         var page = [UInt32](repeating: 0, count: 1024)
         for p in 0..<256 {
             for k in 0..<256 {
-                let i = p << 8 | k
-                let v = base | UInt32(i)
-                let xi = infos[i]
-                var rec = (FoldPlane.identityBit, FoldPlane.identityBit, FoldPlane.identityBit, xi)
-                if assigned[i], let x = Unicode.Scalar(v) {
-                    let sens = xi & ScalarData.sensitive != 0 ? FoldPlane.sensitiveBit : 0
-                    let decomposes = decomposable.contains(v)
-                    let cased = decomposes || xi & (ScalarData.upper | ScalarData.caseVariant) != 0
-                    let marked = decomposes || xi & (ScalarData.strippable | ScalarData.wide) != 0
-                        || xi >> ScalarData.strokeShift & 3 != 0
-                    if !cased && !marked {
-                        let e = FoldPlane.identityBit | sens
-                        rec = (e, e, e, xi)
-                    } else {
-                        var entries: (UInt32, UInt32, UInt32) = (0, 0, 0)
-                        for mode in 1...3 {
-                            let out = (mode == 1 && !cased) || (mode == 2 && !marked) ? [x] : ScalarData.transform(x, mode: mode)
-                            let outSens = out.contains(where: isSensitive) ? FoldPlane.sensitiveBit : 0
-                            var e: UInt32
-                            if out.count == 1 && out[0] == x {
-                                e = FoldPlane.identityBit | outSens
-                            } else {
-                                var bytes: [UInt8] = []
-                                for y in out { TextFolding.appendUTF8(y.value, &bytes) }
-                                precondition(bytes.count < 64 && pool.count < 0xFF_FFFF, "fold table overflow")
-                                e = outSens | UInt32(pool.count) << 6 | UInt32(bytes.count)
-                                pool.append(contentsOf: bytes)
-                            }
-                            switch mode {
-                            case 1: entries.0 = e
-                            case 2: entries.1 = e
-                            default: entries.2 = e
-                            }
-                        }
-                        rec = (entries.0, entries.1, entries.2, xi)
-                    }
-                }
+                let rec = record(p << 8 | k, scalars)
                 page[k << 2] = rec.0; page[k << 2 | 1] = rec.1; page[k << 2 | 2] = rec.2; page[k << 2 | 3] = rec.3
             }
             if let n = pageNumbers[page] {
@@ -288,15 +294,42 @@ final class FoldPlane: @unchecked Sendable {
                 index[p] = n
             }
         }
-        self.index = .allocate(capacity: 256)
-        self.index.initialize(from: index, count: 256)
-        self.records = .allocate(capacity: records.count)
-        self.records.initialize(from: records, count: records.count)
-        self.pool = .allocate(capacity: max(pool.count, 1))
-        self.pool.initialize(from: pool, count: pool.count)
-        self.marks = .allocate(capacity: max(marks.count, 1))
-        self.marks.initialize(from: marks, count: marks.count)
-        self.pageCount = records.count / 1024
-        self.poolCount = pool.count
+    }
+
+    /// The entries of scalar `i` of the plane for modes 1, 2, 3, and its info bits: identity
+    /// (with the sensitive bit of the scalar) where no mode can change it.
+    private mutating func record(_ i: Int, _ scalars: PlaneScalars) -> (UInt32, UInt32, UInt32, UInt32) {
+        let v = scalars.plane << 16 | UInt32(i)
+        let xi = scalars.infos[i]
+        guard scalars.assigned[i], let x = Unicode.Scalar(v) else {
+            return (FoldPlane.identityBit, FoldPlane.identityBit, FoldPlane.identityBit, xi)
+        }
+        let sens = xi & ScalarData.sensitive != 0 ? FoldPlane.sensitiveBit : 0
+        let decomposes = scalars.decomposable.contains(v)
+        let cased = decomposes || xi & (ScalarData.upper | ScalarData.caseVariant) != 0
+        let marked = decomposes || xi & (ScalarData.strippable | ScalarData.wide) != 0
+            || xi >> ScalarData.strokeShift & 3 != 0
+        if !cased && !marked {
+            let e = FoldPlane.identityBit | sens
+            return (e, e, e, xi)
+        }
+        let e1 = entry(x, mode: 1, unchanged: !cased, scalars)
+        let e2 = entry(x, mode: 2, unchanged: !marked, scalars)
+        let e3 = entry(x, mode: 3, unchanged: false, scalars)
+        return (e1, e2, e3, xi)
+    }
+
+    /// The entry of `x` in `mode` (`unchanged`: the mode cannot change it): identity when it
+    /// folds to itself, else its output appended to the pool; sensitive when the output may combine.
+    private mutating func entry(_ x: Unicode.Scalar, mode: Int, unchanged: Bool, _ scalars: PlaneScalars) -> UInt32 {
+        let out = unchanged ? [x] : ScalarData.transform(x, mode: mode)
+        let outSens = out.contains(where: { scalars.isSensitive($0) }) ? FoldPlane.sensitiveBit : 0
+        if out.count == 1 && out[0] == x { return FoldPlane.identityBit | outSens }
+        var bytes: [UInt8] = []
+        for y in out { TextFolding.appendUTF8(y.value, &bytes) }
+        precondition(bytes.count < 64 && pool.count < 0xFF_FFFF, "fold table overflow")
+        let e = outSens | UInt32(pool.count) << 6 | UInt32(bytes.count)
+        pool.append(contentsOf: bytes)
+        return e
     }
 }
