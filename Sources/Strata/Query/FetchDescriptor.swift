@@ -68,23 +68,14 @@ public struct FetchDescriptor {
     ///   - predicatePath: where the predicate sits in the caller's input (for error paths).
     ///   - slotted: variables become slots whose values each run gives (a prepared fetch);
     ///     throws ``PredicateChecker/NeedsValues`` where only values can decide the check.
+    ///
+    /// Keys are read, and the first error found, in this order: entity, bindings, predicate,
+    /// the options, paging, sortBy, propertiesToFetch, relationshipKeyPathsForPrefetching,
+    /// then any unknown key.
     static func decode(_ value: JSONValue, schema: Schema, predicatePath: JSONPath, slotted: Bool = false) throws -> FetchDescriptor {
         var o = try ObjectReader(value, path: JSONPath(), what: "fetch descriptor")
-        guard let name = try o.string("entity") else {
-            throw StrataError(.invalid, "fetch descriptor is missing 'entity'", path: "/entity")
-        }
-        guard let e = schema.entity(named: name) else {
-            throw StrataError(.invalid, "unknown entity '\(name)' in fetch descriptor (the schema has: \(schema.entities.map(\.name).joined(separator: ", ")))",
-                              entity: name, path: "/entity")
-        }
-        var bindings: [String: JSONValue] = [:]
-        if let b = o.value("bindings"), b != .null {
-            guard case .object(let members) = b else {
-                throw StrataError(.invalid, "'bindings' must be an object of variable names to values", path: "/bindings")
-            }
-            for (k, v) in members { bindings[k] = v }
-        }
-        var checker = PredicateChecker(schema: schema, root: e, bindings: bindings)
+        let e = try decodeEntity(&o, schema: schema)
+        var checker = PredicateChecker(schema: schema, root: e, bindings: try decodeBindings(&o))
         if slotted { checker.slots = [] }
         var predicate: TypedPredicate?
         if let p = o.value("predicate"), p != .null {
@@ -92,63 +83,121 @@ public struct FetchDescriptor {
         }
         var d = FetchDescriptor(entity: e, predicate: predicate)
         d.slots = checker.slots ?? []
-        d.includeSubentities = try o.bool("includeSubentities") ?? true
-        d.includeRelationshipIdentifiers = try o.bool("includeRelationshipIdentifiers") ?? true
-        d.includePendingChanges = try o.bool("includePendingChanges") ?? true
-        d.fromVersion = try o.string("fromVersion")
+        try d.decodeOptions(&o)
+        try d.decodePaging(&o)
+        try d.decodeSortBy(&o, checker: &checker)
+        let candidates = d.entities
+        d.propertiesToFetch = try decodePropertiesToFetch(&o, of: e, candidates: candidates)
+        d.prefetch = try decodePrefetch(&o, of: e, candidates: candidates)
+        try o.finish()
+        return d
+    }
+
+    /// `entity`: an entity of `schema`, required.
+    private static func decodeEntity(_ o: inout ObjectReader, schema: Schema) throws -> Entity {
+        guard let name = try o.string("entity") else {
+            throw StrataError(.invalid, "fetch descriptor is missing 'entity'", path: "/entity")
+        }
+        guard let e = schema.entity(named: name) else {
+            throw StrataError(.invalid, "unknown entity '\(name)' in fetch descriptor (the schema has: \(schema.entities.map(\.name).joined(separator: ", ")))",
+                              entity: name, path: "/entity")
+        }
+        return e
+    }
+
+    /// `bindings`: an object of variable names to values (absent or null: none).
+    private static func decodeBindings(_ o: inout ObjectReader) throws -> [String: JSONValue] {
+        var bindings: [String: JSONValue] = [:]
+        if let b = o.value("bindings"), b != .null {
+            guard case .object(let members) = b else {
+                throw StrataError(.invalid, "'bindings' must be an object of variable names to values", path: "/bindings")
+            }
+            for (k, v) in members { bindings[k] = v }
+        }
+        return bindings
+    }
+
+    /// The flags and `fromVersion`, each of its type when present (flags default to true).
+    private mutating func decodeOptions(_ o: inout ObjectReader) throws {
+        includeSubentities = try o.bool("includeSubentities") ?? true
+        includeRelationshipIdentifiers = try o.bool("includeRelationshipIdentifiers") ?? true
+        includePendingChanges = try o.bool("includePendingChanges") ?? true
+        fromVersion = try o.string("fromVersion")
+    }
+
+    /// `fetchLimit` and `fetchOffset`: integers, not negative, when present.
+    private mutating func decodePaging(_ o: inout ObjectReader) throws {
         if let limit = try o.int("fetchLimit") {
             guard limit >= 0 else { throw StrataError(.invalid, "'fetchLimit' must not be negative", path: "/fetchLimit") }
-            d.fetchLimit = Int(limit)
+            fetchLimit = Int(limit)
         }
         if let offset = try o.int("fetchOffset") {
             guard offset >= 0 else { throw StrataError(.invalid, "'fetchOffset' must not be negative", path: "/fetchOffset") }
-            d.fetchOffset = Int(offset)
+            fetchOffset = Int(offset)
         }
+    }
+
+    /// `sortBy`: sort descriptors in order, each key resolved by `checker` (its to-one hops
+    /// counted with the predicate's joins) to an attribute that can be sorted by.
+    private mutating func decodeSortBy(_ o: inout ObjectReader, checker: inout PredicateChecker) throws {
         for (i, item) in (try o.array("sortBy") ?? []).enumerated() {
-            let p = JSONPath() / "sortBy" / i
-            var so = try ObjectReader(item, path: p, what: "sort descriptor")
-            guard let key = try so.string("key") else { throw StrataError(.invalid, "sort descriptor needs 'key'", path: (p / "key").description) }
-            let order = try so.string("order") ?? "forward"
-            guard order == "forward" || order == "reverse" else {
-                throw StrataError(.invalid, "'order' must be \"forward\" or \"reverse\", not '\(order)'", path: (p / "order").description)
-            }
-            let comparatorName = try so.string("comparator") ?? "localizedStandard"
-            guard let comparator = SortKey.Comparator(rawValue: comparatorName) else {
-                throw StrataError(.invalid, "'comparator' must be \"localizedStandard\" or \"binary\"", path: (p / "comparator").description)
-            }
-            try so.finish()
-            let parts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-            let keyAt = SourceLocation(jsonPath: (p / "key").description)
-            let ref = try checker.resolve(scope: 0, path: parts, at: keyAt)
-            // Sort keys join their to-one hops in the same query as the predicate.
-            do { try checker.countJoins(ref, keyAt) } catch var error as StrataError {
-                error.entity = e.name
-                throw error
-            }
-            guard case .attribute(let a) = ref.end else {
-                throw StrataError(.invalid, "cannot sort by '\(key)': it is not an attribute", path: (p / "key").description)
-            }
-            if a.type == .json { throw StrataError(.invalid, "cannot sort by json attribute '\(key)'", path: (p / "key").description) }
-            if a.externalStorage {
-                throw StrataError(.invalid, "cannot sort by '\(key)': it uses external storage, whose values cannot be compared or sorted",
-                                  entity: e.name, attribute: a.name, path: (p / "key").description)
-            }
-            d.sortBy.append(SortKey(ref: ref, reverse: order == "reverse", comparator: comparator))
+            sortBy.append(try FetchDescriptor.sortKey(item, at: JSONPath() / "sortBy" / i, of: entity, checker: &checker))
         }
-        let candidates = d.entities
-        if let props = try o.array("propertiesToFetch") {
-            var names: [String] = []
-            for (i, item) in props.enumerated() {
-                guard case .string(let n) = item else {
-                    throw StrataError(.invalid, "expected a property name", path: "/propertiesToFetch/\(i)")
-                }
-                guard candidates.contains(where: { $0.attributeByName[n] != nil || $0.relationshipByName[n] != nil }) else {
-                    throw StrataError(.invalid, "'\(n)' is not a property of '\(e.name)'", entity: e.name, attribute: n, path: "/propertiesToFetch/\(i)")
-                }
-                names.append(n)
-            }
-            d.propertiesToFetch = names
+    }
+
+    /// One sort descriptor `{"key", "order", "comparator"}` at `p`, checked in that order.
+    private static func sortKey(_ item: JSONValue, at p: JSONPath, of e: Entity, checker: inout PredicateChecker) throws -> SortKey {
+        var so = try ObjectReader(item, path: p, what: "sort descriptor")
+        guard let key = try so.string("key") else { throw StrataError(.invalid, "sort descriptor needs 'key'", path: (p / "key").description) }
+        let order = try so.string("order") ?? "forward"
+        guard order == "forward" || order == "reverse" else {
+            throw StrataError(.invalid, "'order' must be \"forward\" or \"reverse\", not '\(order)'", path: (p / "order").description)
         }
+        let comparatorName = try so.string("comparator") ?? "localizedStandard"
+        guard let comparator = SortKey.Comparator(rawValue: comparatorName) else {
+            throw StrataError(.invalid, "'comparator' must be \"localizedStandard\" or \"binary\"", path: (p / "comparator").description)
+        }
+        try so.finish()
+        let parts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let keyAt = SourceLocation(jsonPath: (p / "key").description)
+        let ref = try checker.resolve(scope: 0, path: parts, at: keyAt)
+        // Sort keys join their to-one hops in the same query as the predicate.
+        do { try checker.countJoins(ref, keyAt) } catch var error as StrataError {
+            error.entity = e.name
+            throw error
+        }
+        guard case .attribute(let a) = ref.end else {
+            throw StrataError(.invalid, "cannot sort by '\(key)': it is not an attribute", path: (p / "key").description)
+        }
+        if a.type == .json { throw StrataError(.invalid, "cannot sort by json attribute '\(key)'", path: (p / "key").description) }
+        if a.externalStorage {
+            throw StrataError(.invalid, "cannot sort by '\(key)': it uses external storage, whose values cannot be compared or sorted",
+                              entity: e.name, attribute: a.name, path: (p / "key").description)
+        }
+        return SortKey(ref: ref, reverse: order == "reverse", comparator: comparator)
+    }
+
+    /// `propertiesToFetch`: names of properties of one of `candidates` (the entities read), or
+    /// nil when absent.
+    private static func decodePropertiesToFetch(_ o: inout ObjectReader, of e: Entity, candidates: [Entity]) throws -> [String]? {
+        guard let props = try o.array("propertiesToFetch") else { return nil }
+        var names: [String] = []
+        for (i, item) in props.enumerated() {
+            guard case .string(let n) = item else {
+                throw StrataError(.invalid, "expected a property name", path: "/propertiesToFetch/\(i)")
+            }
+            guard candidates.contains(where: { $0.attributeByName[n] != nil || $0.relationshipByName[n] != nil }) else {
+                throw StrataError(.invalid, "'\(n)' is not a property of '\(e.name)'", entity: e.name, attribute: n, path: "/propertiesToFetch/\(i)")
+            }
+            names.append(n)
+        }
+        return names
+    }
+
+    /// `relationshipKeyPathsForPrefetching`: relationships (no nested paths) of one of
+    /// `candidates`, each once, in the order first named.
+    private static func decodePrefetch(_ o: inout ObjectReader, of e: Entity, candidates: [Entity]) throws -> [Relationship] {
+        var prefetch: [Relationship] = []
         for (i, item) in (try o.array("relationshipKeyPathsForPrefetching") ?? []).enumerated() {
             let p = "/relationshipKeyPathsForPrefetching/\(i)"
             guard case .string(let n) = item else { throw StrataError(.invalid, "expected a relationship name", path: p) }
@@ -158,10 +207,9 @@ public struct FetchDescriptor {
             guard let r = candidates.lazy.compactMap({ $0.relationshipByName[n] }).first else {
                 throw StrataError(.invalid, "'\(n)' is not a relationship of '\(e.name)'", entity: e.name, attribute: n, path: p)
             }
-            if !d.prefetch.contains(where: { $0 === r }) { d.prefetch.append(r) }
+            if !prefetch.contains(where: { $0 === r }) { prefetch.append(r) }
         }
-        try o.finish()
-        return d
+        return prefetch
     }
 
     /// A predicate in JSON or `#Predicate` text, checked against `entity`.

@@ -136,6 +136,23 @@ struct ObjectPlan {
         return w.bytes
     }
 
+    /// A row's first result column after the key (0) and the concrete entity name (1).
+    private static let firstSelection: Int32 = 2
+
+    /// Where each stored column a selection reads lands in the row, so that entities of one
+    /// hierarchy sharing a column read it once.
+    private struct SelectionIndex {
+        /// `.column(name)` selections, by column name.
+        var columns: [String: Int32] = [:]
+        /// `.linkedEntity` selections, by the link's column name.
+        var linkedEntities: [String: Int32] = [:]
+    }
+
+    /// Built in three passes, so that result columns come in a fixed order: the prefetched
+    /// relationships (the first deferred entries and their link columns), then each entity
+    /// (its texts, columns, deferred relationships and constants), then the identifiers'
+    /// selections after every column.
+    ///
     /// - Parameters:
     ///   - properties: names to read (nil: all).
     ///   - prefetched: relationships returned as objects (always read, written after the row).
@@ -143,126 +160,167 @@ struct ObjectPlan {
     ///     column, no identifiers read).
     init(entities list: [Entity], properties: [String]? = nil, prefetched: [Relationship] = [], relationships: Bool = true) {
         isSingle = list.count == 1 && !list[0].root.isInHierarchy
-        let first: Int32 = 2
-        var columnIndex: [String: Int32] = [:]
-        var entityColumnIndex: [String: Int32] = [:]
-        func wanted(_ name: String) -> Bool { properties.map { $0.contains(name) } ?? true }
-        // Prefetched relationships come first, in the order asked for, then the others as met.
-        for r in prefetched where !deferred.contains(where: { $0 === r }) && list.contains(where: { $0.relationshipByName[r.name] === r }) {
+        var index = SelectionIndex()
+        addPrefetched(prefetched, of: list, &index)
+        for e in list {
+            addEntity(e, properties: properties, prefetched: prefetched, relationships: relationships, &index)
+        }
+        addIdentifierSelections()
+    }
+
+    /// Whether property `name` is read: it is one of `properties`, or `properties` is nil.
+    private static func isWanted(_ name: String, _ properties: [String]?) -> Bool {
+        properties.map { $0.contains(name) } ?? true
+    }
+
+    /// Appends `selection` and returns its result column.
+    private mutating func select(_ selection: Selection) -> Int32 {
+        selections.append(selection)
+        return ObjectPlan.firstSelection + Int32(selections.count - 1)
+    }
+
+    /// The result column of stored column `name`: its selection, added the first time it is asked for.
+    private mutating func column(_ name: String, _ index: inout SelectionIndex) -> Int32 {
+        if let i = index.columns[name] { return i }
+        let i = select(.column(name))
+        index.columns[name] = i
+        return i
+    }
+
+    /// Gives the prefetched relationships of `list`'s entities the first deferred entries and
+    /// the slots `0..<prefetched.count`, in the order asked for, each once; a link held in the
+    /// row gets a column of its own (a dangling one is written as its identifier).
+    private mutating func addPrefetched(_ asked: [Relationship], of list: [Entity], _ index: inout SelectionIndex) {
+        for r in asked where !deferred.contains(where: { $0 === r }) && list.contains(where: { $0.relationshipByName[r.name] === r }) {
             let key = add(ObjectPlan.keyBytes(r.name))
             // A link held in the row is read with it: a dangling one has no object to prefetch.
             var link: Int32 = -1
             var prefix = 0..<0
             if r.isHeldInRow {
-                link = first + Int32(selections.count)
-                selections.append(.column(r.name))
-                columnIndex[r.name] = link
+                link = select(.column(r.name))
+                index.columns[r.name] = link
                 prefix = add(Array("\"\(r.destination.name)/".utf8))
             }
-            deferredInfo.append(Deferred(key: key, isToMany: r.isToMany, slot: self.prefetched.count, column: -1, prefix: prefix,
+            deferredInfo.append(Deferred(key: key, isToMany: r.isToMany, slot: prefetched.count, column: -1, prefix: prefix,
                                          members: 0..<0, link: link, name: add(r.name.utf8)))
-            self.prefetched.append(r)
+            prefetched.append(r)
             deferred.append(r)
             deferredKeys.append(key)
         }
-        for e in list {
-            let name = add(e.name.utf8)
-            let idPrefix = add(Array("{\"_id\":\"".utf8) + Array(e.name.utf8) + [UInt8(ascii: "/")])
-            var part = Array("\",\"_entity\":".utf8)
-            var w = JSONWriter()
-            w.string(e.name)
-            part += w.bytes
-            let entityPart = add(part)
-            let columnsStart = columns.count
-            let deferredStart = deferredIndices.count
-            for a in e.attributes where wanted(a.name) && !a.isTransient {
-                let index: Int32
-                if let i = columnIndex[a.name] { index = i } else {
-                    index = first + Int32(selections.count)
-                    selections.append(.column(a.name))
-                    columnIndex[a.name] = index
-                }
-                let type: Encoding
-                var attribute = -1
-                switch a.type {
-                case .string: type = .text
-                case .url: type = .url
-                case .uuid: type = .uuid
-                case .decimal: type = .decimal
-                case .int: type = .int
-                case .bool: type = .bool
-                case .double: type = .double
-                case .date: type = .date
-                case .json: type = .json
-                case .data:
-                    if a.externalStorage {
-                        type = .externalData
-                        attribute = externalAttributes.count
-                        externalAttributes.append(a)
-                    } else {
-                        type = .data
-                    }
-                }
-                columns.append(Member(key: add(ObjectPlan.keyBytes(a.name)), name: add(a.name.utf8), index: index, type: type, entityColumn: -1,
-                                      fallback: 0..<0, attribute: attribute, members: enumMembers(a)))
-            }
-            for r in e.relationships {
-                let isPrefetched = prefetched.contains { $0 === r }
-                guard (relationships && wanted(r.name)) || isPrefetched else { continue }
-                if r.isHeldInRow, !isPrefetched {
-                    let col = r.name
-                    let index: Int32
-                    if let i = columnIndex[col] { index = i } else {
-                        index = first + Int32(selections.count)
-                        selections.append(.column(col))
-                        columnIndex[col] = index
-                    }
-                    var entityColumn: Int32 = -1
-                    var members = 0..<0
-                    if r.destination.root.isInHierarchy {
-                        members = entityNames(r.destination.descendants)
-                        if let j = entityColumnIndex[col] { entityColumn = j } else {
-                            entityColumn = first + Int32(selections.count)
-                            selections.append(.linkedEntity(r))
-                            entityColumnIndex[col] = entityColumn
-                        }
-                    }
-                    columns.append(Member(key: add(ObjectPlan.keyBytes(r.name)), name: add(r.name.utf8), index: index, type: .link,
-                                          entityColumn: entityColumn, fallback: add(r.destination.name.utf8), attribute: -1, members: members))
-                } else {
-                    let d: Int
-                    if let i = deferred.firstIndex(where: { $0 === r }) { d = i } else {
-                        d = deferred.count
-                        let key = add(ObjectPlan.keyBytes(r.name))
-                        let named = r.destination.root.isInHierarchy
-                        let prefix = add(named ? [UInt8(ascii: "\"")] : Array("\"\(r.destination.name)/".utf8))
-                        let members = named ? entityNames(r.destination.descendants) : 0..<0
-                        // Its column comes after every other selection (set below).
-                        deferredInfo.append(Deferred(key: key, isToMany: r.isToMany, slot: -1, column: -1, prefix: prefix,
-                                                     members: members, link: -1, name: add(r.name.utf8)))
-                        deferred.append(r)
-                        deferredKeys.append(key)
-                    }
-                    deferredIndices.append(d)
-                }
-            }
-            deferredIndices[deferredStart...].sort()
-            let constantsStart = pool.count
-            for a in e.attributes where wanted(a.name) && a.isTransient {
-                var w = JSONWriter()
-                if let d = a.defaultJSON { d.write(to: &w) } else { w.null() }
-                _ = add(ObjectPlan.keyBytes(a.name) + w.bytes)
-            }
-            entities.append(EntityPlan(name: name, idPrefix: idPrefix, entityPart: entityPart,
-                                       constants: constantsStart..<pool.count, columns: columnsStart..<columns.count,
-                                       deferred: deferredStart..<deferredIndices.count))
+    }
+
+    /// Adds `e`'s plan: its fixed texts, its columns (attributes, then links held in the row),
+    /// its deferred relationships in `deferred` order, and its transient constants.
+    private mutating func addEntity(_ e: Entity, properties: [String]?, prefetched: [Relationship], relationships: Bool,
+                                    _ index: inout SelectionIndex) {
+        let name = add(e.name.utf8)
+        let idPrefix = add(Array("{\"_id\":\"".utf8) + Array(e.name.utf8) + [UInt8(ascii: "/")])
+        var part = Array("\",\"_entity\":".utf8)
+        var w = JSONWriter()
+        w.string(e.name)
+        part += w.bytes
+        let entityPart = add(part)
+        let columnsStart = columns.count
+        let deferredStart = deferredIndices.count
+        for a in e.attributes where ObjectPlan.isWanted(a.name, properties) && !a.isTransient {
+            addAttributeColumn(a, &index)
         }
-        // Identifiers after the columns: one selection per relationship not prefetched nor held in the row.
+        for r in e.relationships {
+            let isPrefetched = prefetched.contains { $0 === r }
+            guard (relationships && ObjectPlan.isWanted(r.name, properties)) || isPrefetched else { continue }
+            if r.isHeldInRow, !isPrefetched {
+                addLinkColumn(r, &index)
+            } else {
+                deferredIndices.append(deferredIndex(r))
+            }
+        }
+        deferredIndices[deferredStart...].sort()
+        let constants = addConstants(e, properties: properties)
+        entities.append(EntityPlan(name: name, idPrefix: idPrefix, entityPart: entityPart,
+                                   constants: constants, columns: columnsStart..<columns.count,
+                                   deferred: deferredStart..<deferredIndices.count))
+    }
+
+    /// Adds the column of stored attribute `a`, with the encoding its type is checked and written with.
+    private mutating func addAttributeColumn(_ a: Attribute, _ index: inout SelectionIndex) {
+        let at = column(a.name, &index)
+        let type: Encoding
+        var attribute = -1
+        switch a.type {
+        case .string: type = .text
+        case .url: type = .url
+        case .uuid: type = .uuid
+        case .decimal: type = .decimal
+        case .int: type = .int
+        case .bool: type = .bool
+        case .double: type = .double
+        case .date: type = .date
+        case .json: type = .json
+        case .data:
+            if a.externalStorage {
+                type = .externalData
+                attribute = externalAttributes.count
+                externalAttributes.append(a)
+            } else {
+                type = .data
+            }
+        }
+        columns.append(Member(key: add(ObjectPlan.keyBytes(a.name)), name: add(a.name.utf8), index: at, type: type, entityColumn: -1,
+                              fallback: 0..<0, attribute: attribute, members: enumMembers(a)))
+    }
+
+    /// Adds the column of link `r` (held in the row, not prefetched); a destination with
+    /// subentities also selects the linked row's entity name, checked against its entities.
+    private mutating func addLinkColumn(_ r: Relationship, _ index: inout SelectionIndex) {
+        let col = r.name
+        let at = column(col, &index)
+        var entityColumn: Int32 = -1
+        var members = 0..<0
+        if r.destination.root.isInHierarchy {
+            members = entityNames(r.destination.descendants)
+            if let j = index.linkedEntities[col] { entityColumn = j } else {
+                entityColumn = select(.linkedEntity(r))
+                index.linkedEntities[col] = entityColumn
+            }
+        }
+        columns.append(Member(key: add(ObjectPlan.keyBytes(r.name)), name: add(r.name.utf8), index: at, type: .link,
+                              entityColumn: entityColumn, fallback: add(r.destination.name.utf8), attribute: -1, members: members))
+    }
+
+    /// The index in `deferred` of `r`: its entry, added the first time (an identifiers entry,
+    /// whose column ``addIdentifierSelections()`` sets) when `r` is not prefetched.
+    private mutating func deferredIndex(_ r: Relationship) -> Int {
+        if let i = deferred.firstIndex(where: { $0 === r }) { return i }
+        let key = add(ObjectPlan.keyBytes(r.name))
+        let named = r.destination.root.isInHierarchy
+        let prefix = add(named ? [UInt8(ascii: "\"")] : Array("\"\(r.destination.name)/".utf8))
+        let members = named ? entityNames(r.destination.descendants) : 0..<0
+        deferredInfo.append(Deferred(key: key, isToMany: r.isToMany, slot: -1, column: -1, prefix: prefix,
+                                     members: members, link: -1, name: add(r.name.utf8)))
+        deferred.append(r)
+        deferredKeys.append(key)
+        return deferred.count - 1
+    }
+
+    /// Adds `e`'s wanted transient attributes as `,"key":default` texts, contiguous in the pool.
+    /// - Returns: their range of `pool`.
+    private mutating func addConstants(_ e: Entity, properties: [String]?) -> Range<Int> {
+        let start = pool.count
+        for a in e.attributes where ObjectPlan.isWanted(a.name, properties) && a.isTransient {
+            var w = JSONWriter()
+            if let d = a.defaultJSON { d.write(to: &w) } else { w.null() }
+            _ = add(ObjectPlan.keyBytes(a.name) + w.bytes)
+        }
+        return start..<pool.count
+    }
+
+    /// Gives each identifiers entry of `deferred` (neither prefetched nor held in the row) its
+    /// selection, after every column.
+    private mutating func addIdentifierSelections() {
         for (d, info) in deferredInfo.enumerated() where info.slot < 0 {
-            deferredInfo[d] = Deferred(key: info.key, isToMany: info.isToMany, slot: -1,
-                                       column: first + Int32(selections.count), prefix: info.prefix,
+            let column = select(.identifiers(deferred[d]))
+            deferredInfo[d] = Deferred(key: info.key, isToMany: info.isToMany, slot: -1, column: column, prefix: info.prefix,
                                        members: info.members, link: -1, name: info.name)
-            selections.append(.identifiers(deferred[d]))
         }
     }
 }
