@@ -113,7 +113,7 @@ public func strata_delete_where(_ ctx: OpaquePointer?, _ entity: UnsafePointer<C
         let c = try context(ctx)
         let name = try string(entity, "entity")
         if let predicate {
-            try withBytes(predicate, "predicate_json") { try c.delete(entity: name, predicateJSON: $0) }
+            _ = try withBytes(predicate, "predicate_json") { try c.delete(entity: name, predicateJSON: $0) }
         } else {
             try c.delete(entity: name, predicateJSON: nil)
         }

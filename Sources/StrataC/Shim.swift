@@ -6,25 +6,32 @@ import Strata
 
 /// Live handles. A call with a pointer that is not live (never created,
 /// or already freed) fails with STRATA_ERR_MISUSE instead of crashing.
+///
+/// A handle is a number the process never gives twice, shown to C as an opaque
+/// pointer (never an object's address: the memory of a freed object is reused,
+/// and a stale handle would then name a live object of someone else).
 enum Handles {
     private static let lock = Lock()
-    nonisolated(unsafe) private static var live: Set<UnsafeMutableRawPointer> = []
+    nonisolated(unsafe) private static var live: [UInt: AnyObject] = [:]
+    nonisolated(unsafe) private static var issued: UInt = 0
 
     static func register(_ object: AnyObject) -> OpaquePointer {
-        let p = Unmanaged.passRetained(object).toOpaque()
-        lock.withLock { _ = live.insert(p) }
-        return OpaquePointer(p)
+        // Multiples of 16, from 16 on: never NULL, aligned like a pointer; 2^60 handles before any repeats.
+        let key: UInt = lock.withLock {
+            issued &+= 1
+            let key = issued &<< 4
+            live[key] = object
+            return key
+        }
+        return unsafeBitCast(key, to: OpaquePointer.self)
     }
 
     static func resolve<T: AnyObject>(_ handle: OpaquePointer?, as type: T.Type, _ what: String) throws -> T {
         guard let handle else { throw StrataError(.misuse, "the \(what) handle is NULL") }
-        let raw = UnsafeMutableRawPointer(handle)
-        // The object is taken (retained) under the lock: a free on another thread either
-        // happened before (the handle is not live) or waits until the caller holds it.
-        let object: T? = lock.withLock {
-            guard live.contains(raw) else { return nil }
-            return Unmanaged<AnyObject>.fromOpaque(raw).takeUnretainedValue() as? T
-        }
+        let key = UInt(bitPattern: Int(bitPattern: handle))
+        // Taken (retained) under the lock: a free on another thread either happened
+        // before (the handle is not live) or waits until the caller holds the object.
+        let object: T? = lock.withLock { live[key] as? T }
         guard let object else {
             throw StrataError(.misuse, "the \(what) handle is not a live \(what) (already freed, or not a \(what))")
         }
@@ -35,10 +42,9 @@ enum Handles {
     @discardableResult
     static func release(_ handle: OpaquePointer?) -> Bool {
         guard let handle else { return false }
-        let raw = UnsafeMutableRawPointer(handle)
-        let known = lock.withLock { live.remove(raw) != nil }
-        if known { Unmanaged<AnyObject>.fromOpaque(raw).release() }
-        return known
+        let key = UInt(bitPattern: Int(bitPattern: handle))
+        let object = lock.withLock { live.removeValue(forKey: key) }
+        return object != nil  // released here, outside the lock (a box may own user data)
     }
 }
 

@@ -381,6 +381,19 @@ static void test_context_misuse(void) {
     CHECK_ERROR_CODE(strata_rollback(NULL), STRATA_ERR_MISUSE);
     strata_context_free(ctx); /* a second free is ignored */
 
+    /* A freed handle stays stale while new objects take its memory: a handle is never
+     * given twice, so a late call on it cannot reach someone else's context. */
+    {
+        strata_context *fresh[64];
+        for (int i = 0; i < 64; i++) {
+            CHECK_STATUS(strata_context_new(db, &fresh[i]));
+            CHECK(fresh[i] != ctx);
+            CHECK_ERROR_CODE(strata_fetch_count(ctx, "{\"entity\": \"Trip\"}", &n), STRATA_ERR_MISUSE);
+            if (i % 2 == 0) { strata_context_free(fresh[i]); fresh[i] = NULL; }
+        }
+        for (int i = 0; i < 64; i++) strata_context_free(fresh[i]);
+    }
+
     /* A container handle is not a context, and a context is not a container. */
     CHECK_ERROR_CODE(strata_save((strata_context *)(void *)db), STRATA_ERR_MISUSE);
     strata_context *real = NULL;
