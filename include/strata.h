@@ -383,7 +383,10 @@ typedef struct strata_container strata_container;
  * a SQLite URI, whatever the SQLite build's URI setting. ":memory:", names
  * starting with "file:" (write "./file:..." for a file really named so), a
  * name ending in '/' or naming a directory, and invalid UTF-8 are refused
- * with STRATA_ERR_INVALID; for an in-memory store set "inMemory": true.
+ * with STRATA_ERR_INVALID; for an in-memory store set "inMemory": true. A
+ * PostgreSQL connection URI ("postgresql://…" or "postgres://…") is refused
+ * with STRATA_ERR_INVALID too: this version has no PostgreSQL store. The
+ * error never repeats such a location (it may hold a password).
  *
  * @param[in]  path           the store file; may be NULL for an in-memory store.
  * @param[in]  config         the configuration (not retained; may be freed after).
@@ -392,7 +395,7 @@ typedef struct strata_container strata_container;
  * Fails with: STRATA_ERR_MISUSE (NULL config/out, NULL path for a file
  * store; a file this thread is migrating: a stage hook opening the store
  * its stage migrates), STRATA_ERR_INVALID (an empty path, ":memory:", a "file:" URI, a
- * directory, invalid UTF-8), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite
+ * directory, invalid UTF-8, a PostgreSQL URI), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite
  * database; a SQLite database that is not a Strata store; a store written
  * by a newer Strata; a store of another schema that is neither a version of
  * the plan nor inferable, or with "automaticMigration": false — the message
@@ -1011,7 +1014,7 @@ strata_status strata_infer_migration(const char *from_schema_json, const char *t
  * Returns STRATA_OK.
  * Fails with: STRATA_ERR_MISUSE (NULL path, NULL or stale config, NULL
  * out_json), STRATA_ERR_INVALID (an empty path, ":memory:", a "file:" URI, a
- * directory, invalid UTF-8, an in-memory configuration), STRATA_ERR_IO (no
+ * directory, invalid UTF-8, a PostgreSQL URI, an in-memory configuration), STRATA_ERR_IO (no
  * file at `path`, or it cannot be read), STRATA_ERR_INCOMPATIBLE_STORE (not
  * a SQLite database, or a SQLite database that is not a Strata store),
  * STRATA_ERR_BUSY, STRATA_ERR_CORRUPT, STRATA_ERR_NOMEM.

@@ -312,6 +312,23 @@ static void test_open_misuse(void) {
     CHECK(db == NULL);
     CHECK(!file_exists(path));
 
+    /* A PostgreSQL connection URI is refused (no PostgreSQL store in this version) and never
+     * taken for a file name; the error does not repeat it: it may hold a password. */
+    const char *uris[] = {"postgresql://alice:s3cret@localhost:5432/trips", "POSTGRES://alice:s3cret@/trips?host=/tmp",
+                          "postgres://alice:s3cret@db.example"};
+    for (size_t i = 0; i < sizeof uris / sizeof uris[0]; i++) {
+        db = (strata_container *)&db;
+        CHECK_ERROR_CODE(strata_open(uris[i], cfg, &db), STRATA_ERR_INVALID);
+        CHECK(db == NULL);
+        CHECK(strstr(strata_last_error(), "s3cret") == NULL);
+        CHECK(strstr(strata_last_error(), "PostgreSQL") != NULL);
+        char *report = (char *)&report;
+        CHECK_ERROR_CODE(strata_check_store(uris[i], cfg, &report), STRATA_ERR_INVALID);
+        CHECK(report == NULL);
+        CHECK(strstr(strata_last_error(), "s3cret") == NULL);
+    }
+    CHECK(!file_exists("postgresql:"));
+
     /* A freed configuration is stale. */
     strata_config_free(cfg);
     db = (strata_container *)&db;

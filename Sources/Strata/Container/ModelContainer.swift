@@ -14,7 +14,8 @@ public final class ModelContainer: @unchecked Sendable {
     ///
     /// - Throws: `.misuse` for a file this thread is migrating (a stage hook opening the store
     ///   its stage migrates, which would wait for the stage's own write lock).
-    public init(path: String?, configuration: StoreConfiguration) throws {
+    public init(path location: String?, configuration: StoreConfiguration) throws {
+        let path = configuration.inMemory ? location : try StoreLocation(location).filePath()
         if let path, !configuration.inMemory, MigrationsInProgress.isMigratedByThisThread(path) {
             throw StrataError(.misuse, "'\(path)' is being migrated by this thread (a stage hook opening the store its stage migrates): "
                               + "it cannot be opened until the migration ends; a hook works through the context it is given")
@@ -77,7 +78,8 @@ extension ModelContainer {
     /// under a new unique constraint, missing required values) show only when migrating.
     ///
     /// - Throws: `.io` when the file cannot be read; `.invalid` for a bad path.
-    public static func checkStore(path: String, configuration: StoreConfiguration) throws -> String {
+    public static func checkStore(path location: String, configuration: StoreConfiguration) throws -> String {
+        let path = try StoreLocation(location).filePath() ?? location
         let stored = try SQLiteStore.storedState(path: path)
         let opener = StoreOpener(configuration)
         var w = JSONWriter()
