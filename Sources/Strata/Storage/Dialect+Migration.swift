@@ -13,7 +13,7 @@ extension SQLiteDialect {
         "ALTER TABLE \(q(table)) RENAME COLUMN \(q(from)) TO \(q(to))"
     }
     static func addColumn(_ table: String, _ column: StoreLayout.Column) -> String {
-        "ALTER TABLE \(q(table)) ADD COLUMN \(q(column.name)) \(column.type)"
+        "ALTER TABLE \(q(table)) ADD COLUMN \(q(column.name)) \(SQLiteDialect.columnType(column))"
     }
     static func dropTable(_ table: String) -> String { "DROP TABLE \(q(table))" }
     static func dropIndex(_ index: String) -> String { "DROP INDEX \(q(index))" }

@@ -10,7 +10,7 @@ struct SQLiteDialect: SQLDialect {
 
     func createTable(_ t: StoreLayout.Table) -> String {
         var parts = t.columns.map { c in
-            t.primaryKey == [c.name] && !t.withoutRowID ? "\(quote(c.name)) INTEGER PRIMARY KEY" : "\(quote(c.name)) \(c.type)"
+            t.primaryKey == [c.name] && !t.withoutRowID ? "\(quote(c.name)) INTEGER PRIMARY KEY" : "\(quote(c.name)) \(SQLiteDialect.columnType(c))"
         }
         if t.primaryKey.count > 1 || t.withoutRowID { parts.append("PRIMARY KEY (\(t.primaryKey.map(quote).joined(separator: ", ")))") }
         return "CREATE TABLE \(quote(t.name)) (\n  " + parts.joined(separator: ",\n  ") + "\n)" + (t.withoutRowID ? " WITHOUT ROWID" : "")
@@ -20,11 +20,20 @@ struct SQLiteDialect: SQLDialect {
         "CREATE \(i.isUnique ? "UNIQUE " : "")INDEX \(quote(i.name)) ON \(quote(table)) (\(i.columns.map(quote).joined(separator: ", ")))"
     }
 
-    /// `Trip.unique(name,startDate,endDate)`: '.', '(' and ',' cannot occur in entity,
-    /// attribute or relationship names, so a generated index name never collides with a
-    /// table (entity or join table) or with another index.
-    static func indexName(_ table: String, _ kind: String, _ columns: [String]) -> String {
-        "\(table).\(kind)(\(columns.joined(separator: ",")))"
+    /// SQLite's column type of what a column of the layout holds.
+    static func columnType(_ c: StoreLayout.Column) -> String {
+        switch c.content {
+        case .key, .link: return "INTEGER"
+        case .entityName: return "TEXT NOT NULL"
+        case .pairEnd: return "INTEGER NOT NULL"
+        case .value(let type):
+            switch type {
+            case .string, .uuid, .url, .decimal, .json: return "TEXT"
+            case .int, .bool: return "INTEGER"
+            case .double, .date: return "REAL"
+            case .data: return "BLOB"
+            }
+        }
     }
 
     /// The complete DDL of a layout: each table, then its indexes.

@@ -126,7 +126,7 @@ enum StoredSchemaCheck {
         }
         var expected: [String: (name: String, type: [String])] = [:]
         for c in t.columns {
-            var type = c.type.split(separator: " ").map { $0.uppercased() }
+            var type = SQLiteDialect.columnType(c).split(separator: " ").map { $0.uppercased() }
             if c.name.lowercased() == rowidKey { type += ["PRIMARY", "KEY"] }
             expected[c.name.lowercased()] = (c.name, type)
         }

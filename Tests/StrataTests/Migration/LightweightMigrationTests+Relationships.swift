@@ -548,7 +548,7 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
         XCTAssertEqual(try objects(c, "BusinessTrip").mapValues { $0["name"]?.stringValue }, ["BusinessTrip/2": "Expo", "BusinessTrip/3": "Fair"])
         // A link to an object that left the destination's hierarchy is cleared.
         XCTAssertEqual(try objects(c, "Expense").mapValues { $0["trip"]?.stringValue }, ["Expense/1": nil, "Expense/2": "Trip/1"])
-        XCTAssertEqual(try indexNames("Trip"), [SQLiteDialect.indexName("Trip", "index", ["name"])])
+        XCTAssertEqual(try indexNames("Trip"), [StoreLayout.indexName("Trip", "index", ["name"])])
         try assertFreshKey(c, "BusinessTrip", #"{"name": "New"}"#, past: ["Trip/1", "BusinessTrip/2", "BusinessTrip/3"])
         try assertFreshKey(c, "Trip", #"{"name": "Walk"}"#, past: ["Trip/1", "BusinessTrip/2", "BusinessTrip/3"])
     }

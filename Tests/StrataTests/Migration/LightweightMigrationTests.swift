@@ -219,8 +219,8 @@ final class LightweightMigrationTests: MigrationTestCase {
         XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM Trip_tags"), .int(0))
         let trip = try assertFreshKey(c, "Trip", #"{"name": "Oslo", "tags": ["Tag/2"]}"#, past: [])
         XCTAssertEqual(self.ids(try get(c.makeContext(), trip)["tags"]), ["Tag/2"])
-        XCTAssertEqual(try indexNames("Voyage_tags"), [SQLiteDialect.indexName("Voyage_tags", "index", ["_target", "_source"])])
-        XCTAssertEqual(try indexNames("Trip_tags"), [SQLiteDialect.indexName("Trip_tags", "index", ["_target", "_source"])])
+        XCTAssertEqual(try indexNames("Voyage_tags"), [StoreLayout.indexName("Voyage_tags", "index", ["_target", "_source"])])
+        XCTAssertEqual(try indexNames("Trip_tags"), [StoreLayout.indexName("Trip_tags", "index", ["_target", "_source"])])
     }
 
     func testTwoEntitiesSwapNames() throws {
@@ -338,10 +338,10 @@ final class LightweightMigrationTests: MigrationTestCase {
     func testAddAndRemoveIndexes() throws {
         let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string", "index": true}, {"name": "city", "type": "string"}]}"#)
         let ids = try makeStore(v1, [("Trip", #"{"name": "Paris", "city": "Paris"}"#), ("Trip", #"{"name": "Alps", "city": "Chamonix"}"#)])
-        XCTAssertEqual(try indexNames("Trip"), [SQLiteDialect.indexName("Trip", "index", ["name"])])
+        XCTAssertEqual(try indexNames("Trip"), [StoreLayout.indexName("Trip", "index", ["name"])])
         let v2 = schema("2.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "city", "type": "string", "index": true}], "indexes": [["name", "city"]]}"#)
         let c = try open(config: #"{"schema": \#(v2)}"#)
-        XCTAssertEqual(try indexNames("Trip"), [SQLiteDialect.indexName("Trip", "index", ["city"]), SQLiteDialect.indexName("Trip", "index", ["name", "city"])])
+        XCTAssertEqual(try indexNames("Trip"), [StoreLayout.indexName("Trip", "index", ["city"]), StoreLayout.indexName("Trip", "index", ["name", "city"])])
         XCTAssertEqual(try objects(c, "Trip").mapValues { $0["city"]?.stringValue }, [ids[0]: "Paris", ids[1]: "Chamonix"])
         try assertFreshKey(c, "Trip", #"{"name": "Oslo", "city": "Oslo"}"#, past: ids)
     }
@@ -353,7 +353,7 @@ final class LightweightMigrationTests: MigrationTestCase {
                                      ("Trip", #"{"name": "Rome", "code": "C", "start_date": 0}"#)])
         let v2 = schema("2.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "code", "type": "string", "unique": true}, {"name": "start_date", "type": "date", "optional": true}], "uniqueConstraints": [["name", "start_date"]]}"#)
         let c = try open(config: #"{"schema": \#(v2)}"#)
-        XCTAssertEqual(try indexNames("Trip"), [SQLiteDialect.indexName("Trip", "unique", ["code"]), SQLiteDialect.indexName("Trip", "unique", ["name", "start_date"])])
+        XCTAssertEqual(try indexNames("Trip"), [StoreLayout.indexName("Trip", "unique", ["code"]), StoreLayout.indexName("Trip", "unique", ["name", "start_date"])])
         XCTAssertEqual(try objects(c, "Trip").mapValues { $0["code"]?.stringValue }, [ids[0]: "A", ids[1]: "B", ids[2]: "C"])
         // Both constraints hold from now on.
         let context = try c.makeContext()

@@ -19,7 +19,7 @@ final class LocalizedOrderTests: StoreTestCase {
     }
 
     func testSortedFetchPutsLettersWithoutDecompositionBesideTheirSpelling() throws {
-        try forEachSetup(QuerySchemas.trips) { h in
+        forEachSetup(QuerySchemas.trips) { h in
             var rng = SeededRNG(seed: 17)
             for name in Self.expected.shuffled(using: &rng) {
                 _ = try h.context.insert(entity: "Trip", json: #"{"name": \#(JSONValue.string(name).text), "destination": "", "startDate": "2026-01-01", "endDate": "2026-01-02"}"#)

@@ -10,15 +10,18 @@ final class StoreLayoutTests: StoreTestCase {
         let trip = try XCTUnwrap(layout.table(named: "Trip"))
         XCTAssertEqual(trip.columns.map(\.name),
                        ["_pk", "_entity", "name", "destination", "startDate", "endDate", "photo", "perdiem", "reason"])
-        XCTAssertEqual(trip.columns.first { $0.name == "startDate" }?.type, "REAL")
-        XCTAssertEqual(trip.columns.first { $0.name == "photo" }?.type, "BLOB")
+        XCTAssertEqual(trip.columns.first { $0.name == "startDate" }?.content, .value(.date))
+        XCTAssertEqual(trip.columns.first { $0.name == "photo" }?.content, .value(.data))
+        // SQLite's types of what the columns hold.
+        XCTAssertEqual(trip.columns.map(SQLiteDialect.columnType),
+                       ["INTEGER", "TEXT NOT NULL", "TEXT", "TEXT", "REAL", "REAL", "BLOB", "REAL", "TEXT"])
         XCTAssertEqual(trip.externalColumns, ["photo"])
         XCTAssertEqual(trip.primaryKey, ["_pk"])
         XCTAssertTrue(trip.indexes.contains(StoreLayout.Index(name: "Trip.unique(name,startDate,endDate)",
                                                                columns: ["name", "startDate", "endDate"], isUnique: true)))
         // The plain index on the unique constraint's columns would only cost writes.
         XCTAssertFalse(trip.indexes.contains { $0.name == "Trip.index(name,startDate,endDate)" })
-        XCTAssertEqual(layout.table(named: "BucketListItem")?.columns.last, StoreLayout.Column(name: "trip", type: "INTEGER"))
+        XCTAssertEqual(layout.table(named: "BucketListItem")?.columns.last, StoreLayout.Column(name: "trip", content: .link))
     }
 
     func testTheDDLCreatesExactlyTheLayout() throws {

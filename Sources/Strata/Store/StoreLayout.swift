@@ -1,7 +1,8 @@
-/// How a schema is laid out in SQLite: the tables, their columns and column
-/// types, and their indexes, computed from a schema. DDL is generated from a
-/// layout (`SQLiteDialect.createSchema`), and a migration compares the layouts
-/// of two schema versions; the schema itself (the registry) knows no SQL types.
+/// How a schema is laid out in tables, for every SQL store: the tables, their
+/// columns and what each holds, and their indexes, computed from a schema. A
+/// store's dialect gives each column its SQL type and writes the DDL
+/// (`SQLiteDialect.createSchema`); a migration compares the layouts of two
+/// schema versions. The schema itself (the registry) knows no tables.
 ///
 /// - One table per hierarchy, named after its root entity: `_pk` (the key),
 ///   `_entity` (the concrete entity), then every stored attribute and every
@@ -9,11 +10,24 @@
 ///   relationship), the root's first and then each subentity's.
 /// - One join table per many-to-many or inverse-less to-many relationship:
 ///   `(_source, _target)`, primary key both, plus an index the other way round.
-/// - Indexes named `Table.kind(columns)` (`SQLiteDialect.indexName`).
+/// - Indexes named `Table.kind(columns)` (``indexName(_:_:_:)``).
 struct StoreLayout: Equatable {
     struct Column: Equatable {
+        /// What a column holds; each store's dialect gives it its SQL type.
+        enum Content: Equatable {
+            /// The row's key (the table's primary key).
+            case key
+            /// The row's concrete entity name (never null).
+            case entityName
+            /// An attribute's value.
+            case value(AttributeType)
+            /// A link held in the row: the linked row's key.
+            case link
+            /// One end of a pair of a join table (never null).
+            case pairEnd
+        }
         let name: String
-        let type: String
+        let content: Content
     }
 
     struct Index: Equatable {
@@ -65,26 +79,23 @@ struct StoreLayout: Equatable {
         return (set, ownerIsFirst ? source : target, ownerIsFirst ? target : source)
     }
 
-    /// The SQLite column type of a kind of value.
-    static func columnType(_ type: AttributeType) -> String {
-        switch type {
-        case .string, .uuid, .url, .decimal, .json: return "TEXT"
-        case .int, .bool: return "INTEGER"
-        case .double, .date: return "REAL"
-        case .data: return "BLOB"
-        }
+    /// `Trip.unique(name,startDate,endDate)`: '.', '(' and ',' cannot occur in entity,
+    /// attribute or relationship names, so a generated index name never collides with a
+    /// table (entity or join table) or with another index.
+    static func indexName(_ table: String, _ kind: String, _ columns: [String]) -> String {
+        "\(table).\(kind)(\(columns.joined(separator: ",")))"
     }
 
     private static func entityTable(_ root: Entity) -> Table {
-        var columns = [Column(name: key, type: "INTEGER"), Column(name: entity, type: "TEXT NOT NULL")]
+        var columns = [Column(name: key, content: .key), Column(name: entity, content: .entityName)]
         var external: [String] = []
         for e in root.descendants {
             for a in e.ownAttributes where !a.isTransient {
-                columns.append(Column(name: a.name, type: columnType(a.type)))
+                columns.append(Column(name: a.name, content: .value(a.type)))
                 if a.externalStorage { external.append(a.name) }
             }
             for r in e.ownRelationships {
-                if r.isHeldInRow { columns.append(Column(name: columnName(.link(r)), type: "INTEGER")) }
+                if r.isHeldInRow { columns.append(Column(name: columnName(.link(r)), content: .link)) }
             }
         }
         var indexes: [Index] = []
@@ -101,7 +112,7 @@ struct StoreLayout: Equatable {
             // A plain index on exactly the columns of a unique index would only cost writes.
             guard !seen.contains(key), !(kind != "unique" && seen.contains("unique:" + cols.joined(separator: ","))) else { return }
             seen.insert(key)
-            indexes.append(Index(name: SQLiteDialect.indexName(root.name, kind, cols), columns: cols, isUnique: kind == "unique"))
+            indexes.append(Index(name: indexName(root.name, kind, cols), columns: cols, isUnique: kind == "unique"))
         }
         if root.isInHierarchy { add("index", [entity]) }
         for e in root.descendants {
@@ -118,9 +129,9 @@ struct StoreLayout: Equatable {
 
     private static func joinTable(_ name: String) -> Table {
         Table(name: name,
-              columns: [Column(name: source, type: "INTEGER NOT NULL"), Column(name: target, type: "INTEGER NOT NULL")],
+              columns: [Column(name: source, content: .pairEnd), Column(name: target, content: .pairEnd)],
               primaryKey: [source, target], withoutRowID: true,
-              indexes: [Index(name: SQLiteDialect.indexName(name, "index", [target, source]), columns: [target, source], isUnique: false)],
+              indexes: [Index(name: indexName(name, "index", [target, source]), columns: [target, source], isUnique: false)],
               externalColumns: [])
     }
 }
