@@ -372,7 +372,6 @@ if [ "$selftest" = 1 ]; then
   inject "$C" 'class func fromStorage() {}'; what_none="'class func'"; expect_none
   # The allowlist removes exactly its entry; an unused entry fails.
   # (Container naming a Storage type closes no cycle: nothing below Container names it.)
-  inject2 "$S" 'final class LayersProbeStorage {}' "$C" 'let _c: LayersProbeStorage? = nil'
   cp "$copy/scripts/layers-allow.txt" "$work/allow.saved"
   echo "container-names-storage Sources/Strata/Container/$(basename "$Co") LayersProbeStorage  # probe" >>"$copy/scripts/layers-allow.txt"
   inject2 "$S" 'final class LayersProbeStorage {}' "$Co" 'let _c: LayersProbeStorage? = nil'

@@ -126,30 +126,14 @@ public enum SchemaDiff {
         }
         // Old property name → new name, for the lists of constraints and indexes.
         var propertyName: [String: String] = [:]
-        let attributeOrigin = pair(o.ownAttributes, e.ownAttributes, name: \.name, originalName: \.originalName)
-        let paired = Set(attributeOrigin.values.map(\.name))
-        for a in o.ownAttributes where !paired.contains(a.name) {
-            out.append(.attributeRemoved(entity: name, attribute: a.name))
-        }
-        for a in e.ownAttributes {
-            guard let oa = attributeOrigin[a.name] else {
-                out.append(.attributeAdded(entity: name, attribute: a.name)); continue
-            }
-            propertyName[oa.name] = a.name
-            attributeChanges(entity: name, from: oa, to: a, into: &out)
-        }
-        let relationshipOrigin = pair(o.ownRelationships, e.ownRelationships, name: \.name, originalName: \.originalName)
-        let pairedLinks = Set(relationshipOrigin.values.map(\.name))
-        for r in o.ownRelationships where !pairedLinks.contains(r.name) {
-            out.append(.relationshipRemoved(entity: name, relationship: r.name))
-        }
-        for r in e.ownRelationships {
-            guard let orr = relationshipOrigin[r.name] else {
-                out.append(.relationshipAdded(entity: name, relationship: r.name)); continue
-            }
-            propertyName[orr.name] = r.name
-            relationshipChanges(entity: name, from: orr, to: r, renamedEntity: renamedEntity, into: &out)
-        }
+        pairMembers(o.ownAttributes, e.ownAttributes, name: \.name, originalName: \.originalName, renames: &propertyName,
+                    removed: { out.append(.attributeRemoved(entity: name, attribute: $0.name)) },
+                    added: { out.append(.attributeAdded(entity: name, attribute: $0.name)) },
+                    changed: { attributeChanges(entity: name, from: $0, to: $1, into: &out) })
+        pairMembers(o.ownRelationships, e.ownRelationships, name: \.name, originalName: \.originalName, renames: &propertyName,
+                    removed: { out.append(.relationshipRemoved(entity: name, relationship: $0.name)) },
+                    added: { out.append(.relationshipAdded(entity: name, relationship: $0.name)) },
+                    changed: { relationshipChanges(entity: name, from: $0, to: $1, renamedEntity: renamedEntity, into: &out) })
         // Constraints and indexes compared under the new names of the properties they list.
         func renamed(_ lists: [[String]]) -> [[String]] { lists.map { $0.map { propertyName[$0] ?? $0 } } }
         if renamed(o.uniqueConstraints) != e.uniqueConstraints {
@@ -217,6 +201,22 @@ public enum SchemaDiff {
     /// New elements by name → the old element each comes from: the one its `originalName`
     /// names (a rename, which wins over an old element of its own name), else the one of its
     /// own name; each old element goes to one new element.
+    /// Pairs an entity's old and new members (``pair(_:_:name:originalName:)``): each old one
+    /// left unpaired is `removed`, then, in the new order, each new one is `added` or `changed`
+    /// from its old version, whose name `renames` maps to the new one.
+    private static func pairMembers<T>(_ old: [T], _ new: [T], name: (T) -> String, originalName: (T) -> String?,
+                                       renames: inout [String: String], removed: (T) -> Void, added: (T) -> Void,
+                                       changed: (T, T) -> Void) {
+        let origin = pair(old, new, name: name, originalName: originalName)
+        let paired = Set(origin.values.map(name))
+        for o in old where !paired.contains(name(o)) { removed(o) }
+        for n in new {
+            guard let o = origin[name(n)] else { added(n); continue }
+            renames[name(o)] = name(n)
+            changed(o, n)
+        }
+    }
+
     static func pair<T>(_ old: [T], _ new: [T], name: (T) -> String, originalName: (T) -> String?) -> [String: T] {
         var byName: [String: T] = [:]
         for o in old { byName[name(o)] = o }

@@ -22,7 +22,6 @@ extension SQLiteSession {
 /// and which arguments take the variables' values; each run only binds them.
 final class SQLitePreparedRead: PreparedRead {
     let session: SQLiteSession
-    let root: Entity
     let compiled: CompiledFetch
     let queries: ObjectQueries
     let countSQL: String
@@ -30,7 +29,6 @@ final class SQLitePreparedRead: PreparedRead {
 
     init(session: SQLiteSession, compiled: CompiledFetch) {
         self.session = session
-        root = compiled.root
         self.compiled = compiled
         queries = compiled.objectQueries
         countSQL = compiled.countSQL
@@ -46,7 +44,7 @@ final class SQLitePreparedRead: PreparedRead {
     }
 
     func identifiersJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> [UInt8] {
-        try session.identifiersJSON(root: root, sql: identifiersSQL, args: compiled.arguments(values), pending: pending)
+        try session.identifiersJSON(root: compiled.root, sql: identifiersSQL, args: compiled.arguments(values), pending: pending)
     }
 }
 
