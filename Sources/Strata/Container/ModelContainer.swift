@@ -15,7 +15,8 @@ public final class ModelContainer: @unchecked Sendable {
     /// - Throws: `.misuse` for a file this thread is migrating (a stage hook opening the store
     ///   its stage migrates, which would wait for the stage's own write lock).
     public init(path location: String?, configuration: StoreConfiguration) throws {
-        let path = configuration.inMemory ? location : try StoreLocation(location).filePath()
+        let place = configuration.inMemory ? StoreLocation.file(location) : StoreLocation(location)
+        let path = configuration.inMemory ? location : place.fileName
         if let path, !configuration.inMemory, MigrationsInProgress.isMigratedByThisThread(path) {
             throw StrataError(.misuse, "'\(path)' is being migrated by this thread (a stage hook opening the store its stage migrates): "
                               + "it cannot be opened until the migration ends; a hook works through the context it is given")
@@ -29,7 +30,13 @@ public final class ModelContainer: @unchecked Sendable {
         } else {
             hooks.addParticipant { changes, session in try HistoryRecorder.skip(&changes, session, origin: origin) }
         }
-        let store = try SQLiteStore(path: path, options: configuration.storeOptions, policy: StoreOpener(configuration), saveHooks: hooks)
+        let store: DataStore
+        switch place {
+        case .postgreSQL(let uri):
+            store = try PostgresStore(uri: uri, options: configuration.storeOptions, policy: StoreOpener(configuration), saveHooks: hooks)
+        case .file:
+            store = try SQLiteStore(path: path, options: configuration.storeOptions, policy: StoreOpener(configuration), saveHooks: hooks)
+        }
         self.store = store
         // Observers begin with the open container (a migration's saves come before any observer).
         let observers = ChangeObservers(schema: configuration.schema, origin: origin) { try store.makeSession() }
@@ -79,7 +86,7 @@ extension ModelContainer {
     ///
     /// - Throws: `.io` when the file cannot be read; `.invalid` for a bad path.
     public static func checkStore(path location: String, configuration: StoreConfiguration) throws -> String {
-        let path = try StoreLocation(location).filePath() ?? location
+        let path = try StoreLocation(location).filePath(for: "checking a store") ?? location
         let stored = try SQLiteStore.storedState(path: path)
         let opener = StoreOpener(configuration)
         var w = JSONWriter()

@@ -2,7 +2,7 @@
 ///
 /// JSON form (DESIGN §3): `{"schema": {...}}` or `{"migrationPlan": {...}}`,
 /// plus `"inMemory"`, `"readOnly"`, `"history"`, `"author"`,
-/// `"externalStorageThreshold"` (bytes).
+/// `"externalStorageThreshold"` (bytes), `"postgresSchema"` (a PostgreSQL store's namespace).
 public struct StoreConfiguration: Sendable {
     public var schema: Schema
     /// The migration plan the configuration was made from (its current schema is `schema`).
@@ -19,6 +19,9 @@ public struct StoreConfiguration: Sendable {
     /// version of the migration plan) is migrated when the change is inferable
     /// (lightweight migration); false refuses it (`"automaticMigration": false`).
     public var automaticMigration = true
+    /// A PostgreSQL store's schema (namespace) in its database (`"postgresSchema"`); nil: the first
+    /// schema of the connection's `search_path` (libpq's `options=-csearch_path=…`), else `public`.
+    public var postgresSchema: String?
     /// The hooks of custom stages, by stage name (``setStageHooks(_:forStage:)``).
     public private(set) var stageHooks: [String: StageHooks] = [:]
     /// Receives a migration's progress events.
@@ -28,7 +31,9 @@ public struct StoreConfiguration: Sendable {
 
     /// What the store itself is opened with.
     public var storeOptions: StoreOptions {
-        StoreOptions(schema: schema, inMemory: inMemory, readOnly: readOnly, externalStorageThreshold: externalStorageThreshold)
+        var options = StoreOptions(schema: schema, inMemory: inMemory, readOnly: readOnly, externalStorageThreshold: externalStorageThreshold)
+        options.postgresSchema = postgresSchema
+        return options
     }
 
     public static func decode(_ text: String) throws -> StoreConfiguration {
@@ -66,6 +71,12 @@ public struct StoreConfiguration: Sendable {
         if let t = try o.int("externalStorageThreshold") {
             guard t >= 0 else { throw StrataError(.invalid, "externalStorageThreshold must not be negative", path: "/externalStorageThreshold") }
             config.externalStorageThreshold = Int(t)
+        }
+        if let ns = try o.string("postgresSchema") {
+            guard !ns.isEmpty, ns.utf8.count <= 63, !ns.utf8.contains(0) else {
+                throw StrataError(.invalid, "postgresSchema must be 1 to 63 bytes of UTF-8 without NUL (a PostgreSQL schema name)", path: "/postgresSchema")
+            }
+            config.postgresSchema = ns
         }
         try o.finish()
         if config.inMemory && config.readOnly {

@@ -5,26 +5,32 @@ enum StoreLocation {
     case file(String?)
     /// A `postgresql://` or `postgres://` URI (libpq's syntax). It may hold a
     /// password: it is never copied into an error, a log or a trace.
-    case postgreSQL
+    case postgreSQL(String)
 
     init(_ path: String?) {
         guard let path else { self = .file(nil); return }
         let scheme = path.prefix(while: { $0 != ":" }).lowercased()
         if (scheme == "postgresql" || scheme == "postgres") && path.dropFirst(scheme.count).hasPrefix("://") {
-            self = .postgreSQL
+            self = .postgreSQL(path)
         } else {
             self = .file(path)
         }
     }
 
-    /// The file store's path, or the error for a location no store of this build opens.
-    func filePath() throws -> String? {
+    /// The store file's path (nil for a server).
+    var fileName: String? {
+        if case .file(let path) = self { return path }
+        return nil
+    }
+
+    /// The file store's path, or the error for a call that only reads store files.
+    func filePath(for call: String) throws -> String? {
         switch self {
         case .file(let path):
             return path
         case .postgreSQL:
-            throw StrataError(.invalid, "a postgresql:// location names a PostgreSQL server: PostgreSQL stores are not supported by "
-                              + "this version of Strata; open a store file (the location is not repeated here: it may hold a password)")
+            throw StrataError(.invalid, "\(call) takes a store file: PostgreSQL stores are not supported by it in this version of Strata "
+                              + "(the location is not repeated here: it may hold a password)")
         }
     }
 }

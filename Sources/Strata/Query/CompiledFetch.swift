@@ -42,8 +42,8 @@ func identifiersSQL(_ rel: Relationship, owner: String, alias d: String, dialect
     // Items that name their entity are preceded by their number (`2:A/3,B/4`): an entity name read from
     // the file may hold a comma, and the writer must not take it for a second item.
     guard rel.isToMany else { return "(\(rows))" }
-    return named ? "(SELECT \(dialect.concatenate(["count(*)", "':'", dialect.joinedText("v")])) FROM (\(rows)))"
-                 : "(SELECT \(dialect.joinedText("v")) FROM (\(rows)))"
+    return named ? "(SELECT \(dialect.concatenate(["count(*)", "':'", dialect.joinedText("v")])) FROM (\(rows)) \(d)v)"
+                 : "(SELECT \(dialect.joinedText("v")) FROM (\(rows)) \(d)v)"
 }
 
 /// A descriptor compiled to SQL for one store's dialect: `FROM … WHERE … ORDER BY … LIMIT …`
@@ -93,9 +93,9 @@ public struct CompiledFetch {
                 if a.type == .decimal { sorted = dialect.collate(col, .decimal) }
                 else if (a.type == .string || a.type == .url) && key.comparator == .localizedStandard { sorted = dialect.collate(col, .standard) }
             }
-            order.append("\(sorted) \(key.reverse ? "DESC" : "ASC")")
+            order.append(dialect.sortTerm(sorted, descending: key.reverse))
         }
-        order.append("t.\(dialect.keyColumn) ASC")
+        order.append(dialect.sortTerm("t.\(dialect.keyColumn)", descending: false))
         let limit = d.fetchLimit.map { c.bind(.int(Int64($0))) }
         let offset = d.fetchOffset > 0 ? c.bind(.int(Int64(d.fetchOffset))) : nil
         joins = c.rootJoins.joined(separator: " ")

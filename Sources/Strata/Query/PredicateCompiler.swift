@@ -253,7 +253,7 @@ struct PredicateCompiler {
         case .conditional(let t, let a, let b):
             return "CASE WHEN \(predicate(t)) THEN \(predicate(a, safe: true)) ELSE \(predicate(b, safe: true)) END"
         case .boolValue(let e):
-            let x = expression(e)
+            let x = dialect.truth(expression(e))
             return safe ? dialect.coalesce([x, dialect.boolean(false)]) : x
         }
     }

@@ -26,6 +26,10 @@ public protocol QueryDialect {
     func parameter(_ n: Int) -> String
     /// A condition constant.
     func boolean(_ value: Bool) -> String
+    /// A bool value (an integer 0 or 1, or NULL) used as a condition.
+    func truth(_ expression: String) -> String
+    /// One term of an ORDER BY: nil sorts before every value ascending, after them descending.
+    func sortTerm(_ expression: String, descending: Bool) -> String
     /// `expression IN (…)` over the values of a JSON array bound as one parameter.
     func inJSONArray(_ expression: String, parameter: String) -> String
     /// `expression` compared and sorted with a collation.

@@ -3,11 +3,6 @@ import Glibc
 
 let SQLITE_TRANSIENT_PTR = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
-/// Whether `STRATA_SQL_DEBUG=1` asks for every SQL statement on stderr.
-let sqlDebug: Bool = {
-    guard let v = getenv("STRATA_SQL_DEBUG") else { return false }
-    return String(cString: v) == "1"
-}()
 
 /// A prepared statement. Values reach SQL only through `bind`; SQL text is
 /// built from validated, quoted identifiers only.

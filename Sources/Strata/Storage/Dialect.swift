@@ -62,6 +62,9 @@ extension SQLiteDialect: QueryDialect {
     func column(_ slot: StoredColumn) -> String { StoreLayout.columnName(slot) }
     func pairTable(_ rel: Relationship) -> (table: String, ownerColumn: String, targetColumn: String) { StoreLayout.pairTable(rel) }
     func boolean(_ value: Bool) -> String { value ? "1" : "0" }
+    func truth(_ expression: String) -> String { expression }
+    /// SQLite sorts NULL first ascending and last descending.
+    func sortTerm(_ expression: String, descending: Bool) -> String { expression + (descending ? " DESC" : " ASC") }
 
     /// (json_each cuts text at a NUL character: the compiler binds such lists value by value.)
     func inJSONArray(_ expression: String, parameter: String) -> String {

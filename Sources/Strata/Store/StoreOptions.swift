@@ -9,6 +9,8 @@ public struct StoreOptions: Sendable {
     public var readOnly = false
     /// `data` attributes marked externalStorage at least this large go to files beside the store.
     public var externalStorageThreshold = 128 * 1024
+    /// A PostgreSQL store's namespace (nil: the connection's `search_path`, else `public`).
+    public var postgresSchema: String?
 
     public init(schema: Schema, inMemory: Bool = false, readOnly: Bool = false, externalStorageThreshold: Int = 128 * 1024) {
         self.schema = schema

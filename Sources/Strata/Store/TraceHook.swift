@@ -1,4 +1,11 @@
+import Glibc
 import Synchronization
+
+/// Whether `STRATA_SQL_DEBUG=1` asks for every SQL statement of every store on stderr.
+let sqlDebug: Bool = {
+    guard let v = getenv("STRATA_SQL_DEBUG") else { return false }
+    return String(cString: v) == "1"
+}()
 
 /// A store-wide hook that sees every statement its sessions run (for tests
 /// counting queries, and for debugging). A SQL store reports SQL text.

@@ -93,6 +93,8 @@ public struct StrataError: Error, CustomStringConvertible, Sendable {
     public var path: String?
     /// The SQLite extended result code, when SQLite reported the failure.
     public var sqliteCode: Int32?
+    /// The SQLSTATE, when a PostgreSQL server reported the failure.
+    public var postgresState: String?
     /// The migration stage that failed, when a stage did.
     public var stage: String?
     /// The status a user hook returned (`STRATA_ERR_CALLBACK`), as it returned it
@@ -103,8 +105,9 @@ public struct StrataError: Error, CustomStringConvertible, Sendable {
     }
 
     public init(_ code: Code, _ message: String, reason: Reason? = nil, entity: String? = nil, attribute: String? = nil,
-                path: String? = nil, sqliteCode: Int32? = nil) {
+                path: String? = nil, sqliteCode: Int32? = nil, postgresState: String? = nil) {
         self.code = code
+        self.postgresState = postgresState
         self.reason = reason
         self.message = message
         self.entity = entity

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Synchronization
 import XCTest
 @testable import Strata
 
@@ -65,6 +66,26 @@ enum StoreSetup: String, CaseIterable {
     case file
     /// A file container closed and opened again whenever the test calls `reopen()`.
     case reopenedFile
+    /// A PostgreSQL store (a fresh schema of the server `STRATA_TEST_POSTGRES` names),
+    /// opened again whenever the test calls `reopen()`; only when that variable is set
+    /// (`scripts/postgres-test.sh` sets it).
+    case postgres
+
+    static var allCases: [StoreSetup] { [.inMemory, .file, .reopenedFile] + (PostgresTestServer.uri != nil ? [.postgres] : []) }
+}
+
+/// The PostgreSQL server of the tests, when `STRATA_TEST_POSTGRES` names one.
+enum PostgresTestServer {
+    static let uri: String? = ProcessInfo.processInfo.environment["STRATA_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
+    private static let counter = Mutex(0)
+
+    /// The server's URI with a fresh schema (namespace) as the connection's search_path.
+    static func freshStore(_ name: String) -> String? {
+        guard let uri else { return nil }
+        let n = counter.withLock { $0 += 1; return $0 }
+        let ns = "t_\(getpid())_\(n)_" + String(name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }.prefix(30))
+        return uri + (uri.contains("?") ? "&" : "?") + "options=-csearch_path%3D" + ns
+    }
 }
 
 /// A container and a context on one store setup; `reopen()` starts a fresh
@@ -81,7 +102,7 @@ final class StoreHarness {
         var config = configuration
         config.inMemory = setup == .inMemory
         self.configuration = config
-        self.path = setup == .inMemory ? nil : path
+        self.path = setup == .inMemory ? nil : setup == .postgres ? PostgresTestServer.freshStore((path as NSString).lastPathComponent) : path
         container = try ModelContainer(path: self.path, configuration: config)
         context = try container.makeContext()
     }
@@ -89,7 +110,7 @@ final class StoreHarness {
     /// A fresh context (and for `.reopenedFile` a fresh container): reads after
     /// this see only what was saved.
     func reopen() throws {
-        if setup == .reopenedFile {
+        if setup == .reopenedFile || setup == .postgres {
             container = try ModelContainer(path: path, configuration: configuration)
         }
         context = try container.makeContext()

@@ -1,0 +1,326 @@
+import Glibc
+
+/// One libpq connection to a PostgreSQL server, used by one session at a time
+/// (``lock``). Statements are prepared once per connection and text of SQL
+/// (`PQprepare`), values always bound: integers, reals and bytes in binary,
+/// text as untyped text so that the server gives it the type its place needs
+/// (a column's, a function argument's, `numeric` beside a decimal). Results
+/// come back in binary (``PGRows``).
+final class PGConnection {
+    let pq: LibPQ
+    private let handle: LibPQ.Conn
+    /// Serializes every use of this connection.
+    let lock = Lock()
+    var trace: TraceHook?
+    private var prepared: [String: String] = [:]
+    /// The constraint the last failed statement broke (PG_DIAG_CONSTRAINT_NAME), if any.
+    private(set) var lastConstraint: String?
+    private var nextName = 0
+
+    /// Connects to `uri` (libpq's URI or key=value syntax).
+    ///
+    /// - Throws: `.io` naming what failed (libpq missing, server unreachable, password refused,
+    ///   no such database), never repeating the location's password.
+    init(uri: String) throws {
+        pq = try LibPQ.shared()
+        let secrets = PGConnection.secrets(in: uri)
+        guard let h = pq.connectdb(uri) else { throw StrataError(.noMemory, "libpq could not allocate a connection") }
+        if pq.status(h) != LibPQ.connectionOK {
+            var message = pq.errorMessage(h).map { String(cString: $0) } ?? "unknown error"
+            let needed = pq.connectionNeedsPassword(h) != 0
+            pq.finish(h)
+            message = PGConnection.scrub(message, secrets).trimmingTrailingNewlines()
+            throw StrataError(.io, "cannot connect to the PostgreSQL server\(needed ? " (it asks for a password the location does not give)" : ""): \(message)")
+        }
+        handle = h
+        _ = pq.setNoticeProcessor(h, { _, _ in }, nil)  // notices are not errors: never printed
+    }
+
+    deinit { pq.finish(handle) }
+
+    /// The passwords a location holds (URI user info, `password=`), raw and percent-decoded.
+    static func secrets(in uri: String) -> [String] {
+        var out: [String] = []
+        if let scheme = uri.firstRange(of: "://") {
+            let rest = uri[scheme.upperBound...]
+            let authority = rest.prefix { $0 != "/" && $0 != "?" }
+            if let at = authority.lastIndex(of: "@") {
+                let info = authority[..<at]
+                if let colon = info.firstIndex(of: ":") { out.append(String(info[info.index(after: colon)...])) }
+            }
+        }
+        var search = uri[...]
+        while let r = search.firstRange(of: "password=") {
+            let value = search[r.upperBound...].prefix { $0 != "&" && $0 != " " }
+            out.append(String(value))
+            search = search[r.upperBound...]
+        }
+        return out.filter { !$0.isEmpty }.flatMap { [$0, percentDecoded($0)] }
+    }
+
+    static func percentDecoded(_ s: String) -> String {
+        var bytes: [UInt8] = []
+        var u = Array(s.utf8)[...]
+        while let b = u.first {
+            u = u.dropFirst()
+            if b == UInt8(ascii: "%"), u.count >= 2, let v = UInt8(String(decoding: u.prefix(2), as: UTF8.self), radix: 16) {
+                bytes.append(v); u = u.dropFirst(2)
+            } else { bytes.append(b) }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func scrub(_ message: String, _ secrets: [String]) -> String {
+        var m = message
+        for s in secrets where !s.isEmpty { m = m.replacingAll(s, with: "********") }
+        return m
+    }
+
+    // MARK: Statements
+
+    var isInTransaction: Bool { pq.transactionStatus(handle) != LibPQ.transactionIdle }
+    var isInFailedTransaction: Bool { pq.transactionStatus(handle) == LibPQ.transactionInError }
+
+    private func report(_ sql: String, _ reported: Bool) {
+        if reported, let t = trace, t.isActive { t.emit(sql) }
+        if sqlDebug { fputs("[strata sql] \(sql)\n", stderr) }
+    }
+
+    /// Runs statements without arguments (DDL, transaction control).
+    func execute(script sql: String, reported: Bool = true) throws {
+        report(sql, reported)
+        let r = pq.exec(handle, sql)
+        defer { pq.clear(r) }
+        try check(r)
+    }
+
+    func execute(_ sql: String, _ args: [SQLValue] = []) throws {
+        _ = try query(sql, args)
+    }
+
+    /// Runs one statement with `args`; the rows in binary.
+    func query(_ sql: String, _ args: [SQLValue] = [], reported: Bool = true) throws -> PGRows {
+        report(sql, reported)
+        var types = ""
+        for a in args {
+            switch a {
+            case .null: types += "n"
+            case .int: types += "i"
+            case .double: types += "d"
+            case .text: types += "t"
+            case .blob: types += "b"
+            }
+        }
+        let key = types + ":" + sql
+        let name: String
+        if let n = prepared[key] { name = n } else {
+            if prepared.count >= 512 {
+                // Bounded: a program that compiles ever new queries does not grow the server's memory.
+                if !isInFailedTransaction { try execute(script: "DEALLOCATE ALL", reported: false) }
+                prepared.removeAll()
+            }
+            nextName += 1
+            name = "s\(nextName)"
+            var oids: [UInt32] = args.map {
+                switch $0 {
+                case .int: return 20  // int8
+                case .double: return 701  // float8
+                case .blob: return 17  // bytea
+                case .null, .text: return 0  // the server infers it
+                }
+            }
+            let r = pq.prepare(handle, name, sql, Int32(args.count), &oids)
+            defer { pq.clear(r) }
+            try check(r)
+            prepared[key] = name
+        }
+        return try withParameters(args) { values, lengths, formats in
+            let r = pq.execPrepared(handle, name, Int32(args.count), values, lengths, formats, 1)
+            do { try check(r) } catch { pq.clear(r); throw error }
+            return PGRows(pq: pq, result: r!)
+        }
+    }
+
+    /// The first column of the first row, or nil.
+    func scalar(_ sql: String, _ args: [SQLValue] = []) throws -> SQLValue? {
+        let rows = try query(sql, args)
+        guard rows.count > 0 else { return nil }
+        return rows.value(0, 0)
+    }
+
+    /// The values as libpq takes them: every value's bytes in one buffer, and per value a
+    /// pointer into it (nil for NULL), a length and a format (1 binary, 0 text).
+    private func withParameters<T>(_ args: [SQLValue], _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) throws -> T) throws -> T {
+        var buffer: [UInt8] = []
+        var offsets: [Int] = []
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
+        for a in args {
+            offsets.append(buffer.count)
+            switch a {
+            case .null: formats.append(0)
+            case .int(let v): withUnsafeBytes(of: v.bigEndian) { buffer.append(contentsOf: $0) }; formats.append(1)
+            case .double(let v): withUnsafeBytes(of: v.bitPattern.bigEndian) { buffer.append(contentsOf: $0) }; formats.append(1)
+            case .blob(let b): buffer.append(contentsOf: b); formats.append(1)
+            case .text(let s):
+                let start = buffer.count
+                buffer.append(contentsOf: s.utf8)
+                if buffer[start...].contains(0) {
+                    throw StrataError(.invalid, "a PostgreSQL store cannot hold text with a NUL character (U+0000): PostgreSQL's text type excludes it")
+                }
+                buffer.append(0)
+                formats.append(0)
+            }
+            lengths.append(Int32(buffer.count - offsets[offsets.count - 1]))
+        }
+        buffer.append(0)  // never an empty buffer: every pointer below is valid
+        return try buffer.withUnsafeBufferPointer { p in
+            let base = UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self)
+            let pointers: [UnsafePointer<CChar>?] = args.indices.map { args[$0].isNull ? nil : base + offsets[$0] }
+            return try body(pointers, lengths, formats)
+        }
+    }
+
+    /// Forgets the prepared statements (after DDL changed the tables they read).
+    func forgetPrepared() {
+        if !prepared.isEmpty, !isInFailedTransaction { _ = try? execute(script: "DEALLOCATE ALL", reported: false) }
+        prepared.removeAll()
+    }
+
+    // MARK: Errors
+
+    private func check(_ r: LibPQ.Result?) throws {
+        guard let r else {
+            throw StrataError(.io, "the PostgreSQL server connection failed: " + (pq.errorMessage(handle).map { String(cString: $0) } ?? "").trimmingTrailingNewlines())
+        }
+        let status = pq.resultStatus(r)
+        if status == LibPQ.commandOK || status == LibPQ.tuplesOK || status == 0 { return }
+        let state = pq.resultErrorField(r, LibPQ.diagSQLState).map { String(cString: $0) } ?? ""
+        var message = pq.resultErrorField(r, LibPQ.diagMessage).map { String(cString: $0) }
+            ?? pq.errorMessage(handle).map { String(cString: $0) } ?? "unknown error"
+        message = message.trimmingTrailingNewlines()
+        let detail = pq.resultErrorField(r, LibPQ.diagDetail).map { String(cString: $0) }
+        lastConstraint = pq.resultErrorField(r, LibPQ.diagConstraint).map { String(cString: $0) }
+        throw PGConnection.mapError(state: state, message: message, detail: detail)
+    }
+
+    /// The SQLSTATE of a PostgreSQL error as Strata's code (postgresql.org/docs/current/errcodes-appendix.html).
+    static func mapError(state: String, message: String, detail: String?) -> StrataError {
+        if state == PostgresDialect.damagedState {
+            // strata_damaged: the message is `entity/key`, the detail the attribute.
+            return StrataError(.corrupt, "\(message): the stored value of '\(detail ?? "?")' is not of its type (the store is damaged)",
+                               entity: message.split(separator: "/").first.map(String.init))
+        }
+        let code: StrataError.Code
+        switch state.prefix(2) {
+        case "": code = .io  // no server answer: the connection is gone
+        case "08", "57", "53", "58": code = state == "57014" ? .busy : .io
+        case "40": code = .busy  // serialization failure, deadlock
+        case "55": code = state == "55P03" ? .busy : .internal  // lock not available
+        case "23": code = .constraint
+        case "25": code = state == "25006" ? .readOnly : .internal
+        case "42": code = state == "42501" ? .io : .internal  // insufficient privilege: what the server refuses
+        case "22": code = state == "22021" ? .invalid : .internal
+        default: code = .internal
+        }
+        return StrataError(code, "PostgreSQL: \(message)" + (detail.map { " (\($0))" } ?? ""), postgresState: state)
+    }
+}
+
+extension String {
+    func trimmingTrailingNewlines() -> String {
+        var s = self
+        while let last = s.last, last == "\n" || last == " " { s.removeLast() }
+        return s
+    }
+
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        var out = ""
+        var rest = self[...]
+        while let r = rest.firstRange(of: target) {
+            out += rest[..<r.lowerBound]
+            out += replacement
+            rest = rest[r.upperBound...]
+        }
+        return out + rest
+    }
+}
+
+/// The rows of one result, read in place (binary format): a ``RowCursor`` for the object writer.
+final class PGRows {
+    let pq: LibPQ
+    let result: LibPQ.Result
+    let count: Int32
+    let columns: Int32
+    /// Each column's type OID.
+    let types: [UInt32]
+
+    init(pq: LibPQ, result: LibPQ.Result) {
+        self.pq = pq
+        self.result = result
+        count = pq.ntuples(result)
+        columns = pq.nfields(result)
+        types = (0..<columns).map { pq.ftype(result, $0) }
+    }
+
+    deinit { pq.clear(result) }
+
+    @inline(__always) func isNull(_ row: Int32, _ column: Int32) -> Bool { pq.getisnull(result, row, column) != 0 }
+
+    @inline(__always) func bytes(_ row: Int32, _ column: Int32) -> UnsafeRawBufferPointer {
+        let p = pq.getvalue(result, row, column)
+        return UnsafeRawBufferPointer(start: p, count: p == nil ? 0 : Int(pq.getlength(result, row, column)))
+    }
+
+    func kind(_ row: Int32, _ column: Int32) -> ColumnKind {
+        if isNull(row, column) { return .null }
+        switch types[Int(column)] {
+        case 20, 21, 23, 16: return .int
+        case 700, 701: return .real
+        case 17: return .blob
+        default: return .text
+        }
+    }
+
+    func int64(_ row: Int32, _ column: Int32) -> Int64 {
+        let b = bytes(row, column)
+        switch types[Int(column)] {
+        case 20 where b.count == 8: return Int64(bigEndian: b.loadUnaligned(as: Int64.self))
+        case 23 where b.count == 4: return Int64(Int32(bigEndian: b.loadUnaligned(as: Int32.self)))
+        case 21 where b.count == 2: return Int64(Int16(bigEndian: b.loadUnaligned(as: Int16.self)))
+        case 16 where b.count == 1: return Int64(b[0])
+        case 700, 701:
+            let d = double(row, column)
+            return d.isFinite && abs(d) < 9.2e18 ? Int64(d) : 0
+        default: return 0
+        }
+    }
+
+    func double(_ row: Int32, _ column: Int32) -> Double {
+        let b = bytes(row, column)
+        switch types[Int(column)] {
+        case 701 where b.count == 8: return Double(bitPattern: UInt64(bigEndian: b.loadUnaligned(as: UInt64.self)))
+        case 700 where b.count == 4: return Double(Float(bitPattern: UInt32(bigEndian: b.loadUnaligned(as: UInt32.self))))
+        case 20, 21, 23, 16: return Double(int64(row, column))
+        default: return 0
+        }
+    }
+
+    func text(_ row: Int32, _ column: Int32) -> UnsafeBufferPointer<UInt8> {
+        let b = bytes(row, column)
+        return UnsafeBufferPointer(start: b.baseAddress?.assumingMemoryBound(to: UInt8.self), count: b.count)
+    }
+
+    func string(_ row: Int32, _ column: Int32) -> String { String(decoding: text(row, column), as: UTF8.self) }
+
+    func value(_ row: Int32, _ column: Int32) -> SQLValue {
+        switch kind(row, column) {
+        case .null: return .null
+        case .int: return .int(int64(row, column))
+        case .real: return .double(double(row, column))
+        case .text: return .text(string(row, column))
+        case .blob: return .blob(Array(bytes(row, column)))
+        }
+    }
+}

@@ -1,0 +1,250 @@
+/// How the PostgreSQL store spells SQL: DDL from the shared ``StoreLayout``, the
+/// query spelling the compilers use (``QueryDialect``), and the store's own
+/// statements. Every connection's `search_path` is the store's schema alone, so
+/// names stay unqualified (PostgreSQL's built-ins come from `pg_catalog`).
+///
+/// Types follow SQLite's storage classes, so that one compiled predicate means the
+/// same on both stores: keys, links, ints and bools `bigint` (a bool 0 or 1), doubles
+/// and dates `double precision`, data `bytea`, every text `text COLLATE "C"` (code-point
+/// order, like SQLite's BINARY). Text functions and orders are SQL functions the store
+/// installs (`PostgresFunctions`), the twins of SQLite's.
+struct PostgresDialect {
+    /// The SQLSTATE `strata_damaged` raises.
+    static let damagedState = "SD001"
+    /// PostgreSQL's longest identifier, in bytes (NAMEDATALEN - 1).
+    static let maxIdentifierBytes = 63
+
+    func quote(_ identifier: String) -> String {
+        var out = "\""
+        for c in identifier { if c == "\"" { out += "\"\"" } else { out.append(c) } }
+        return out + "\""
+    }
+
+    /// An index or constraint name within PostgreSQL's limit: the layout's name when it fits,
+    /// else its start and a hash (names are the store's own, never shown to users).
+    static func indexName(_ name: String) -> String {
+        if name.utf8.count <= maxIdentifierBytes { return name }
+        let hash = SHA256.hex(name).prefix(16)
+        var prefix = ""
+        for c in name {
+            if prefix.utf8.count + String(c).utf8.count > maxIdentifierBytes - 17 { break }
+            prefix.append(c)
+        }
+        return prefix + "~" + hash
+    }
+
+    static func columnType(_ c: StoreLayout.Column) -> String {
+        switch c.content {
+        case .key: return "bigint PRIMARY KEY"
+        case .link: return "bigint"
+        case .entityName: return "text COLLATE \"C\" NOT NULL"
+        case .pairEnd: return "bigint NOT NULL"
+        case .value(let type):
+            switch type {
+            case .string, .uuid, .url, .decimal, .json: return "text COLLATE \"C\""
+            case .int, .bool: return "bigint"
+            case .double, .date: return "double precision"
+            case .data: return "bytea"
+            }
+        }
+    }
+
+    func createTable(_ t: StoreLayout.Table) -> String {
+        var parts = t.columns.map { c in "\(quote(c.name)) \(t.primaryKey.count == 1 || c.content != .key ? PostgresDialect.columnType(c) : "bigint")" }
+        if t.primaryKey.count > 1 { parts.append("PRIMARY KEY (\(t.primaryKey.map(quote).joined(separator: ", ")))") }
+        return "CREATE TABLE \(quote(t.name)) (\n  " + parts.joined(separator: ",\n  ") + "\n)"
+    }
+
+    /// Unique indexes are plain unique indexes: inserts skip a row that would break one
+    /// (`ON CONFLICT DO NOTHING`, which takes no deferrable constraint) and report it, so
+    /// that a save can turn the insert into an update of the object holding the values.
+    func createIndex(_ i: StoreLayout.Index, on table: String) -> String {
+        "CREATE \(i.isUnique ? "UNIQUE " : "")INDEX \(quote(PostgresDialect.indexName(i.name))) ON \(quote(table)) (\(i.columns.map(quote).joined(separator: ", ")))"
+    }
+
+    /// The key sequence of a hierarchy's table.
+    static func sequenceName(_ table: String) -> String { table + ".keys" }
+
+    func createSchema(_ layout: StoreLayout) -> [String] {
+        var out: [String] = []
+        for t in layout.tables {
+            out.append(createTable(t))
+            for i in t.indexes { out.append(createIndex(i, on: t.name)) }
+            if t.primaryKey == [StoreLayout.key] { out.append("CREATE SEQUENCE \(quote(PostgresDialect.sequenceName(t.name)))") }
+        }
+        return out
+    }
+
+    // MARK: The store's own statements
+
+    static let metadataDDL = [
+        "CREATE TABLE strata_metadata (key text COLLATE \"C\" PRIMARY KEY, value text)",
+    ]
+    static let readMetadata = "SELECT value FROM strata_metadata WHERE key = $1"
+    static let allMetadata = "SELECT key, value FROM strata_metadata"
+    static let writeMetadata = "INSERT INTO strata_metadata (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+    /// The tables of the current schema (`search_path`'s first).
+    static let tableNames = "SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relnamespace = CAST(current_schema() AS regnamespace) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')"
+    /// Everything the schema holds (tables, indexes, sequences, views…) and its functions.
+    static let objectCount = "SELECT (SELECT count(*) FROM pg_catalog.pg_class WHERE relnamespace = CAST(current_schema() AS regnamespace))"
+        + " + (SELECT count(*) FROM pg_catalog.pg_proc WHERE pronamespace = CAST(current_schema() AS regnamespace))"
+    /// Reserves `$2` consecutive keys from sequence `$1` (under an advisory lock of the sequence), returning the first.
+    static let reserveKeys = "SELECT setval(CAST($1 AS regclass), nextval(CAST($1 AS regclass)) + $2 - 1) - $2 + 1"
+
+    // Rows: the key is always $1.
+    func insertRow(_ table: String, columns: [String]) -> String {
+        let cols = [StoreLayout.key, StoreLayout.entity] + columns
+        return "INSERT INTO \(quote(table)) (\(cols.map(quote).joined(separator: ", "))) VALUES (\((1...cols.count).map { "$\($0)" }.joined(separator: ", ")))"
+            + " ON CONFLICT DO NOTHING RETURNING 1"
+    }
+    func updateRow(_ table: String, columns: [String]) -> String {
+        "UPDATE \(quote(table)) SET \(columns.enumerated().map { "\(quote($1)) = $\($0 + 2)" }.joined(separator: ", ")) WHERE _pk = $1"
+    }
+    func deleteRow(_ table: String) -> String { "DELETE FROM \(quote(table)) WHERE _pk = $1" }
+    func selectRow(_ table: String, columns: [String]) -> String {
+        "SELECT \(columns.map(quote).joined(separator: ", ")) FROM \(quote(table)) WHERE _pk = $1"
+    }
+    func rowEntity(_ table: String) -> String { "SELECT _entity FROM \(quote(table)) WHERE _pk = $1" }
+    func findUnique(_ table: String, columns: [String]) -> String {
+        "SELECT _pk, _entity FROM \(quote(table)) WHERE \(columns.enumerated().map { "\(quote($1)) = $\($0 + 1)" }.joined(separator: " AND ")) LIMIT 1"
+    }
+    func uniqueHolder(_ table: String, columns: [String]) -> String {
+        "SELECT 1 FROM \(quote(table)) WHERE \(columns.enumerated().map { "\(quote($1)) = $\($0 + 1)" }.joined(separator: " AND ")) AND _pk <> $\(columns.count + 1) LIMIT 1"
+    }
+    /// Rows of entities `$1` (an array literal) sharing the values of `columns` (none null) with another.
+    func duplicateObjects(_ table: String, _ columns: [String]) -> String {
+        let cols = columns.map(quote).joined(separator: ", ")
+        let kinds = "_entity = ANY(CAST($1 AS text[]))"
+        let notNull = columns.map { "\(quote($0)) IS NOT NULL" }.joined(separator: " AND ")
+        let tuple = columns.count == 1 ? cols : "(\(cols))"
+        return "SELECT _pk, _entity, \(cols) FROM \(quote(table)) WHERE \(kinds) AND \(notNull) AND \(tuple) IN "
+            + "(SELECT \(cols) FROM \(quote(table)) WHERE \(kinds) AND \(notNull) GROUP BY \(cols) HAVING count(*) > 1) ORDER BY \(cols), _pk"
+    }
+
+    // Links: key arrays are bound as PostgreSQL array literals (`keyArray`).
+    func setLinks(_ table: String, _ column: String) -> String {
+        "UPDATE \(quote(table)) SET \(quote(column)) = $2 WHERE _pk = ANY(CAST($1 AS bigint[]))"
+    }
+    func clearLinks(_ table: String, _ column: String) -> String {
+        "UPDATE \(quote(table)) SET \(quote(column)) = NULL WHERE \(quote(column)) = $1 AND NOT (_pk = ANY(CAST($2 AS bigint[]))) RETURNING _pk, _entity"
+    }
+    func linkOfRow(_ table: String, _ column: String) -> String { "SELECT \(quote(column)) FROM \(quote(table)) WHERE _pk = $1" }
+    func deletePairs(_ table: String, side: String, returning other: String) -> String {
+        "DELETE FROM \(quote(table)) WHERE \(quote(side)) = $1 RETURNING \(quote(other))"
+    }
+    func insertPairs(_ table: String, _ owner: String, _ target: String) -> String {
+        "INSERT INTO \(quote(table)) (\(quote(owner)), \(quote(target))) SELECT $1, t FROM unnest(CAST($2 AS bigint[])) AS t ON CONFLICT DO NOTHING"
+    }
+
+    /// A PostgreSQL array literal of keys, bound as text.
+    static func keyArray(_ keys: [Int64]) -> SQLValue {
+        .text("{" + keys.map(String.init).joined(separator: ",") + "}")
+    }
+    /// A PostgreSQL array literal of names (quoted elements), bound as text.
+    static func nameArray(_ names: [String]) -> SQLValue {
+        .text("{" + names.map { n in
+            var e = "\""
+            for c in n { if c == "\"" || c == "\\" { e.append("\\") }; e.append(c) }
+            return e + "\""
+        }.joined(separator: ",") + "}")
+    }
+}
+
+// MARK: - Query spelling (predicate and fetch compilers)
+
+extension PostgresDialect: QueryDialect {
+    func table(_ entity: Entity) -> String { StoreLayout.tableName(entity) }
+    func column(_ slot: StoredColumn) -> String { StoreLayout.columnName(slot) }
+    func pairTable(_ rel: Relationship) -> (table: String, ownerColumn: String, targetColumn: String) { StoreLayout.pairTable(rel) }
+    var keyColumn: String { StoreLayout.key }
+    var entityColumn: String { StoreLayout.entity }
+    func parameter(_ n: Int) -> String { "$\(n)" }
+    func boolean(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
+    func truth(_ expression: String) -> String { "(\(expression) <> 0)" }
+    /// PostgreSQL sorts NULL last ascending by default: spelled as SQLite sorts.
+    func sortTerm(_ expression: String, descending: Bool) -> String {
+        expression + (descending ? " DESC NULLS LAST" : " ASC NULLS FIRST")
+    }
+
+    /// Compared as JSON values: numbers by value, text exactly (the array's element type is not known here).
+    func inJSONArray(_ expression: String, parameter: String) -> String {
+        "to_jsonb(\(expression)) IN (SELECT jsonb_array_elements(CAST(\(parameter) AS jsonb)))"
+    }
+
+    func collate(_ expression: String, _ collation: Collation) -> String {
+        switch collation {
+        case .decimal: return "strata_decimal(\(expression))"
+        case .standard: return "strata_standard_key(\(expression))"
+        }
+    }
+    func fold(_ expression: String, options: Int) -> String { "strata_fold(\(expression), \(options))" }
+    func localizedStandardContains(_ text: String, _ foldedNeedle: String) -> String { "strata_lsc(\(text), \(foldedNeedle))" }
+    func foldedCompare(_ op: ComparisonOperator, _ text: String, _ folded: String, options: Int) -> String {
+        let code: Int
+        switch op {
+        case .equal: code = 0
+        case .notEqual: code = 1
+        case .less: code = 2
+        case .lessOrEqual: code = 3
+        case .greater: code = 4
+        case .greaterOrEqual: code = 5
+        }
+        return "strata_compare(\(text), \(folded), \(options & 3 | code << 2))"
+    }
+    func foldedTest(_ op: StringOperator, _ text: String, _ folded: String, options: Int) -> String {
+        switch op {
+        case .contains: return "strata_contains(\(text), \(folded), \(options & 3))"
+        case .hasPrefix: return "strata_has_prefix(\(text), \(folded), \(options & 3))"
+        case .hasSuffix: return "strata_has_suffix(\(text), \(folded), \(options & 3))"
+        case .localizedStandardContains: return localizedStandardContains(text, folded)
+        }
+    }
+    func length(_ expression: String) -> String { "strata_length(\(expression))" }
+    func coalesce(_ terms: [String]) -> String { "coalesce(" + terms.joined(separator: ", ") + ")" }
+    func isSame(_ a: String, _ b: String) -> String { "\(a) IS NOT DISTINCT FROM \(b)" }
+    func isNotSame(_ a: String, _ b: String) -> String { "\(a) IS DISTINCT FROM \(b)" }
+    func limit(_ limit: String?, offset: String?) -> String {
+        (limit.map { " LIMIT \($0)" } ?? "") + (offset.map { " OFFSET \($0)" } ?? "")
+    }
+    func concatenate(_ terms: [String]) -> String { "(" + terms.map { "CAST(\($0) AS text)" }.joined(separator: " || ") + ")" }
+    func joinedText(_ column: String) -> String { "string_agg(CAST(\(column) AS text), ',')" }
+
+    func select(_ list: String, from source: String, where condition: String?, orderBy order: String?, paging: String) -> String {
+        "SELECT \(list) FROM \(source)" + (condition.map { " WHERE \($0)" } ?? "") + (order.map { " ORDER BY \($0)" } ?? "") + paging
+    }
+    func count(from source: String, where condition: String?) -> String {
+        select("count(*)", from: source, where: condition, orderBy: nil, paging: "")
+    }
+    func count(of query: String) -> String { "SELECT count(*) FROM (\(query)) AS counted" }
+    func entity(of table: String, alias: String, key: String) -> String {
+        "(SELECT \(alias)._entity FROM \(quote(table)) \(alias) WHERE \(alias)._pk = \(key))"
+    }
+
+    func nameLiteral(_ name: String) -> String {
+        var out = "'"
+        for c in name { if c == "'" { out += "''" } else { out.append(c) } }
+        return out + "'"
+    }
+
+    /// Columns are typed: only a bool's integer can be out of its range.
+    func storedAs(_ column: String, _ stored: StoredClass, entity: String, attribute: String, key: String) -> String {
+        guard case .boolean = stored else { return "TRUE" }
+        return "(\(column) IN (0, 1) OR \(column) IS NULL OR strata_damaged(\(entity), \(attribute), \(key)) = 0)"
+    }
+
+    func unknownEntity(table: String, _ entities: [String], root: String) -> String {
+        let names = entities.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map(nameLiteral)
+        guard let first = names.first, let last = names.last else { return "NULL" }
+        var gaps = ["_entity < \(first)"]
+        for i in names.indices.dropFirst() { gaps.append("_entity > \(names[i - 1]) AND _entity < \(names[i])") }
+        gaps.append("_entity > \(last)")
+        return "(SELECT strata_damaged(\(nameLiteral(root)), '_entity', _pk) FROM \(quote(table)) WHERE \(gaps.joined(separator: " OR ")) LIMIT 1)"
+    }
+
+    func limit(_ limit: String?, offset: String?, check: String?) -> String {
+        guard let check else { return self.limit(limit, offset: offset) }
+        return self.limit(coalesce([check, limit.map { "CAST(\($0) AS bigint)" } ?? "CAST(NULL AS bigint)"]), offset: offset)
+    }
+
+    func checkedOnce(_ check: String) -> String { "(\(check) IS NULL)" }
+}

@@ -1,0 +1,153 @@
+/// Reads on PostgreSQL: the statements a ``CompiledFetch`` holds, run on one snapshot,
+/// their rows written by the object writer in place.
+extension PostgresSession {
+    func fetchBuffer(_ f: ObjectQueries, args: [SQLValue], pending: PendingReplay?) throws -> JSONBuffer {
+        try read(pending) {
+            var prefetched = f.prefetchedSQL.map { PostgresRowCursor(connection: connection, sql: $0, args: []) }
+            var rows = PostgresRowCursor(connection: connection, sql: f.objectsSQL, args: args)
+            let writer = ObjectWriter(plan: f.plan, prefetched: f.prefetchedPlans)
+            try writer.write(&rows, prefetched: &prefetched)
+            return writer.takeBatch()
+        }
+    }
+
+    public func fetchJSON(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8] {
+        try fetchBuffer(q, pending: pending).bytes
+    }
+
+    public func fetchBuffer(_ q: CompiledFetch, pending: PendingReplay?) throws -> JSONBuffer {
+        try fetchBuffer(q.objectQueries, args: q.args, pending: pending)
+    }
+
+    public func count(_ q: CompiledFetch, pending: PendingReplay?) throws -> Int64 {
+        try count(sql: q.countSQL, args: q.args, pending: pending)
+    }
+
+    func count(sql: String, args: [SQLValue], pending: PendingReplay?) throws -> Int64 {
+        try read(pending) {
+            guard case .int(let n)? = try connection.scalar(sql, args) else { return 0 }
+            return n
+        }
+    }
+
+    public func identifiersJSON(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8] {
+        try read(pending) { try identifiers(root: q.root, sql: q.identifiersSQL, args: q.args).bytes }
+    }
+
+    func identifiersJSON(root: Entity, sql: String, args: [SQLValue], pending: PendingReplay?) throws -> [UInt8] {
+        try read(pending) { try identifiers(root: root, sql: sql, args: args).bytes }
+    }
+
+    public func identifierList(_ q: CompiledFetch, pending: PendingReplay?) throws -> [ObjectID] {
+        try read(pending) { try identifiers(root: q.root, sql: q.identifiersSQL, args: q.args).ids }
+    }
+
+    /// The rows' identifiers; a row of a hierarchy whose entity name is none of its entities is damage.
+    func identifiers(root: Entity, sql: String, args: [SQLValue]) throws -> (bytes: [UInt8], ids: [ObjectID]) {
+        var w = JSONWriter()
+        var ids: [ObjectID] = []
+        w.beginArray()
+        let rows = try connection.query(sql, args)
+        for r in 0..<rows.count {
+            let pk = rows.int64(r, 0)
+            let e: Entity
+            if !root.isInHierarchy {
+                e = root
+            } else {
+                guard let named = root.descendant(named: rows.string(r, 1)) else { throw PostgresSession.unknownEntity(root, pk: pk) }
+                e = named
+            }
+            let id = ObjectID(entity: e, pk: pk)
+            id.write(to: &w)
+            ids.append(id)
+        }
+        w.endArray()
+        return (w.bytes, ids)
+    }
+
+    /// The SQL of a fetch, its parameter count and PostgreSQL's plan (EXPLAIN's text lines), as JSON.
+    public func explain(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8] {
+        try read(pending) {
+            let sql = q.objectsSQL
+            var w = JSONWriter()
+            w.beginObject()
+            w.key("sql"); w.string(sql)
+            w.key("parameterCount"); w.int(Int64(q.args.count))
+            w.key("queryPlan")
+            w.beginArray()
+            let rows = try connection.query("EXPLAIN " + sql, q.args)
+            for r in 0..<rows.count {
+                w.beginObject()
+                w.key("id"); w.int(Int64(r))
+                w.key("parent"); w.int(0)
+                w.key("detail"); w.string(rows.string(r, 0))
+                w.endObject()
+            }
+            w.endArray()
+            w.endObject()
+            return w.bytes
+        }
+    }
+
+    public func related(_ id: ObjectID, _ rel: Relationship, pending: PendingReplay?) throws -> [ObjectID]? {
+        try read(pending) {
+            guard let concrete = try PostgresWriter.concreteEntity(connection, dialect, root: id.entity.root, pk: id.pk),
+                  concrete.isKind(of: id.entity) else { return nil }
+            return try PostgresWriter.related(connection, dialect, id, rel)
+        }
+    }
+
+    public func objectJSON(_ id: ObjectID, pending: PendingReplay?) throws -> [UInt8]? {
+        try read(pending) {
+            guard let concrete = try PostgresWriter.concreteEntity(connection, dialect, root: id.entity.root, pk: id.pk),
+                  concrete.isKind(of: id.entity) else { return nil }
+            let object = ObjectQueries(object: concrete, dialect: dialect)
+            var rows = PostgresRowCursor(connection: connection, sql: object.objectsSQL, args: [.int(id.pk)])
+            var none: [PostgresRowCursor] = []
+            let writer = ObjectWriter(plan: object.plan)
+            try writer.write(&rows, prefetched: &none, limit: 1)
+            let array = writer.takeBatch().bytes
+            guard array.count > 2 else { return nil }
+            return Array(array[1..<(array.count - 1)])
+        }
+    }
+
+    // MARK: Prepared reads and cursors
+
+    public func prepare(_ q: CompiledFetch) throws -> PreparedRead { PostgresPreparedRead(session: self, compiled: q) }
+
+    /// The objects are read at once on one snapshot and handed out in batches.
+    public func openCursor(_ q: CompiledFetch, pending: PendingReplay?) throws -> ObjectCursor {
+        MaterializedCursor(try fetchJSON(q, pending: pending))
+    }
+}
+
+/// A fetch compiled once; each run binds the variables' values (the connection keeps
+/// each statement prepared on the server).
+final class PostgresPreparedRead: PreparedRead {
+    let session: PostgresSession
+    let compiled: CompiledFetch
+    let queries: ObjectQueries
+    let countSQL: String
+    let identifiersSQL: String
+
+    init(session: PostgresSession, compiled: CompiledFetch) {
+        self.session = session
+        self.compiled = compiled
+        queries = compiled.objectQueries
+        countSQL = compiled.countSQL
+        identifiersSQL = compiled.identifiersSQL
+    }
+
+    func fetchJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> JSONBuffer {
+        try session.fetchBuffer(queries, args: compiled.arguments(values), pending: pending)
+    }
+
+    func count(_ values: [SQLValue], pending: PendingReplay?) throws -> Int64 {
+        try session.count(sql: countSQL, args: compiled.arguments(values), pending: pending)
+    }
+
+    func identifiersJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> [UInt8] {
+        try session.identifiersJSON(root: compiled.root, sql: identifiersSQL, args: compiled.arguments(values), pending: pending)
+    }
+}

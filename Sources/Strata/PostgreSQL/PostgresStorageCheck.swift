@@ -1,0 +1,52 @@
+/// Checks, when a PostgreSQL store opens, that its schema holds exactly the tables,
+/// columns and indexes the stored schema's layout makes (and the store's own
+/// metadata): the database is shared, so anything else means someone changed it.
+enum PostgresStorageCheck {
+    static let columns = "SELECT c.relname, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) FROM pg_catalog.pg_attribute a "
+        + "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = CAST(current_schema() AS regnamespace) "
+        + "AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped ORDER BY c.relname, a.attnum"
+    static let indexes = "SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relnamespace = CAST(current_schema() AS regnamespace) AND c.relkind = 'i'"
+
+    static func verify(_ c: PGConnection, layout: StoreLayout, location: String, version: String) throws {
+        func damaged(_ what: String) -> StrataError {
+            StrataError(.corrupt, "\(location) does not match its stored schema (version \(version)): \(what)")
+        }
+        var found: [String: [(String, String)]] = [:]
+        let rows = try c.query(columns)
+        for r in 0..<rows.count { found[rows.string(r, 0), default: []].append((rows.string(r, 1), rows.string(r, 2))) }
+        for t in layout.tables {
+            guard let cols = found.removeValue(forKey: t.name) else { throw damaged("the table '\(t.name)' is missing") }
+            let want = t.columns.map { ($0.name, PostgresStorageCheck.type($0)) }
+            guard cols.map(\.0) == want.map(\.0) else {
+                throw damaged("the table '\(t.name)' has the columns \(cols.map(\.0).joined(separator: ", ")), not \(want.map(\.0).joined(separator: ", "))")
+            }
+            for (have, need) in zip(cols, want) where have.1 != need.1 {
+                throw damaged("the column '\(t.name).\(have.0)' is \(have.1), not \(need.1)")
+            }
+        }
+        found.removeValue(forKey: "strata_metadata")
+        if let extra = found.keys.sorted().first { throw damaged("it holds a table '\(extra)' the schema does not make") }
+        let indexRows = try c.query(indexes)
+        let present = Set((0..<indexRows.count).map { indexRows.string($0, 0) })
+        for t in layout.tables {
+            for i in t.indexes where !present.contains(PostgresDialect.indexName(i.name)) {
+                throw damaged("the index '\(i.name)' is missing")
+            }
+        }
+    }
+
+    /// The type `format_type` shows for a column of the layout.
+    static func type(_ c: StoreLayout.Column) -> String {
+        switch c.content {
+        case .key, .link, .pairEnd: return "bigint"
+        case .entityName: return "text"
+        case .value(let type):
+            switch type {
+            case .string, .uuid, .url, .decimal, .json: return "text"
+            case .int, .bool: return "bigint"
+            case .double, .date: return "double precision"
+            case .data: return "bytea"
+            }
+        }
+    }
+}

@@ -1,0 +1,273 @@
+/// A Strata store in a schema (namespace) of a PostgreSQL database, shared by any
+/// number of processes on any number of hosts: the same layout as the SQLite store
+/// (``StoreLayout``), spelled by ``PostgresDialect``, with the store's metadata in
+/// `strata_metadata`, one key sequence per hierarchy, and the text functions of
+/// `PostgresFunctions` installed beside the tables.
+///
+/// The location (a libpq URI, which may hold a password) is never repeated in an
+/// error, a message or a trace: messages name the store by its schema.
+public final class PostgresStore: DataStore, @unchecked Sendable {
+    public let schema: Schema
+    public let options: StoreOptions
+    public var isReadOnly: Bool { options.readOnly }
+    let dialect = PostgresDialect()
+    public var queryDialect: any QueryDialect { dialect }
+    public let trace = TraceHook()
+    public let saveHooks: SaveHooks
+    /// The namespace the store lives in.
+    public let namespace: String
+    private let uri: String
+    public private(set) var storeUUID = ""
+
+    static let formatVersion: Int64 = 1
+
+    /// Every session's advisory lock of the store: saves take it shared (for their transaction),
+    /// opening and migrating take it alone.
+    static let shareStoreLock = "SELECT pg_advisory_xact_lock_shared(hashtextextended('strata:' || current_schema(), 0))"
+    static let lockStore = "SELECT pg_advisory_lock(hashtextextended('strata:' || current_schema(), 0))"
+    static let unlockStore = "SELECT pg_advisory_unlock(hashtextextended('strata:' || current_schema(), 0))"
+    /// A key sequence's lock (`$1`: the sequence's quoted name), held while a block is reserved.
+    static let lockKeys = "SELECT pg_advisory_lock(hashtextextended('strata:' || current_schema() || ':' || $1, 0))"
+    static let unlockKeys = "SELECT pg_advisory_unlock(hashtextextended('strata:' || current_schema() || ':' || $1, 0))"
+
+    /// Opens (or creates) the store in the database `uri` names; `policy` decides from what the
+    /// schema holds whether to create, open or refuse.
+    ///
+    /// - Throws: `.io` when the server cannot be reached or refuses the connection, or libpq is
+    ///   missing; `.schema` for a name PostgreSQL cannot hold; what `policy` throws.
+    public init(uri: String, options: StoreOptions, policy: StoreOpenPolicy, saveHooks: SaveHooks = SaveHooks()) throws {
+        schema = options.schema
+        self.options = options
+        self.saveHooks = saveHooks
+        self.uri = uri
+        try PostgresStore.checkNames(options.schema)
+        let c = try PGConnection(uri: uri)
+        namespace = try PostgresStore.enter(c, options: options)
+        c.trace = trace
+        try c.execute(PostgresStore.lockStore)
+        defer { _ = try? c.execute(PostgresStore.unlockStore) }
+        var attempt = 0
+        while true {
+            do {
+                let stored = try readState(c)
+                try policy.open(stored, Opening(store: self, connection: c))
+                break
+            } catch let e as StrataError where e.postgresState == "23505" && attempt < 3 {
+                // Two first opens raced to create the schema or the metadata: decide again.
+                if c.isInTransaction { _ = try? c.execute(script: "ROLLBACK") }
+                attempt += 1
+            }
+        }
+        c.forgetPrepared()
+        if case .text(let uuid)? = try c.scalar(PostgresDialect.readMetadata, [.text("storeUUID")]) { storeUUID = uuid }
+        spare = c
+    }
+
+    /// Chooses the namespace, creates it when missing (unless read-only), and makes it the
+    /// connection's whole `search_path`. Returns its name.
+    static func enter(_ c: PGConnection, options: StoreOptions) throws -> String {
+        var ns = options.postgresSchema
+        if ns == nil, case .text(let path)? = try c.scalar("SELECT current_setting('search_path')") {
+            ns = firstSchema(path)
+        }
+        let name = ns ?? "public"
+        guard name.utf8.count <= PostgresDialect.maxIdentifierBytes else {
+            throw StrataError(.invalid, "the PostgreSQL schema name '\(name)' is longer than PostgreSQL's 63 bytes")
+        }
+        let exists = try c.scalar("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1", [.text(name)]) != nil
+        if !exists {
+            guard !options.readOnly else {
+                throw StrataError(.io, "cannot open the PostgreSQL store read-only: its database has no schema '\(name)'")
+            }
+            try c.execute(script: "CREATE SCHEMA IF NOT EXISTS \(PostgresDialect().quote(name))")
+        }
+        try c.execute("SELECT set_config('search_path', $1, false)", [.text(PostgresDialect().quote(name))])
+        return name
+    }
+
+    /// The first schema of a `search_path` setting, skipping `"$user"` and `pg_temp`/`pg_catalog`.
+    static func firstSchema(_ path: String) -> String? {
+        var items: [String] = []
+        var current = ""
+        var quoted = false
+        var chars = Array(path)[...]
+        while let ch = chars.first {
+            chars = chars.dropFirst()
+            if quoted {
+                if ch == "\"" {
+                    if chars.first == "\"" { current.append("\""); chars = chars.dropFirst() } else { quoted = false }
+                } else { current.append(ch) }
+            } else if ch == "\"" {
+                quoted = true
+            } else if ch == "," {
+                items.append(current); current = ""
+            } else if ch != " " {
+                current.append(ch)
+            }
+        }
+        items.append(current)
+        return items.first { !$0.isEmpty && $0 != "$user" && $0 != "pg_temp" && $0 != "pg_catalog" }
+    }
+
+    /// Every name the layout gives PostgreSQL must fit its 63 bytes (longer ones would be cut, silently).
+    static func checkNames(_ schema: Schema) throws {
+        let layout = StoreLayout(schema)
+        for t in layout.tables {
+            let limit = PostgresDialect.maxIdentifierBytes - (t.primaryKey == [StoreLayout.key] ? 5 : 0)
+            guard t.name.utf8.count <= limit else {
+                throw StrataError(.schema, "the name '\(t.name)' is longer than a PostgreSQL store takes (\(limit) bytes)", entity: t.name)
+            }
+            for c in t.columns where c.name.utf8.count > PostgresDialect.maxIdentifierBytes {
+                throw StrataError(.schema, "'\(t.name).\(c.name)': the name is longer than PostgreSQL's 63 bytes", entity: t.name, attribute: c.name)
+            }
+        }
+    }
+
+    /// The connection the store was opened with, until a session takes it.
+    private var spare: PGConnection?
+    private let spareLock = Lock()
+
+    /// A connection of the store's own: the same database, the same namespace.
+    func connect() throws -> PGConnection {
+        let c = try PGConnection(uri: uri)
+        try c.execute("SELECT set_config('search_path', $1, false)", [.text(dialect.quote(namespace))])
+        if options.readOnly { try c.execute(script: "SET default_transaction_read_only = on", reported: false) }
+        c.trace = trace
+        return c
+    }
+
+    public func makeSession() throws -> StoreSession {
+        let c = try spareLock.withLock { () throws -> PGConnection in
+            defer { spare = nil }
+            return try spare ?? connect()
+        }
+        if options.readOnly { try c.execute(script: "SET default_transaction_read_only = on", reported: false) }
+        return PostgresSession(store: self, connection: c)
+    }
+
+    // MARK: Metadata
+
+    /// What the schema holds about itself: nil when it holds nothing (it may become a store).
+    func readState(_ c: PGConnection) throws -> StoredState? {
+        let tables = try PostgresStore.tables(c)
+        if tables.isEmpty, case .int(0)? = try c.scalar(PostgresDialect.objectCount) { return nil }
+        guard tables.contains("strata_metadata") else {
+            throw StrataError(.incompatibleStore, "the PostgreSQL schema '\(namespace)' holds tables but is not a Strata store (it has no strata_metadata table; nothing was changed)")
+        }
+        var state = StoredState()
+        var entityHashes: String?
+        let rows = try c.query(PostgresDialect.allMetadata)
+        for r in 0..<rows.count {
+            let text: String? = rows.isNull(r, 1) ? nil : rows.string(r, 1)
+            switch rows.string(r, 0) {
+            case "schema": state.schemaJSON = text
+            case "version": state.version = text
+            case "versionHash": state.versionHash = text
+            case "entityHashes": entityHashes = text
+            case "storeUUID": state.storeUUID = text
+            case "formatVersion": state.formatVersion = text.flatMap { Int64($0) }
+            default: break
+            }
+        }
+        if let entityHashes, case .object(let members)? = try? JSONValue.parse(entityHashes) {
+            var hashes: [String: String] = [:]
+            for (name, value) in members {
+                guard case .string(let hash) = value else { hashes = [:]; break }
+                hashes[name] = hash
+            }
+            if hashes.count == members.count { state.entityHashes = hashes }
+        }
+        return state
+    }
+
+    static func tables(_ c: PGConnection) throws -> Set<String> {
+        let rows = try c.query(PostgresDialect.tableNames)
+        return Set((0..<rows.count).map { rows.string($0, 0) })
+    }
+
+    static func setMetadata(_ c: PGConnection, _ key: String, _ value: String) throws {
+        try c.execute(PostgresDialect.writeMetadata, [.text(key), .text(value)])
+    }
+
+    static func writeSchemaMetadata(_ c: PGConnection, schema: Schema) throws {
+        try setMetadata(c, "schema", schema.json.text)
+        try setMetadata(c, "version", schema.version)
+        try setMetadata(c, "versionHash", schema.versionHash)
+        var w = JSONWriter()
+        w.beginObject()
+        for e in schema.entities { w.key(e.name); w.string(e.versionHash) }
+        w.endObject()
+        try setMetadata(c, "entityHashes", w.string)
+    }
+
+    /// The store as its open policy sees it while `init` opens it.
+    private final class Opening: StoreOpening {
+        let store: PostgresStore
+        let connection: PGConnection
+        init(store: PostgresStore, connection: PGConnection) { self.store = store; self.connection = connection }
+
+        var location: String { "the PostgreSQL schema '\(store.namespace)'" }
+        var isReadOnly: Bool { store.options.readOnly }
+        var formatVersion: Int64 { PostgresStore.formatVersion }
+
+        /// One transaction: PostgreSQL runs DDL inside transactions.
+        func create() throws {
+            guard !isReadOnly else { throw StrataError(.readOnly, "\(location) is opened read-only: a store cannot be created in it") }
+            let c = connection
+            try c.execute(script: "BEGIN")
+            do {
+                for sql in PostgresDialect.metadataDDL { try c.execute(script: sql) }
+                for sql in PostgresFunctions.definitions() { try c.execute(script: sql, reported: false) }
+                for sql in store.dialect.createSchema(StoreLayout(store.schema)) { try c.execute(script: sql) }
+                try PostgresStore.writeSchemaMetadata(c, schema: store.schema)
+                try PostgresStore.setMetadata(c, "storeUUID", UUIDText.random())
+                try PostgresStore.setMetadata(c, "formatVersion", String(PostgresStore.formatVersion))
+                try PostgresStore.setMetadata(c, "functionsVersion", String(PostgresFunctions.version))
+                try c.execute(script: "COMMIT")
+            } catch {
+                _ = try? c.execute(script: "ROLLBACK")
+                throw error
+            }
+        }
+
+        func writeDeclaration(of schema: Schema) throws {
+            guard !isReadOnly else { throw StrataError(.readOnly, "\(location) is opened read-only: its schema declaration cannot be written") }
+            if connection.isInTransaction {
+                try PostgresStore.writeSchemaMetadata(connection, schema: schema)
+            } else {
+                try connection.execute(script: "BEGIN")
+                do {
+                    try PostgresStore.writeSchemaMetadata(connection, schema: schema)
+                    try connection.execute(script: "COMMIT")
+                } catch {
+                    _ = try? connection.execute(script: "ROLLBACK")
+                    throw error
+                }
+            }
+        }
+
+        func verifyStorage(of schema: Schema) throws {
+            try PostgresStorageCheck.verify(connection, layout: StoreLayout(schema), location: location, version: schema.version)
+        }
+
+        func migrate<T>(_ body: (StoredState?) throws -> T) throws -> T {
+            guard !isReadOnly else { throw StrataError(.readOnly, "\(location) is opened read-only: it cannot be migrated") }
+            let session = PostgresSession(store: store, connection: connection, schema: store.schema)
+            return try session.transaction { try body(try store.readState(connection)) }
+        }
+
+        func session(schema: Schema) throws -> StoreSession {
+            PostgresSession(store: store, connection: connection, schema: schema)
+        }
+
+        func committedSession(schema: Schema) throws -> StoreSession? {
+            PostgresSession(store: store, connection: try store.connect(), schema: schema)
+        }
+
+        func changeStorage(_ mapping: SchemaMapping, stage: String,
+                           report: (_ step: String, _ entity: String?, _ done: Int64?, _ total: Int64?) -> Void) throws {
+            throw StrataError(.migration, "\(location) holds version \(mapping.old.version): migrating a PostgreSQL store's tables "
+                              + "(stage '\(stage)') is not supported by this version of Strata; nothing was changed")
+        }
+    }
+}

@@ -1,0 +1,162 @@
+/// The store-writer primitives on PostgreSQL. A save writes inside its transaction;
+/// a read that includes pending changes writes them the same way inside its own
+/// transaction, which it then rolls back (``PostgresSession/read(_:_:)``): nothing
+/// is kept, and other connections never see it. Data values live in their rows
+/// (`bytea`; PostgreSQL moves large values out of line itself), external storage
+/// included.
+final class PostgresWriter: StoreWriter {
+    unowned let session: PostgresSession
+    let isSaving: Bool
+    var connection: PGConnection { session.connection }
+    var dialect: PostgresDialect { session.dialect }
+
+    init(session: PostgresSession, saving: Bool) {
+        self.session = session
+        self.isSaving = saving
+    }
+
+    func insert(_ id: ObjectID, _ values: [SQLValue]) throws {
+        let e = id.entity
+        let sql = dialect.insertRow(dialect.table(e), columns: e.storedColumns.map(dialect.column))
+        let rows: PGRows
+        do {
+            rows = try connection.query(sql, [.int(id.pk), .text(e.name)] + values)
+        } catch let err as StrataError {
+            throw constraintError(err, id, "a unique constraint of '\(e.name)' is violated by a saved object")
+        }
+        if rows.count == 0 {
+            // Skipped by ON CONFLICT: a unique index (or the key) holds these values already.
+            let slots = try heldUnique(id) { values[$0] }
+            let names = slots?.map { e.storedColumns[$0].name } ?? [StoreLayout.key]
+            throw StrataError(.constraint, "cannot save \(id): a unique constraint of '\(e.name)' is violated by a saved object (\(names.joined(separator: ", ")))",
+                              reason: slots == nil ? nil : .uniqueViolation(attributes: names), entity: e.name,
+                              attribute: names.count == 1 ? names[0] : nil)
+        }
+    }
+
+    func update(_ id: ObjectID, slots: [Int], values: [SQLValue]) throws {
+        guard !slots.isEmpty else { return }
+        let e = id.entity
+        let sql = dialect.updateRow(dialect.table(e), columns: slots.map { dialect.column(e.storedColumns[$0]) })
+        do {
+            try connection.execute(sql, [.int(id.pk)] + values)
+        } catch let err as StrataError {
+            throw constraintError(err, id, "the update violates a unique constraint of '\(e.name)'")
+        }
+    }
+
+    func deleteRow(_ id: ObjectID) throws {
+        try connection.execute(dialect.deleteRow(dialect.table(id.entity)), [.int(id.pk)])
+    }
+
+    func values(_ id: ObjectID, slots: [Int]) throws -> [SQLValue] {
+        try PostgresWriter.values(connection, dialect, id, slots: slots)
+    }
+
+    func concreteEntity(root: Entity, pk: Int64) throws -> Entity? {
+        try PostgresWriter.concreteEntity(connection, dialect, root: root, pk: pk)
+    }
+
+    static func values(_ c: PGConnection, _ dialect: PostgresDialect, _ id: ObjectID, slots: [Int]) throws -> [SQLValue] {
+        guard !slots.isEmpty else { return [] }
+        let e = id.entity
+        let rows = try c.query(dialect.selectRow(dialect.table(e), columns: slots.map { dialect.column(e.storedColumns[$0]) }), [.int(id.pk)])
+        guard rows.count > 0 else { return slots.map { _ in .null } }
+        return slots.indices.map { rows.value(0, Int32($0)) }
+    }
+
+    static func concreteEntity(_ c: PGConnection, _ dialect: PostgresDialect, root: Entity, pk: Int64) throws -> Entity? {
+        let rows = try c.query(dialect.rowEntity(dialect.table(root)), [.int(pk)])
+        guard rows.count > 0 else { return nil }
+        if !root.isInHierarchy { return root }
+        guard let e = root.descendant(named: rows.string(0, 0)) else { throw PostgresSession.unknownEntity(root, pk: pk) }
+        return e
+    }
+
+    /// A unique failure of `id`'s row as Strata's error naming the constraint's attributes
+    /// (the index PostgreSQL names), with reason `.uniqueViolation`.
+    private func constraintError(_ err: StrataError, _ id: ObjectID, _ what: String) -> StrataError {
+        guard err.code == .constraint else { return err }
+        let e = id.entity
+        var names: [String] = []
+        var reason: StrataError.Reason?
+        if let broken = connection.lastConstraint {
+            for slots in e.uniqueSlotSets {
+                let cols = slots.map { dialect.column(e.storedColumns[$0]) }
+                if PostgresDialect.indexName(StoreLayout.indexName(dialect.table(e), "unique", cols)) == broken {
+                    names = slots.map { e.storedColumns[$0].name }
+                    reason = .uniqueViolation(attributes: names)
+                    break
+                }
+            }
+            if names.isEmpty && broken.hasSuffix("_pkey") { names = [StoreLayout.key] }
+        }
+        let list = names.isEmpty ? "" : " (\(names.joined(separator: ", ")))"
+        return StrataError(.constraint, "cannot save \(id): \(what)\(list)", reason: reason, entity: e.name,
+                           attribute: names.count == 1 ? names[0] : nil, postgresState: err.postgresState)
+    }
+
+    /// The slots of the first unique set of `id.entity` whose values another row holds.
+    private func heldUnique(_ id: ObjectID, _ row: (Int) throws -> SQLValue) throws -> [Int]? {
+        let e = id.entity
+        for slots in e.uniqueSlotSets {
+            let values = try slots.map(row)
+            if values.contains(where: \.isNull) { continue }
+            let sql = dialect.uniqueHolder(dialect.table(e), columns: slots.map { dialect.column(e.storedColumns[$0]) })
+            if try connection.scalar(sql, values + [.int(id.pk)]) != nil { return slots }
+        }
+        return nil
+    }
+
+    // MARK: Links
+
+    func related(_ id: ObjectID, _ rel: Relationship) throws -> [ObjectID] {
+        try PostgresWriter.related(connection, dialect, id, rel)
+    }
+
+    static func related(_ c: PGConnection, _ dialect: PostgresDialect, _ id: ObjectID, _ rel: Relationship) throws -> [ObjectID] {
+        let src = ObjectQueries.relatedRows(rel, alias: "d", dialect: dialect)
+        let sql = dialect.select("d._pk, d._entity", from: src.from, where: "\(src.owner) = $1", orderBy: src.key, paging: "")
+        let rows = try c.query(sql, [.int(id.pk)])
+        let destination = rel.destination.root
+        return (0..<rows.count).map { r in
+            ObjectID(entity: destination.descendant(named: rows.string(r, 1)) ?? rel.destination, pk: rows.int64(r, 0))
+        }
+    }
+
+    func setLinks(_ rel: Relationship, rows: [Int64], to target: Int64?) throws {
+        guard rel.isHeldInRow, !rows.isEmpty else { return }
+        try connection.execute(dialect.setLinks(dialect.table(rel.entity), dialect.column(.link(rel))),
+                               [PostgresDialect.keyArray(rows), target.map { .int($0) } ?? .null])
+    }
+
+    func clearLinks(_ rel: Relationship, to target: Int64, keeping: [Int64]) throws -> [ObjectID] {
+        guard rel.isHeldInRow else { return [] }
+        let rows = try connection.query(dialect.clearLinks(dialect.table(rel.entity), dialect.column(.link(rel))),
+                                        [.int(target), PostgresDialect.keyArray(keeping)])
+        let root = rel.entity.root
+        return (0..<rows.count).map { r in ObjectID(entity: root.descendant(named: rows.string(r, 1)) ?? rel.entity, pk: rows.int64(r, 0)) }
+    }
+
+    func links(_ rel: Relationship, rows: [ObjectID]) throws -> [Int64?] {
+        guard rel.isHeldInRow, !rows.isEmpty else { return rows.map { _ in nil } }
+        let sql = dialect.linkOfRow(dialect.table(rel.entity), dialect.column(.link(rel)))
+        return try rows.map { row in
+            if case .int(let t)? = try connection.scalar(sql, [.int(row.pk)]) { return t }
+            return nil
+        }
+    }
+
+    func removePairs(_ rel: Relationship, pk: Int64, ownerSide: Bool) throws -> [Int64] {
+        guard case .inPairs = rel.placement else { return [] }
+        let (table, ownerCol, targetCol) = dialect.pairTable(rel)
+        let rows = try connection.query(dialect.deletePairs(table, side: ownerSide ? ownerCol : targetCol, returning: ownerSide ? targetCol : ownerCol), [.int(pk)])
+        return (0..<rows.count).map { rows.int64($0, 0) }
+    }
+
+    func addPairs(_ rel: Relationship, owner: Int64, targets: [Int64]) throws {
+        guard case .inPairs = rel.placement, !targets.isEmpty else { return }
+        let (table, ownerCol, targetCol) = dialect.pairTable(rel)
+        try connection.execute(dialect.insertPairs(table, ownerCol, targetCol), [.int(owner), PostgresDialect.keyArray(targets)])
+    }
+}
