@@ -55,11 +55,15 @@ struct PostgresDialect {
         return "CREATE TABLE \(quote(t.name)) (\n  " + parts.joined(separator: ",\n  ") + "\n)"
     }
 
-    /// Unique indexes are plain unique indexes: inserts skip a row that would break one
-    /// (`ON CONFLICT DO NOTHING`, which takes no deferrable constraint) and report it, so
-    /// that a save can turn the insert into an update of the object holding the values.
+    /// A unique index is a deferrable constraint (checked after each statement): a read that
+    /// includes pending changes writes them in a transaction it rolls back, with the
+    /// constraints deferred, so that it shows pending changes as they are, collisions
+    /// included, as on SQLite's overlay; the save refuses them.
     func createIndex(_ i: StoreLayout.Index, on table: String) -> String {
-        "CREATE \(i.isUnique ? "UNIQUE " : "")INDEX \(quote(PostgresDialect.indexName(i.name))) ON \(quote(table)) (\(i.columns.map(quote).joined(separator: ", ")))"
+        let name = quote(PostgresDialect.indexName(i.name))
+        let cols = i.columns.map(quote).joined(separator: ", ")
+        if i.isUnique { return "ALTER TABLE \(quote(table)) ADD CONSTRAINT \(name) UNIQUE (\(cols)) DEFERRABLE INITIALLY IMMEDIATE" }
+        return "CREATE INDEX \(name) ON \(quote(table)) (\(cols))"
     }
 
     /// The key sequence of a hierarchy's table.
@@ -95,7 +99,6 @@ struct PostgresDialect {
     func insertRow(_ table: String, columns: [String]) -> String {
         let cols = [StoreLayout.key, StoreLayout.entity] + columns
         return "INSERT INTO \(quote(table)) (\(cols.map(quote).joined(separator: ", "))) VALUES (\((1...cols.count).map { "$\($0)" }.joined(separator: ", ")))"
-            + " ON CONFLICT DO NOTHING RETURNING 1"
     }
     func updateRow(_ table: String, columns: [String]) -> String {
         "UPDATE \(quote(table)) SET \(columns.enumerated().map { "\(quote($1)) = $\($0 + 2)" }.joined(separator: ", ")) WHERE _pk = $1"

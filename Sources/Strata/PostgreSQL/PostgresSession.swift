@@ -132,10 +132,12 @@ public final class PostgresSession: StoreSession {
         return changes
     }
 
-    /// A serialization failure or a deadlock: the whole transaction may start over.
+    /// A serialization failure or a deadlock, or a transaction aborted by a unique value another
+    /// transaction committed since it was looked for (25P02 after a refusal the save handled):
+    /// the whole transaction may start over.
     static func isRetryable(_ error: Error) -> Bool {
         guard let e = error as? StrataError, let state = e.postgresState else { return false }
-        return state == "40001" || state == "40P01"
+        return state == "40001" || state == "40P01" || state == "25P02"
     }
 
     /// After the retries: a conflict the server kept refusing is `.busy`.
@@ -217,7 +219,10 @@ public final class PostgresSession: StoreSession {
                             _ = try? connection.execute(script: "ROLLBACK", reported: false)
                         }
                     }
-                    if let pending { try pending(PostgresWriter(session: self, saving: false)) }
+                    if let pending {
+                        try connection.execute(script: "SET CONSTRAINTS ALL DEFERRED", reported: false)
+                        try pending(PostgresWriter(session: self, saving: false))
+                    }
                     return try body()
                 } catch {
                     if !nested, attempt < PostgresSession.retries, PostgresSession.isRetryable(error) {

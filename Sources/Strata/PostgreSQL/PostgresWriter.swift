@@ -15,22 +15,22 @@ final class PostgresWriter: StoreWriter {
         self.isSaving = saving
     }
 
+    /// In a save, an object of an entity with unique constraints is first looked for by its
+    /// unique values: one another transaction holds is refused with `.uniqueViolation` before
+    /// anything fails (the save may turn the insert into an update), so the transaction stays
+    /// usable. A transaction that commits the same values in between makes the insert fail,
+    /// and the save starts over (``PostgresSession/save(_:)``).
     func insert(_ id: ObjectID, _ values: [SQLValue]) throws {
         let e = id.entity
-        let sql = dialect.insertRow(dialect.table(e), columns: e.storedColumns.map(dialect.column))
-        let rows: PGRows
+        if isSaving, !e.uniqueSlotSets.isEmpty, let slots = try heldUnique(id, { values[$0] }) {
+            let names = slots.map { e.storedColumns[$0].name }
+            throw StrataError(.constraint, "cannot save \(id): a unique constraint of '\(e.name)' is violated by a saved object (\(names.joined(separator: ", ")))",
+                              reason: .uniqueViolation(attributes: names), entity: e.name, attribute: names.count == 1 ? names[0] : nil)
+        }
         do {
-            rows = try connection.query(sql, [.int(id.pk), .text(e.name)] + values)
+            try connection.execute(dialect.insertRow(dialect.table(e), columns: e.storedColumns.map(dialect.column)), [.int(id.pk), .text(e.name)] + values)
         } catch let err as StrataError {
             throw constraintError(err, id, "a unique constraint of '\(e.name)' is violated by a saved object")
-        }
-        if rows.count == 0 {
-            // Skipped by ON CONFLICT: a unique index (or the key) holds these values already.
-            let slots = try heldUnique(id) { values[$0] }
-            let names = slots?.map { e.storedColumns[$0].name } ?? [StoreLayout.key]
-            throw StrataError(.constraint, "cannot save \(id): a unique constraint of '\(e.name)' is violated by a saved object (\(names.joined(separator: ", ")))",
-                              reason: slots == nil ? nil : .uniqueViolation(attributes: names), entity: e.name,
-                              attribute: names.count == 1 ? names[0] : nil)
         }
     }
 

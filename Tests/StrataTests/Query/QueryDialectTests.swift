@@ -9,6 +9,8 @@ final class QueryDialectTests: StoreTestCase {
         func quote(_ identifier: String) -> String { "[" + identifier + "]" }
         func parameter(_ n: Int) -> String { "$\(n)" }
         func boolean(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
+        func truth(_ expression: String) -> String { "(\(expression) <> 0)" }
+        func sortTerm(_ expression: String, descending: Bool) -> String { expression + (descending ? " DESC" : " ASC") }
         func inJSONArray(_ expression: String, parameter: String) -> String { "\(expression) = ANY(list(\(parameter)))" }
         func collate(_ expression: String, _ collation: Collation) -> String { "\(expression) COLLATED(\(collation))" }
         func fold(_ expression: String, options: Int) -> String { "FOLD\(options)(\(expression))" }
