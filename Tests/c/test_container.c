@@ -312,13 +312,15 @@ static void test_open_misuse(void) {
     CHECK(db == NULL);
     CHECK(!file_exists(path));
 
-    /* A PostgreSQL connection URI is refused (no PostgreSQL store in this version) and never
-     * taken for a file name; the error does not repeat it: it may hold a password. */
-    const char *uris[] = {"postgresql://alice:s3cret@localhost:5432/trips", "POSTGRES://alice:s3cret@/trips?host=/tmp",
-                          "postgres://alice:s3cret@db.example"};
+    /* A PostgreSQL connection URI opens a PostgreSQL store, never a file: a server that cannot
+     * be reached is STRATA_ERR_IO naming PostgreSQL, and the error never repeats the location's
+     * password. strata_check_store reads store files only. */
+    const char *uris[] = {"postgresql://alice:s3cret@127.0.0.1:1/trips?connect_timeout=5",
+                          "POSTGRES://alice:s3cret@/trips?host=/nonexistent-strata-socket-dir",
+                          "postgres:///trips?host=/nonexistent-strata-socket-dir&password=s3cret"};
     for (size_t i = 0; i < sizeof uris / sizeof uris[0]; i++) {
         db = (strata_container *)&db;
-        CHECK_ERROR_CODE(strata_open(uris[i], cfg, &db), STRATA_ERR_INVALID);
+        CHECK_ERROR_CODE(strata_open(uris[i], cfg, &db), STRATA_ERR_IO);
         CHECK(db == NULL);
         CHECK(strstr(strata_last_error(), "s3cret") == NULL);
         CHECK(strstr(strata_last_error(), "PostgreSQL") != NULL);

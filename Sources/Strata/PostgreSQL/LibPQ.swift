@@ -39,7 +39,7 @@ struct LibPQ: @unchecked Sendable {
     static let commandOK: Int32 = 1, tuplesOK: Int32 = 2, singleTuple: Int32 = 9
     static let transactionIdle: Int32 = 0, transactionInError: Int32 = 3
     static let diagSQLState = Int32(UInt8(ascii: "C")), diagMessage = Int32(UInt8(ascii: "M")), diagDetail = Int32(UInt8(ascii: "D"))
-    static let diagConstraint = Int32(UInt8(ascii: "n"))
+    static let diagConstraint = Int32(UInt8(ascii: "n")), diagTable = Int32(UInt8(ascii: "t")), diagColumn = Int32(UInt8(ascii: "c"))
 
     /// The names tried, newest ABI first (libpq has kept soname 5 since PostgreSQL 8.2).
     static let names = ["libpq.so.5", "libpq.so"]
@@ -52,7 +52,10 @@ struct LibPQ: @unchecked Sendable {
         }
     }
 
-    private static let loaded: Swift.Result<LibPQ, StrataError> = {
+    private static let loaded = load(names)
+
+    /// Loads the first of `names` that the dynamic linker finds, and binds every function.
+    static func load(_ names: [String]) -> Swift.Result<LibPQ, StrataError> {
         var handle: UnsafeMutableRawPointer?
         for name in names {
             handle = dlopen(name, RTLD_NOW | RTLD_LOCAL)
@@ -102,5 +105,5 @@ struct LibPQ: @unchecked Sendable {
             return .failure(StrataError(.io, "the installed libpq lacks \(missing.joined(separator: ", ")): Strata's PostgreSQL store needs libpq 10 or newer"))
         }
         return .success(pq)
-    }()
+    }
 }

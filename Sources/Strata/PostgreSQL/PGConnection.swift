@@ -201,16 +201,18 @@ final class PGConnection {
         message = message.trimmingTrailingNewlines()
         let detail = pq.resultErrorField(r, LibPQ.diagDetail).map { String(cString: $0) }
         lastConstraint = pq.resultErrorField(r, LibPQ.diagConstraint).map { String(cString: $0) }
+        if state == PostgresDialect.damagedState {
+            // strata_damaged: the object in the message, its entity and attribute as the error's table and column.
+            let entity = pq.resultErrorField(r, LibPQ.diagTable).map { String(cString: $0) }
+            let attribute = pq.resultErrorField(r, LibPQ.diagColumn).map { String(cString: $0) } ?? "?"
+            throw StrataError(.corrupt, "\(message): the stored value of '\(attribute)' is not of its type (the store is damaged)",
+                              entity: entity, attribute: attribute == "_entity" ? nil : attribute, postgresState: state)
+        }
         throw PGConnection.mapError(state: state, message: message, detail: detail)
     }
 
     /// The SQLSTATE of a PostgreSQL error as Strata's code (postgresql.org/docs/current/errcodes-appendix.html).
     static func mapError(state: String, message: String, detail: String?) -> StrataError {
-        if state == PostgresDialect.damagedState {
-            // strata_damaged: the message is `entity/key`, the detail the attribute.
-            return StrataError(.corrupt, "\(message): the stored value of '\(detail ?? "?")' is not of its type (the store is damaged)",
-                               entity: message.split(separator: "/").first.map(String.init))
-        }
         let code: StrataError.Code
         switch state.prefix(2) {
         case "": code = .io  // no server answer: the connection is gone

@@ -7,7 +7,7 @@ enum PostgresFunctions {
         [
             """
             CREATE OR REPLACE FUNCTION strata_damaged(entity text, attribute text, key bigint) RETURNS integer LANGUAGE plpgsql AS $$
-            BEGIN RAISE EXCEPTION USING ERRCODE = 'SD001', MESSAGE = entity || '/' || key, DETAIL = attribute; END $$
+            BEGIN RAISE EXCEPTION USING ERRCODE = 'SD001', MESSAGE = entity || '/' || key, TABLE = entity, COLUMN = attribute; END $$
             """,
             "CREATE OR REPLACE FUNCTION strata_length(x text) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$ SELECT CAST(char_length(x) AS bigint) $$",
             "CREATE OR REPLACE FUNCTION strata_decimal(x text) RETURNS numeric LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$ SELECT CAST(x AS numeric) $$",

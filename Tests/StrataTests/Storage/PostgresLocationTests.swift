@@ -1,0 +1,37 @@
+import XCTest
+@testable import Strata
+
+/// Opening a PostgreSQL location: libpq is loaded only then, its absence and a server that
+/// cannot be reached are plain errors, and no error repeats the location's password.
+final class PostgresLocationTests: StoreTestCase {
+    func testAMissingClientLibraryIsAnIOErrorNamingIt() {
+        guard case .failure(let e) = LibPQ.load(["libpq-strata-test-missing.so.5"]) else { return XCTFail("loaded a library that does not exist") }
+        XCTAssertEqual(e.code, .io)
+        XCTAssertTrue(e.message.contains("libpq"), e.message)
+    }
+
+    func testAnUnreachableServerIsAnIOErrorWithoutThePassword() throws {
+        for uri in ["postgresql://alice:pa%73s-word@127.0.0.1:1/trips?connect_timeout=5",
+                    "postgresql:///trips?host=/nonexistent-strata-socket-dir&password=pass-word"] {
+            XCTAssertThrowsError(try ModelContainer(path: uri, configuration: configuration())) { error in
+                let e = error as? StrataError
+                XCTAssertEqual(e?.code, .io)
+                XCTAssertFalse("\(error)".contains("pass-word") || "\(error)".contains("pa%73s"), "\(error)")
+                XCTAssertTrue("\(error)".contains("PostgreSQL"), "\(error)")
+            }
+        }
+    }
+
+    func testTheSchemaComesFromTheConfigurationThenTheSearchPath() {
+        XCTAssertEqual(PostgresStore.firstSchema("\"$user\", public"), "public")
+        XCTAssertEqual(PostgresStore.firstSchema("trips_a,public"), "trips_a")
+        XCTAssertEqual(PostgresStore.firstSchema("\"We\"\"ird\", x"), "We\"ird")
+        XCTAssertNil(PostgresStore.firstSchema("\"$user\""))
+    }
+
+    func testPasswordsAreFoundInEveryPlaceALocationHoldsThem() {
+        let secrets = PGConnection.secrets(in: "postgresql://u:p%40ss@h/db?password=other&x=1")
+        XCTAssertTrue(secrets.contains("p%40ss") && secrets.contains("p@ss") && secrets.contains("other"), "\(secrets)")
+        XCTAssertEqual(PGConnection.scrub("bad p@ss and other", secrets), "bad ******** and ********")
+    }
+}
