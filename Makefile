@@ -49,7 +49,8 @@ FUZZ_HARNESSES ?=
 DEMO_FROM ?= 1
 BENCH_MIGRATION ?= 1
 
-DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3 time
+DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3 time \
+                postgresql postgresql-contrib libpq5 libpq-dev
 
 .PHONY: deps configure build test test-quick memcheck asan fuzz demo bench-migration bench-history bench bench-smoke install clean
 
