@@ -1,8 +1,11 @@
 # Strata — the two commands of the README, and a few more.
 #
-#   make deps      install the Debian packages the build needs (as root; else prints the sudo command)
+#   make deps      install the Debian packages the build and the tests need, PostgreSQL included
+#                  (as root; else prints the sudo command)
 #   make build     configure (once) and build build/libstrata.so, the example and the C tests
 #   make test      build, then run every test: Swift tests, C tests, C tests under valgrind,
+#                  C tests on PostgreSQL (label postgres: each in a throw-away cluster of
+#                  scripts/postgres-test.sh; CTEST_ARGS=-LE postgres skips them),
 #                  the migration crash test (label slow, 1-2 minutes: CTEST_ARGS=-LE slow skips it),
 #                  a short run of each fuzz harness
 #   make test-quick  build, then the Swift tests and the C tests only (no valgrind, crash test,
