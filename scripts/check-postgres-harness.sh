@@ -2,9 +2,9 @@
 # check-postgres-harness.sh [postgres-test.sh] — checks scripts/postgres-test.sh itself (ctest
 # postgres_harness): the cluster starts; both URIs connect with psql (the TCP one as strata_pw
 # with PGPASSWORD only, and strata_pw may create a schema); the search_path option check.h
-# appends works; COMMAND's status passes through (3, 77); a missing PostgreSQL fails with a
-# message; and after a normal end, TERM, INT or SIGKILL of the script the folder is gone and
-# no process of its server remains.
+# appends works; COMMAND's status passes through (3, 77); a test may stop, restart and kill the
+# server; a missing PostgreSQL fails with a message; and after a normal end, TERM, INT or SIGKILL
+# of the script the folder is gone and no process of its server remains.
 set -uo pipefail
 
 harness=${1:-$(dirname "$0")/postgres-test.sh}
@@ -104,7 +104,21 @@ for sig in TERM INT KILL; do
 done
 set +m
 
-# 4. A missing PostgreSQL is an error that says what to do, not a skip.
+# 4. A test that stops the server with STRATA_TEST_POSTGRES_PGCTL and starts it again, then
+# kills it: the clean-up still removes everything, and says nothing.
+"$harness" bash -c "$record"'
+    set -e
+    $STRATA_TEST_POSTGRES_PGCTL stop -m immediate -D "$STRATA_TEST_POSTGRES_DATA" >/dev/null
+    $STRATA_TEST_POSTGRES_PGCTL start -w -D "$STRATA_TEST_POSTGRES_DATA" -l "$STRATA_TEST_POSTGRES_LOG" >/dev/null
+    test "$(psql -X -w -At "$STRATA_TEST_POSTGRES" -c "select 42")" = 42
+    kill -KILL "$(head -n 1 "$STRATA_TEST_POSTGRES_DATA/postmaster.pid")"
+' pgcheck "$work" 2>"$work/err"
+status=$?
+if [ "$status" = 0 ] && [ ! -s "$work/err" ]; then ok "restart through STRATA_TEST_POSTGRES_PGCTL, then a killed server"
+else fail "restart, then a killed server: status $status: $(cat "$work/err")"; fi
+gone "after a killed server"
+
+# 5. A missing PostgreSQL is an error that says what to do, not a skip.
 out=$(STRATA_POSTGRES_BINDIR=/nonexistent "$harness" true 2>&1)
 status=$?
 if [ "$status" = 1 ] && [[ $out == *"make deps"* ]]; then ok "missing PostgreSQL: status 1, says make deps"

@@ -91,10 +91,11 @@ stop_cluster() {
     [ -n "$tmp" ] && [ -d "$tmp" ] || return 0
     if [ -f "$tmp/data/postmaster.pid" ]; then
         pg "$bindir/pg_ctl" stop -D "$tmp/data" -m immediate -w -t 30 >/dev/null 2>&1
-        # Still there (pg_ctl failed): kill the postmaster itself; its backends follow it.
+        # Still there (pg_ctl failed): kill the postmaster itself, if the pid is still this
+        # cluster's (not a stale file's pid taken by another process); its backends follow it.
         local pid
         pid=$(head -n 1 "$tmp/data/postmaster.pid" 2>/dev/null)
-        if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+        if [ -n "$pid" ] && tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$tmp/data"; then
             kill -KILL "$pid" 2>/dev/null
             for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         fi
@@ -104,8 +105,12 @@ stop_cluster() {
 cleanup() {
     trap - EXIT INT TERM HUP
     if [ -n "$cmd_pid" ] && kill -0 "$cmd_pid" 2>/dev/null; then
+        # TERM, then KILL after 10 s.
         kill -TERM "$cmd_pid" 2>/dev/null
+        (for _ in $(seq 100); do sleep 0.1; done; kill -KILL "$cmd_pid") >/dev/null 2>&1 &
+        local killer=$!
         wait "$cmd_pid" 2>/dev/null
+        kill "$killer" 2>/dev/null
     fi
     stop_cluster
 }
@@ -141,7 +146,9 @@ if command -v setsid >/dev/null 2>&1; then
         if [ -f "$tmp/data/postmaster.pid" ]; then
             (cd "$tmp" && "$@" stop -D "$tmp/data" -m immediate -w -t 30)
             pid=$(head -n 1 "$tmp/data/postmaster.pid" 2>/dev/null)
-            if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; sleep 1; fi
+            if [ -n "$pid" ] && tr "\\0" " " <"/proc/$pid/cmdline" | grep -qF -- "$tmp/data"; then
+                kill -KILL "$pid"; sleep 1
+            fi
         fi
         rm -rf "$tmp"' strata-pg-watchdog "$$" "$tmp" "${as_pg[@]}" "$bindir/pg_ctl" \
         </dev/null >/dev/null 2>&1
