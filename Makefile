@@ -1,8 +1,11 @@
 # Strata — the two commands of the README, and a few more.
 #
-#   make deps      install the Debian packages the build needs (as root; else prints the sudo command)
+#   make deps      install the Debian packages the build and the tests need, PostgreSQL included
+#                  (as root; else prints the sudo command)
 #   make build     configure (once) and build build/libstrata.so, the example and the C tests
 #   make test      build, then run every test: Swift tests, C tests, C tests under valgrind,
+#                  C tests on PostgreSQL (label postgres: each in a throw-away cluster of
+#                  scripts/postgres-test.sh; CTEST_ARGS=-LE postgres skips them),
 #                  the migration crash test (label slow, 1-2 minutes: CTEST_ARGS=-LE slow skips it),
 #                  a short run of each fuzz harness
 #   make test-quick  build, then the Swift tests and the C tests only (no valgrind, crash test,
@@ -49,7 +52,8 @@ FUZZ_HARNESSES ?=
 DEMO_FROM ?= 1
 BENCH_MIGRATION ?= 1
 
-DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3 time
+DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3 time \
+                postgresql postgresql-contrib libpq5 libpq-dev
 
 .PHONY: deps configure build test test-quick memcheck asan fuzz demo bench-migration bench-history bench bench-smoke install clean
 

@@ -9,7 +9,15 @@
  *                                    if present, is STATUS)
  *   CHECK_STR_EQ(a, b)               two C strings (either may be NULL) are equal
  *   test_store_path(name)            malloc'd "$STRATA_TEST_DIR/<name>", with any old
- *                                    store and its -wal, -shm and .strata/ removed
+ *                                    store and its -wal, -shm and .strata/ removed; on
+ *                                    PostgreSQL (below) a URI of a new, empty schema
+ *   check_postgres()                 1 when the tests run on PostgreSQL (below), else 0
+ *   CHECK_SKIP_ON_POSTGRES(reason)   on PostgreSQL: prints "SKIP: reason" to stderr and
+ *                                    exits 77 (ctest's skip code), for a test that needs files
+ *   check_skip_part_on_postgres(reason)
+ *                                    on PostgreSQL: prints "skipped on PostgreSQL: reason" and
+ *                                    returns 1, for one part that needs a file:
+ *                                    `if (check_skip_part_on_postgres("...")) return;`
  *   parse_json_or_die(text)          a json-c object (json_object_put() it), or exit 1
  *   check_open(config_json, path)    a container opened with this configuration, or exit 1
  *   check_open_schema(file, path)    a container of a schema file's JSON at path (NULL: in memory)
@@ -25,6 +33,16 @@
  *
  * Every failed check prints file:line and what failed to stderr and exits 1.
  * Tests are built with -D_POSIX_C_SOURCE=200809L, -std=c99 -pedantic -Werror.
+ *
+ * The store under test: SQLite files by default. With STRATA_TEST_STORE=postgres (ctest's
+ * postgres_* tests: scripts/postgres-test.sh env STRATA_TEST_STORE=postgres TEST) every
+ * test_store_path(name) is instead $STRATA_TEST_POSTGRES (the throw-away cluster's URI, set by
+ * postgres-test.sh) with "&options=-csearch_path%3D<ns>" appended: <ns> is a new schema name,
+ * the name's ASCII letters and digits lowercased (anything else '_'; "s_" first when it would
+ * start with a digit or "pg_"), cut so that all of <ns> fits PostgreSQL's 63 bytes, then
+ * "_<pid>_<n>" (n counts the calls). The PostgreSQL store creates the first schema of the
+ * search_path when it is missing, so each call gives a new, empty store, as a removed file does.
+ * STRATA_TEST_STORE=sqlite or unset: files; any other value: exit 1.
  */
 #ifndef STRATA_TEST_CHECK_H
 #define STRATA_TEST_CHECK_H
@@ -199,11 +217,6 @@ static inline void check_remove_tree_(const char *path) {
     }
 }
 
-/*
- * "$STRATA_TEST_DIR/<name>" (or "./<name>" when STRATA_TEST_DIR is unset), as a
- * malloc'd string the caller frees, after removing any store left there: the
- * file, its "-wal" and "-shm" files and its ".strata/" folder.
- */
 /* A container opened at `path` (NULL for "inMemory") with a configuration's JSON, or exit 1. */
 #define check_open(config_json, path) check_open_((config_json), (path), __FILE__, __LINE__)
 static inline strata_container *check_open_(const char *config_json, const char *path, const char *file, int line) {
@@ -280,7 +293,73 @@ static inline void check_buf_repeat(check_buf *b, const char *text, int n) {
     for (int i = 0; i < n; i++) check_buf_add(b, text);
 }
 
+/* 1 when the tests run on PostgreSQL (STRATA_TEST_STORE=postgres), 0 on SQLite files. */
+static inline int check_postgres(void) {
+    const char *store = getenv("STRATA_TEST_STORE");
+    if (store == NULL || store[0] == '\0' || strcmp(store, "sqlite") == 0) return 0;
+    if (strcmp(store, "postgres") == 0) return 1;
+    fprintf(stderr, "STRATA_TEST_STORE=%s: expected postgres or sqlite (or unset)\n", store);
+    exit(1);
+}
+
+/* On PostgreSQL, skips the whole test: "SKIP: reason" and exit 77 (ctest's skip code). */
+#define CHECK_SKIP_ON_POSTGRES(reason)                                         \
+    do {                                                                       \
+        if (check_postgres()) {                                                \
+            fflush(stdout);                                                    \
+            fprintf(stderr, "SKIP: %s\n", (reason));                           \
+            exit(77);                                                          \
+        }                                                                      \
+    } while (0)
+
+/* On PostgreSQL, says that one part is skipped and returns 1; else returns 0. */
+static inline int check_skip_part_on_postgres(const char *reason) {
+    if (!check_postgres()) return 0;
+    fflush(stdout);
+    fprintf(stderr, "skipped on PostgreSQL: %s\n", reason);
+    return 1;
+}
+
+/* $STRATA_TEST_POSTGRES with options=-csearch_path%3D<a new schema named after name>. */
+static inline char *check_postgres_store_uri_(const char *name) {
+    static unsigned calls = 0;
+    const char *base = getenv("STRATA_TEST_POSTGRES");
+    if (base == NULL || base[0] == '\0') {
+        fprintf(stderr, "STRATA_TEST_STORE=postgres, but STRATA_TEST_POSTGRES is not set: "
+                "run the test under scripts/postgres-test.sh\n");
+        exit(1);
+    }
+    char suffix[48];
+    snprintf(suffix, sizeof suffix, "_%ld_%u", (long)getpid(), calls++);
+    char mapped[64];
+    size_t n = 0;
+    for (const char *c = name; *c != '\0' && n < sizeof mapped - 1; c++) {
+        char ch = *c;
+        if (ch >= 'A' && ch <= 'Z') mapped[n++] = (char)(ch - 'A' + 'a');
+        else if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')) mapped[n++] = ch;
+        else mapped[n++] = '_';
+    }
+    mapped[n] = '\0';
+    /* Unquoted names start with a letter; pg_ names are the system's. */
+    const char *prefix = n == 0 ? "store"
+        : (mapped[0] >= '0' && mapped[0] <= '9') || strncmp(mapped, "pg_", 3) == 0 ? "s_" : "";
+    char ns[64];   /* PostgreSQL's names: at most 63 bytes */
+    size_t room = sizeof ns - 1 - strlen(prefix) - strlen(suffix);
+    if (n > room) n = room;
+    memcpy(ns, prefix, strlen(prefix));
+    memcpy(ns + strlen(prefix), mapped, n);
+    memcpy(ns + strlen(prefix) + n, suffix, strlen(suffix) + 1);
+    return check_strf("%s%coptions=-csearch_path%%3D%s", base, strchr(base, '?') ? '&' : '?', ns);
+}
+
+/*
+ * "$STRATA_TEST_DIR/<name>" (or "./<name>" when STRATA_TEST_DIR is unset), as a
+ * malloc'd string the caller frees, after removing any store left there: the
+ * file, its "-wal" and "-shm" files and its ".strata/" folder. On PostgreSQL
+ * (STRATA_TEST_STORE=postgres): the URI of a new, empty schema (see the top).
+ */
 static inline char *test_store_path(const char *name) {
+    if (check_postgres()) return check_postgres_store_uri_(name);
     const char *dir = getenv("STRATA_TEST_DIR");
     if (dir == NULL || dir[0] == '\0') dir = ".";
     size_t n = strlen(dir) + strlen(name) + 2;

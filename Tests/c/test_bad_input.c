@@ -101,10 +101,12 @@ static void world_open(void) {
     w.trips_path = test_store_path("bad_input_trips.store");
     w.rules_path = test_store_path("bad_input_rules.store");
     w.text_path = test_store_path("bad_input_text.store");
-    FILE *f = fopen(w.text_path, "w");
-    CHECK(f != NULL);
-    fputs("a text file, not a store\n", f);
-    fclose(f);
+    if (!check_postgres()) {   /* a file: the case c_open_text_file is SQLite's alone */
+        FILE *f = fopen(w.text_path, "w");
+        CHECK(f != NULL);
+        fputs("a text file, not a store\n", f);
+        fclose(f);
+    }
 
     w.trips = open_store(w.trips_path, "trips.json");
     w.rules = open_store(w.rules_path, "rules.json");
@@ -860,6 +862,7 @@ int main(void) {
     CHECK(N_CASES >= 30);
     int failed_cases = 0;
     for (size_t i = 0; i < N_CASES; i++) {
+        if (cases[i].run == c_open_text_file && check_skip_part_on_postgres(cases[i].name)) continue;
         if (run_case(&cases[i])) failed_cases++;
         CHECK_STATUS(strata_rollback(w.tctx));
         CHECK_STATUS(strata_rollback(w.rctx));
