@@ -3,7 +3,8 @@
 #
 # LIBRARY must carry the SONAME given and must not need the Swift runtime
 # (libswiftCore, Foundation, dispatch, ...): it is built with -static-stdlib
-# so C programs run without a Swift toolchain.
+# so C programs run without a Swift toolchain. Nor may it need libpq: the
+# PostgreSQL store loads it on first use, so SQLite-only programs run without it.
 set -eu
 lib=${1:?usage: check-self-contained.sh LIBRARY SONAME}
 want_soname=${2:?usage: check-self-contained.sh LIBRARY SONAME}
@@ -24,6 +25,10 @@ fi
 swift=$(printf '%s\n' "$needed" | grep -E '^lib(swift|Foundation|dispatch|BlocksRuntime|_FoundationICU)' || true)
 if [ -n "$swift" ]; then
     echo "FAIL: needs the Swift runtime:"; echo "$swift" | sed 's/^/  /'; status=1
+fi
+pq=$(printf '%s\n' "$needed" | grep -E '^libpq' || true)
+if [ -n "$pq" ]; then
+    echo "FAIL: links libpq ($pq): the PostgreSQL store must load it on first use"; status=1
 fi
 if command -v ldd >/dev/null 2>&1; then
     echo "ldd:"
