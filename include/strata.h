@@ -383,10 +383,36 @@ typedef struct strata_container strata_container;
  * a SQLite URI, whatever the SQLite build's URI setting. ":memory:", names
  * starting with "file:" (write "./file:..." for a file really named so), a
  * name ending in '/' or naming a directory, and invalid UTF-8 are refused
- * with STRATA_ERR_INVALID; for an in-memory store set "inMemory": true. A
- * PostgreSQL connection URI ("postgresql://…" or "postgres://…") is refused
- * with STRATA_ERR_INVALID too: this version has no PostgreSQL store. The
- * error never repeats such a location (it may hold a password).
+ * with STRATA_ERR_INVALID; for an in-memory store set "inMemory": true.
+ *
+ * PostgreSQL stores. A `path` that is a PostgreSQL connection URI
+ * ("postgresql://…" or "postgres://…", libpq's syntax: user, password, host or
+ * socket folder, port, database, parameters) opens a store kept in a schema
+ * (namespace) of that database, which any number of processes on any number
+ * of hosts share: the same schemas, JSON, queries and semantics as a store
+ * file. The schema is the configuration's "postgresSchema", else the first
+ * schema of the connection's search_path (`options=-csearch_path%3Dname` in
+ * the URI), else "public"; it is created when missing (unless "readOnly").
+ * libpq (libpq.so.5, Debian's libpq5) is loaded on first use: libstrata does
+ * not link it, and a program that opens only store files runs without it.
+ *   - A missing libpq, an unreachable server, a refused password, a missing
+ *     database: STRATA_ERR_IO naming the problem (libpq's or the server's
+ *     message). The location's password never appears in an error, a
+ *     message or a trace; the location itself is never repeated.
+ *   - Keys come from one sequence per entity hierarchy, so processes on any
+ *     host never collide; a save is one transaction, retried up to 8 times
+ *     when the server reports a serialization failure or a deadlock, then
+ *     STRATA_ERR_BUSY; a lost connection is STRATA_ERR_IO, and nothing of the
+ *     save is kept.
+ *   - Text cannot hold U+0000 (PostgreSQL's text type excludes it): a save
+ *     of such a value fails with STRATA_ERR_INVALID. "externalStorage" data
+ *     stays in its row (bytea; the server moves large values out of line
+ *     itself); "externalStorageThreshold" has no effect.
+ *   - A read that includes pending changes writes them inside a transaction
+ *     that it rolls back: other connections never see them, but the read may
+ *     wait for a concurrent save of the same rows.
+ *   - strata_check_store() reads store files only (STRATA_ERR_INVALID for a
+ *     PostgreSQL URI).
  *
  * @param[in]  path           the store file; may be NULL for an in-memory store.
  * @param[in]  config         the configuration (not retained; may be freed after).
@@ -395,8 +421,8 @@ typedef struct strata_container strata_container;
  * Fails with: STRATA_ERR_MISUSE (NULL config/out, NULL path for a file
  * store; a file this thread is migrating: a stage hook opening the store
  * its stage migrates), STRATA_ERR_INVALID (an empty path, ":memory:", a "file:" URI, a
- * directory, invalid UTF-8, a PostgreSQL URI), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite
- * database; a SQLite database that is not a Strata store; a store written
+ * directory, invalid UTF-8), STRATA_ERR_INCOMPATIBLE_STORE (not a SQLite
+ * database; a SQLite database, or a PostgreSQL schema holding tables, that is not a Strata store; a store written
  * by a newer Strata; a store of another schema that is neither a version of
  * the plan nor inferable, or with "automaticMigration": false — the message
  * names the stored version, the known versions and what changed; the file is
@@ -409,7 +435,8 @@ typedef struct strata_container strata_container;
  * "reason" is "hook_failed", "stage" names the stage, "hookStatus" holds the
  * status as returned; the store stays at the stage's previous version),
  * STRATA_ERR_IO (cannot open or create; a read-only open of a missing
- * file), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT (a
+ * file; for a PostgreSQL URI: libpq missing, the server unreachable, the
+ * password refused, no such database), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT (a
  * damaged file; a Strata store whose stored schema is missing or cannot be
  * read, or whose stored version hash is not its stored schema's; tables,
  * columns or indexes that are not what Strata makes for the stored schema
