@@ -304,6 +304,11 @@ typedef struct strata_config strata_config;
  *                                     when the change is inferable
  *                                     (lightweight migration); false refuses it
  *                                     with STRATA_ERR_INCOMPATIBLE_STORE
+ *            "postgresSchema": "trips"   for a PostgreSQL store: the schema
+ *                                     (namespace) of the database it lives in
+ *                                     (1-63 bytes; default: the connection's
+ *                                     search_path, else "public"; see
+ *                                     strata_open); ignored for store files
  *
  * The schema is validated here: every error names its JSON path.
  *
