@@ -17,7 +17,9 @@
 #   make fuzz      the libFuzzer harnesses of fuzz/, each run for FUZZ_SECONDS (default 60);
 #                  FUZZ_HARNESSES="insert fetch" picks some; findings go to build/fuzz/artifacts/
 #   make demo      build, then run the SampleTrips demo on a fresh store under build/demo/: a store
-#                  of schema version 1 migrated to version 4 (DEMO_FROM=2 or 3 starts at that version)
+#                  of schema version 1 migrated to version 4 (DEMO_FROM=2 or 3 starts at that version);
+#                  STRATA_DEMO_STORE=postgresql://… runs it on a PostgreSQL store instead (an empty
+#                  schema: e.g. …?options=-csearch_path%3Dtrips_demo; the URI is not echoed)
 #   make bench-migration  build, then time migrations of 1,000,000 trips against the same changes
 #                  in hand-written SQL (benchmarks/migration/README.md; not part of make test)
 #   make bench-history  build, then time one save of 100,000 inserts and one of 10,000 updates
@@ -102,10 +104,14 @@ fuzz: configure
 	scripts/run-fuzz.sh $(BUILD_DIR) $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
 
 demo: build
+ifeq ($(strip $(STRATA_DEMO_STORE)),)
 	@mkdir -p $(BUILD_DIR)/demo
 	rm -rf $(BUILD_DIR)/demo/trips.store $(BUILD_DIR)/demo/trips.store-wal \
 	       $(BUILD_DIR)/demo/trips.store-shm $(BUILD_DIR)/demo/trips.store.strata
 	$(BUILD_DIR)/trips --from $(DEMO_FROM) $(BUILD_DIR)/demo/trips.store
+else
+	@$(BUILD_DIR)/trips --from $(DEMO_FROM) "$$STRATA_DEMO_STORE"
+endif
 
 bench-migration: build
 	benchmarks/migration/run.sh $(BUILD_DIR)
