@@ -12,6 +12,7 @@ struct LibPQ: @unchecked Sendable {
     let status: @convention(c) (Conn?) -> Int32
     let errorMessage: @convention(c) (Conn?) -> UnsafeMutablePointer<CChar>?
     let finish: @convention(c) (Conn?) -> Void
+    let reset: @convention(c) (Conn?) -> Void
     let exec: @convention(c) (Conn?, UnsafePointer<CChar>?) -> Result?
     let execParams: @convention(c) (Conn?, UnsafePointer<CChar>?, Int32, UnsafePointer<UInt32>?,
                                     UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?, Int32) -> Result?
@@ -78,6 +79,7 @@ struct LibPQ: @unchecked Sendable {
             status: bind("PQstatus", (@convention(c) (Conn?) -> Int32).self),
             errorMessage: bind("PQerrorMessage", (@convention(c) (Conn?) -> UnsafeMutablePointer<CChar>?).self),
             finish: bind("PQfinish", (@convention(c) (Conn?) -> Void).self),
+            reset: bind("PQreset", (@convention(c) (Conn?) -> Void).self),
             exec: bind("PQexec", (@convention(c) (Conn?, UnsafePointer<CChar>?) -> Result?).self),
             execParams: bind("PQexecParams", (@convention(c) (Conn?, UnsafePointer<CChar>?, Int32, UnsafePointer<UInt32>?,
                                                               UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?,

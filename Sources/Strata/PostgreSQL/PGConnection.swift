@@ -78,7 +78,34 @@ final class PGConnection {
 
     // MARK: Statements
 
-    var isInTransaction: Bool { pq.transactionStatus(handle) != LibPQ.transactionIdle }
+    /// Statements that set the connection up (its search_path): run again after a reconnection.
+    var setup: [(String, [SQLValue])] = []
+
+    /// A connection the server or the network dropped is connected again before the next
+    /// statement outside a transaction (libpq's `PQreset`, then ``setup``): a lost connection
+    /// fails the call it happened in (`.io`, nothing of a transaction kept), not every later one.
+    private func reconnectIfLost() throws {
+        guard pq.status(handle) != LibPQ.connectionOK else { return }
+        // Inside a transaction the server dropped: the rest of it must fail, not run on a new connection.
+        guard !transactionOpen else {
+            throw StrataError(.io, "the connection to the PostgreSQL server was lost in the middle of a transaction (nothing of it was kept)")
+        }
+        prepared.removeAll()
+        pq.reset(handle)
+        guard pq.status(handle) == LibPQ.connectionOK else {
+            let message = (pq.errorMessage(handle).map { String(cString: $0) } ?? "unknown error").trimmingTrailingNewlines()
+            throw StrataError(.io, "the connection to the PostgreSQL server was lost and cannot be made again: \(message)")
+        }
+        _ = pq.setNoticeProcessor(handle, { _, _ in }, nil)
+        for (sql, args) in setup { _ = try query(sql, args, reported: false) }
+    }
+
+    /// Whether a BEGIN of this connection has not ended yet (the server's word while connected).
+    private var transactionOpen = false
+
+    var isInTransaction: Bool {
+        pq.status(handle) == LibPQ.connectionOK ? pq.transactionStatus(handle) != LibPQ.transactionIdle : transactionOpen
+    }
     var isInFailedTransaction: Bool { pq.transactionStatus(handle) == LibPQ.transactionInError }
 
     private func report(_ sql: String, _ reported: Bool) {
@@ -89,8 +116,15 @@ final class PGConnection {
     /// Runs statements without arguments (DDL, transaction control).
     func execute(script sql: String, reported: Bool = true) throws {
         report(sql, reported)
+        let ends = sql == "COMMIT" || sql == "ROLLBACK"
+        if ends && pq.status(handle) != LibPQ.connectionOK && sql == "ROLLBACK" {
+            transactionOpen = false  // the server dropped the transaction with the connection
+            return
+        }
+        try reconnectIfLost()
         let r = pq.exec(handle, sql)
         defer { pq.clear(r) }
+        if sql.hasPrefix("BEGIN") { transactionOpen = true } else if ends { transactionOpen = false }
         try check(r)
     }
 
@@ -101,6 +135,7 @@ final class PGConnection {
     /// Runs one statement with `args`; the rows in binary.
     func query(_ sql: String, _ args: [SQLValue] = [], reported: Bool = true) throws -> PGRows {
         report(sql, reported)
+        try reconnectIfLost()
         var types = ""
         for a in args {
             switch a {

@@ -81,7 +81,8 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
             }
             try c.execute(script: "CREATE SCHEMA IF NOT EXISTS \(PostgresDialect().quote(name))")
         }
-        try c.execute("SELECT set_config('search_path', $1, false)", [.text(PostgresDialect().quote(name))])
+        c.setup = [("SELECT set_config('search_path', $1, false)", [.text(PostgresDialect().quote(name))])]
+        try c.execute(c.setup[0].0, c.setup[0].1)
         return name
     }
 
@@ -130,8 +131,9 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
     /// A connection of the store's own: the same database, the same namespace.
     func connect() throws -> PGConnection {
         let c = try PGConnection(uri: uri)
-        try c.execute("SELECT set_config('search_path', $1, false)", [.text(dialect.quote(namespace))])
-        if options.readOnly { try c.execute(script: "SET default_transaction_read_only = on", reported: false) }
+        c.setup = [("SELECT set_config('search_path', $1, false)", [.text(dialect.quote(namespace))])]
+        if options.readOnly { c.setup.append(("SELECT set_config('default_transaction_read_only', 'on', false)", [])) }
+        for (sql, args) in c.setup { try c.execute(sql, args) }
         c.trace = trace
         return c
     }
@@ -141,7 +143,10 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
             defer { spare = nil }
             return try spare ?? connect()
         }
-        if options.readOnly { try c.execute(script: "SET default_transaction_read_only = on", reported: false) }
+        if options.readOnly, c.setup.count == 1 {
+            c.setup.append(("SELECT set_config('default_transaction_read_only', 'on', false)", []))
+            try c.execute(c.setup[1].0)
+        }
         return PostgresSession(store: self, connection: c)
     }
 
