@@ -8,7 +8,8 @@
 #                                              database (strata_bench_history, made and dropped
 #                                              for each run), without the SQLite-alone mode
 #
-# Environment: INSERTS (default 100000: trips inserted by one save), UPDATES (default 10000:
+# Environment: INSERTS (default 100000: trips inserted by one save), SAVES (default none: with a
+# number, also that many saves of one inserted trip each), UPDATES (default 10000:
 # every other trip of a store of 2 x UPDATES updated by one save), REPEAT (default 5: each
 # figure is the median of REPEAT runs, the modes of one repetition run one after the other, so
 # that a ratio compares runs made under the same load; peak RSS is the largest), CC (default cc).
@@ -19,6 +20,7 @@ root="$(cd "$here/../.." && pwd)"
 build="$(cd "${1:-$root/build}" && pwd)"
 inserts="${INSERTS:-100000}"
 updates="${UPDATES:-10000}"
+saves="${SAVES:-}"
 repeat="${REPEAT:-5}"
 work="$build/bench-history"
 
@@ -60,6 +62,9 @@ expect() { # expect WHAT GOT WANT
 check() {
   local rows=$3 changed=$3
   [ "$1" = update ] && rows=$(( 2 * $3 ))
+  local transactions=1
+  [ "$1" = update ] && transactions=2
+  [ "$1" = saves ] && transactions=$3
   expect "$1 $2: trips" "$(q 'SELECT count(*) FROM "Trip"')" "$rows"
   if [ "$1" = update ]; then
     expect "$1 $2: updated trips" "$(q "SELECT count(*) FROM \"Trip\" WHERE destination LIKE 'Elsewhere %'")" "$changed"
@@ -68,8 +73,7 @@ check() {
   case "$2" in
     history|values)
       has_history || { echo "run.sh: $1 $2: no history tables" >&2; exit 1; }
-      expect "$1 $2: transactions" "$(q 'SELECT count(*) FROM strata_history_transaction')" \
-        "$([ "$1" = update ] && echo 2 || echo 1)"
+      expect "$1 $2: transactions" "$(q 'SELECT count(*) FROM strata_history_transaction')" "$transactions"
       ;;
     off)
       if has_history; then expect "$1 $2: transactions" "$(q 'SELECT count(*) FROM strata_history_transaction')" 0; fi
@@ -91,6 +95,7 @@ median() { sort -g | sed -n "$(( (repeat + 1) / 2 ))p"; }
 col() { awk -v c="$1" '{ print $c }' "$2"; }
 
 cases=("insert:$inserts" "update:$updates")
+[ -n "$saves" ] && cases+=("saves:$saves")
 modes=(history off values sqlite)
 [ -n "$postgres" ] && modes=(history off values)
 for c in "${cases[@]}"; do for m in "${modes[@]}"; do rm -f "$work/${c%%:*}-$m.txt"; done; done
@@ -114,6 +119,8 @@ for c in "${cases[@]}"; do
   name=${c%%:*} n=${c#*:}
   if [ "$name" = insert ]; then
     echo "one save of $n Trip inserts (strata_insert_many + strata_save):"
+  elif [ "$name" = saves ]; then
+    echo "$n saves of one Trip insert each (strata_insert_many + strata_save, $n times):"
   else
     echo "one save of $n Trip updates, every other key of $(( 2 * n )) (strata_update x $n + strata_save):"
   fi
