@@ -7,6 +7,9 @@
  *   driver update MODE STORE N     a new store of 2N trips (not timed), then N strata_update
  *                                  of every other trip (keys 2, 4, 6, ...: not consecutive)
  *                                  and one strata_save; times the updates + save, and the save
+ *   driver saves MODE STORE N      N saves of one inserted trip each (what history adds to every
+ *                                  save, whatever its size; each save its own SQLite transaction
+ *                                  in the sqlite mode); times them all, and the saves alone
  *
  * MODE is one of
  *   history     Strata, "history": true (the default)
@@ -236,6 +239,36 @@ static int run_update(const char *mode, const char *path, long n) {
     return 0;
 }
 
+static int run_saves(const char *mode, const char *path, long n) {
+    double t0, t2, saving = 0;
+    if (strcmp(mode, "sqlite") == 0) {
+        sqlite3 *db = open_sqlite(path);
+        t0 = now();
+        for (long i = 0; i < n; i++) sqlite_insert(db, i, i + 1);
+        t2 = now();
+        sqlite3_close(db);
+        printf("%.1f %.1f %ld\n", (t2 - t0) * 1e3, 0.0, peak_rss_kb());
+        return 0;
+    }
+    strata_container *db = open_strata(mode, path);
+    strata_context *ctx = NULL;
+    if (strata_context_new(db, &ctx) != STRATA_OK) fail("strata_context_new");
+    t0 = now();
+    for (long i = 0; i < n; i++) {
+        char *json = trips_json(i, i + 1);
+        if (strata_insert_many(ctx, "Trip", json, NULL) != STRATA_OK) fail("strata_insert_many");
+        free(json);
+        double t1 = now();
+        if (strata_save(ctx) != STRATA_OK) fail("strata_save");
+        saving += now() - t1;
+    }
+    t2 = now();
+    strata_context_free(ctx);
+    strata_close(db);
+    printf("%.1f %.1f %ld\n", (t2 - t0) * 1e3, saving * 1e3, peak_rss_kb());
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 5) {
         const char *mode = argv[2];
@@ -244,7 +277,8 @@ int main(int argc, char **argv) {
                     strcmp(mode, "sqlite") == 0;
         if (known && n > 0 && strcmp(argv[1], "insert") == 0) return run_insert(mode, argv[3], n);
         if (known && n > 0 && strcmp(argv[1], "update") == 0) return run_update(mode, argv[3], n);
+        if (known && n > 0 && strcmp(argv[1], "saves") == 0) return run_saves(mode, argv[3], n);
     }
-    fprintf(stderr, "usage: %s insert|update history|off|values|sqlite STORE N\n", argv[0]);
+    fprintf(stderr, "usage: %s insert|update|saves history|off|values|sqlite STORE N\n", argv[0]);
     return 2;
 }

@@ -1,6 +1,6 @@
 /// Checks, when a PostgreSQL store opens, that its schema holds exactly the tables,
 /// columns and indexes the stored schema's layout makes (and the store's own
-/// metadata): the database is shared, so anything else means someone changed it.
+/// metadata and history): the database is shared, so anything else means someone changed it.
 enum PostgresStorageCheck {
     static let columns = "SELECT c.relname, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) FROM pg_catalog.pg_attribute a "
         + "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = CAST(current_schema() AS regnamespace) "
@@ -25,6 +25,9 @@ enum PostgresStorageCheck {
             }
         }
         found.removeValue(forKey: "strata_metadata")
+        // The history's tables: none (no save was recorded) or all, as Strata makes them.
+        try PostgresHistoryTables.verify(found.filter { PostgresDialect.historyTableNames.contains($0.key) }.mapValues { Optional($0) }, damaged)
+        for name in PostgresDialect.historyTableNames { found.removeValue(forKey: name) }
         if let extra = found.keys.sorted().first { throw damaged("it holds a table '\(extra)' the schema does not make") }
         let indexRows = try c.query(indexes)
         let present = Set((0..<indexRows.count).map { indexRows.string($0, 0) })

@@ -18,6 +18,8 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
     public let namespace: String
     private let uri: String
     public private(set) var storeUUID = ""
+    /// Whether the history tables were seen (`PostgresHistory.swift`).
+    let historyTables = PostgresHistoryTables()
 
     static let formatVersion: Int64 = 1
 

@@ -168,26 +168,12 @@ enum SQLiteHistoryNames {
         try c.statement(SQLiteDialect.historyLiveNames).query { s in rows.append((s.int64(0), HistoryName(entity: s.text(1), property: s.text(2)))) }
         var moves: [(Int64, HistoryName?)] = []
         for (id, name) in rows {
-            let next = successor(name, mapping)
+            let next = name.successor(in: mapping)
             if next != name { moves.append((id, next)) }
         }
         // Retire every moving name first, so that two names may swap.
         for (id, _) in moves { try c.execute(SQLiteDialect.historyRetireName, [.int(id)]) }
         for case let (id, next?) in moves { try c.execute(SQLiteDialect.historyRename, [.int(id), .text(next.entity), .text(next.property)]) }
-    }
-
-    static func successor(_ name: HistoryName, _ mapping: SchemaMapping) -> HistoryName? {
-        guard let old = mapping.old.entity(named: name.entity), let new = mapping.successor(of: old) else { return nil }
-        if name.property.isEmpty { return HistoryName(entity: new.name) }
-        if let a = old.attributeByName[name.property] {
-            guard let n = new.attributes.first(where: { mapping.origin(of: $0) === a }) else { return nil }
-            return HistoryName(entity: new.name, property: n.name)
-        }
-        if let r = old.relationshipByName[name.property] {
-            guard let n = new.relationships.first(where: { mapping.origin(of: $0) === r }) else { return nil }
-            return HistoryName(entity: new.name, property: n.name)
-        }
-        return nil
     }
 }
 
@@ -346,17 +332,6 @@ enum SQLiteHistory {
             out.append(v)
         }
         return out
-    }
-}
-
-extension HistoryFieldValue {
-    var sqlValue: SQLValue {
-        switch self {
-        case .null: return .null
-        case .int(let n): return .int(n)
-        case .double(let d): return .double(d)
-        case .text(let s): return .text(s)
-        }
     }
 }
 

@@ -56,6 +56,23 @@ public struct HistoryName: Hashable, Sendable {
         let tag = String(uuid.lowercased().filter { $0.isASCII && $0.isHexDigit }.prefix(8))
         return tag.isEmpty ? "0" : tag
     }
+
+    /// The name this entity or property has after a migration's `mapping`: its successor's
+    /// (which may be the same), or nil when the new schema has none (the name retires).
+    /// Every store's `rename` of its history names follows it.
+    public func successor(in mapping: SchemaMapping) -> HistoryName? {
+        guard let old = mapping.old.entity(named: entity), let new = mapping.successor(of: old) else { return nil }
+        if property.isEmpty { return HistoryName(entity: new.name) }
+        if let a = old.attributeByName[property] {
+            guard let n = new.attributes.first(where: { mapping.origin(of: $0) === a }) else { return nil }
+            return HistoryName(entity: new.name, property: n.name)
+        }
+        if let r = old.relationshipByName[property] {
+            guard let n = new.relationships.first(where: { mapping.origin(of: $0) === r }) else { return nil }
+            return HistoryName(entity: new.name, property: n.name)
+        }
+        return nil
+    }
 }
 
 /// The name table of a store's history: number → name, and the numbers of
@@ -168,6 +185,18 @@ public enum HistoryFieldValue: Sendable, Equatable {
     case int(Int64)
     case double(Double)
     case text(String)
+}
+
+extension HistoryFieldValue {
+    /// The value as a store binds it.
+    var sqlValue: SQLValue {
+        switch self {
+        case .null: return .null
+        case .int(let n): return .int(n)
+        case .double(let d): return .double(d)
+        case .text(let s): return .text(s)
+        }
+    }
 }
 
 /// A selection of transactions: filter, order and limit.
