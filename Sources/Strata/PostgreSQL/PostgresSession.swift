@@ -97,7 +97,7 @@ public final class PostgresSession: StoreSession {
             let nested = outer != nil || connection.isInTransaction
             var attempt = 0
             while true {
-                if nested { try connection.execute(script: "SAVEPOINT strata_save") } else { try connection.execute(script: "BEGIN") }
+                if nested { try connection.execute(script: "SAVEPOINT strata_save") } else { try connection.execute(script: "BEGIN ISOLATION LEVEL READ COMMITTED") }
                 let writer = PostgresWriter(session: self, saving: true)
                 var changes: ChangeSet
                 do {
@@ -173,7 +173,7 @@ public final class PostgresSession: StoreSession {
                 }
             }
             guard !connection.isInTransaction else { throw StrataError(.misuse, "the session is already inside a transaction") }
-            try connection.execute(script: "BEGIN")
+            try connection.execute(script: "BEGIN ISOLATION LEVEL READ COMMITTED")
             outer = (0, ChangeSet())
             let result: T
             do {
