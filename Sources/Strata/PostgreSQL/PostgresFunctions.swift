@@ -42,11 +42,18 @@
 ///   ``TextFolding/foldFast(_:mode:into:)`` gives up), the text is folded by the definition,
 ///   NFC(T(NFD(s))), with a decomposition, reordering and composition written in PL/pgSQL over
 ///   the standard library's normalization data (decompositions, combining classes, primary
-///   composites; Hangul by arithmetic). PostgreSQL's own `normalize()` is not used: its Unicode
-///   version is the server's, not Swift's.
-/// - the sort key is the levels of ``TextFolding/collate(_:_:)`` written one after the other
-///   (see ``standardKeyFunction``), from the NFC text; each scalar's share of the levels comes
-///   from running ``TextFolding/CollationCursor`` over that scalar alone.
+///   composites; Hangul by arithmetic), reordering as the standard library does (see
+///   ``nfdBlock(_:)``). PostgreSQL's own `normalize()` is not used: its Unicode version is the
+///   server's (14.0 in PostgreSQL 15), not Swift's, and it reorders by the book.
+/// - the sort key (``SortKey``) is the levels of ``TextFolding/collate(_:_:)`` written one
+///   after the other, from the text as ``TextFolding/standardCompare(utf8:_:)`` reads it (NFC
+///   unless ``TextFolding/isQuickNFC(_:)`` takes it as it is); each scalar's share of the
+///   levels comes from running ``TextFolding/CollationCursor`` over that scalar alone.
+/// - `strata_decimal` is exact within numeric's range (131072 digits before the point, 16383
+///   after); DecimalText also takes exponents up to 10^9, and such a value fails the
+///   statement (numeric's out-of-range error) rather than sort wrongly. Two texts that are
+///   not decimals are both NaN, equal, where DecimalText orders them by their bytes: a sort
+///   that must tell them apart adds the text itself (`ORDER BY strata_decimal(c), c COLLATE "C"`).
 enum PostgresFunctions {
     /// Bump when a definition changes (the store re-installs when its stored number differs).
     static let version = 1
@@ -333,52 +340,74 @@ enum PostgresFunctions {
 
     // MARK: - Sort key
 
-    /// `strata_standard_key`: the levels of ``TextFolding/collate(_:_:)`` over the NFC text,
-    /// each as text whose UTF-8 byte order is the level's order, joined by a 0 byte (no text
-    /// holds one) and followed by the NFC text's own bytes (level 5):
-    /// 1. primary: per element a class tag (1 whitespace/controls, 2 punctuation/symbols,
-    ///    3 numbers, 4 the rest) and its value (the folded scalar; ASCII punctuation its
-    ///    root-collation position + 1); a number: the count of its significant digits (the
-    ///    count's length, then its decimal digits) then those digits, so that numbers
-    ///    compare by value. A shorter sequence sorts first: the 0 byte ends it.
-    /// 2. diacritics: the lead group, then per element 1 and its group's tokens (stroke or
-    ///    spelled letter, the marks of the scalar's decomposition, the marks that follow it),
-    ///    as scalars (all above 1); trailing 1s (empty groups) dropped, so a group that is a
-    ///    prefix of the other sorts first.
-    /// 3. case: per element its case entry + 1, trailing 1s dropped.
-    /// 4. leading zeros: per number 1 for none, else the count's length + 1 then its digits;
-    ///    trailing 1s dropped.
-    /// Each scalar's share of levels 1–3 is a fixed text (the cursor's elements for that scalar
-    /// alone): a JSON object holds it for every scalar but the plain ones (a letter-class scalar
-    /// that folds to itself, with no case, stroke or marks: tag 4 and itself, an empty group,
-    /// case 0); removable marks join the group before them; digit runs are read here.
+    /// `strata_standard_key`: the levels of ``TextFolding/collate(_:_:)`` over the NFC text (as
+    /// ``TextFolding/isQuickNFC(_:)`` decides it), each as text whose UTF-8 byte order is the
+    /// level's order, joined by a 0 byte (no text holds one), then the text's own bytes (level 5).
+    /// See ``SortKey`` for the levels. ASCII text takes a path without a loop: level 1 is the
+    /// lowercased text with punctuation and DEL translated, level 3 the text with capitals
+    /// translated, level 2 empty; digit runs are cut out one by one. Other text goes scalar by
+    /// scalar: each scalar's share of the levels from a JSON object (``SortKey/entry(_:)``),
+    /// removable marks join the group before them, digit runs (ASCII and fullwidth) are read here.
     private static func standardKeyFunction(_ d: PostgresUnicodeData) -> String {
-        """
+        let punctuation = SortKey.asciiFrom, codes = SortKey.asciiTo
+        let asciiL1 = "ARRAY[" + (1..<128).map { "chr(\(SortKey.asciiPrimary(UInt8($0))))" }.joined(separator: ", ") + "]"
+        return """
         CREATE OR REPLACE FUNCTION strata_standard_key(x text) RETURNS bytea
         LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $strata$
         DECLARE
           s text COLLATE "C" := x;
           src text COLLATE "C";
+          w text COLLATE "C";
+          run text COLLATE "C";
           c text COLLATE "C";
           e jsonb;
-          p1 text[] := '{}';
-          p2 text[] := '{}';
-          p3 text[] := '{}';
-          p4 text[] := '{}';
-          n1 integer := 0;
-          n2 integer := 0;
-          n3 integer := 0;
-          n4 integer := 0;
+          l1 text COLLATE "C" := '';
+          l2 text COLLATE "C" := '';
+          l3 text COLLATE "C" := '';
+          l4 text COLLATE "C" := '';
+          sep integer := 0;
+          zs integer := 0;
           len integer;
           i integer;
           z integer;
           dg integer;
           fw boolean;
-          ds text[];
+          sig text COLLATE "C";
           dropped boolean := false;
           \(normalizeDeclarations)
         BEGIN
           IF s IS NULL THEN RETURN NULL; END IF;
+          IF octet_length(s) = char_length(s) THEN
+            w := lower(s);
+            IF w ~ '[0-9]' THEN
+              LOOP
+                run := substring(w from '[0-9]+');
+                EXIT WHEN run IS NULL;
+                i := strpos(w, run);
+                sig := ltrim(run, '0');
+                z := length(run) - length(sig);
+                l1 := l1 || translate(left(w, i - 1), \(punctuation), \(codes)) || E'\\x44' || chr(length(length(sig)::text))
+                  || length(sig)::text || sig;
+                l3 := l3 || left(s, i - 1) || '0';
+                IF z = 0 THEN
+                  zs := zs + 1;
+                ELSE
+                  l4 := l4 || repeat(E'\\x01', zs) || chr(1 + length(z::text)) || z::text;
+                  zs := 0;
+                END IF;
+                w := substr(w, i + length(run));
+                s := substr(s, i + length(run));
+              END LOOP;
+              l1 := l1 || translate(w, \(punctuation), \(codes));
+              l3 := translate(l3 || s, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', repeat(chr(129), 26));
+              s := x;
+            ELSE
+              l1 := translate(w, \(punctuation), \(codes));
+              IF w = s THEN l3 := s; ELSE l3 := translate(s, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', repeat(chr(129), 26)); END IF;
+            END IF;
+            RETURN convert_to(l1, 'UTF8') || decode('0000', 'hex') || convert_to(l3, 'UTF8') || decode('00', 'hex')
+              || convert_to(l4, 'UTF8') || decode('00', 'hex') || convert_to(s, 'UTF8');
+          END IF;
           IF s ~ \(d.maybeNotNFC) THEN
             src := s;
             \(nfdBlock(d))
@@ -387,7 +416,7 @@ enum PostgresFunctions {
           ELSE
             cs := string_to_array(s, NULL);
           END IF;
-          len := coalesce(cardinality(cs), 0);
+          len := cardinality(cs);
           i := 1;
           WHILE i <= len LOOP
             c := cs[i];
@@ -396,53 +425,192 @@ enum PostgresFunctions {
               z := 0;
               dg := 0;
               fw := false;
-              ds := '{}';
+              sig := '';
               LOOP
                 IF u >= 65296 THEN u := u - 65296; fw := true; ELSE u := u - 48; END IF;
                 IF dg = 0 AND u = 0 THEN
                   z := z + 1;
                 ELSE
                   dg := dg + 1;
-                  ds[dg] := chr(48 + u);
+                  sig := sig || chr(48 + u);
                 END IF;
                 i := i + 1;
                 EXIT WHEN i > len;
                 u := ascii(cs[i]);
                 EXIT WHEN NOT (u BETWEEN 48 AND 57 OR u BETWEEN 65296 AND 65305);
               END LOOP;
-              n1 := n1 + 1; p1[n1] := E'\\x03' || chr(length(dg::text)) || dg::text || array_to_string(ds, '');
-              n2 := n2 + 1; p2[n2] := E'\\x01';
-              n3 := n3 + 1; p3[n3] := CASE WHEN fw THEN E'\\x02' ELSE E'\\x01' END;
-              n4 := n4 + 1; p4[n4] := CASE WHEN z = 0 THEN E'\\x01' ELSE chr(1 + length(z::text)) || z::text END;
+              l1 := l1 || E'\\x44' || chr(length(dg::text)) || dg::text || sig;
+              l3 := l3 || CASE WHEN fw THEN chr(128) ELSE '0' END;
+              sep := sep + 1;
+              IF z = 0 THEN
+                zs := zs + 1;
+              ELSE
+                l4 := l4 || repeat(E'\\x01', zs) || chr(1 + length(z::text)) || z::text;
+                zs := 0;
+              END IF;
+              dropped := false;
+              CONTINUE;
+            END IF;
+            i := i + 1;
+            IF u < 128 THEN
+              l1 := l1 || (\(asciiL1))[u];
+              l3 := l3 || CASE WHEN u BETWEEN 65 AND 90 THEN chr(129) ELSE c END;
+              sep := sep + 1;
               dropped := false;
               CONTINUE;
             END IF;
             e := \(d.keyMap) -> c;
             IF e IS NULL THEN
-              n1 := n1 + 1; p1[n1] := E'\\x04' || c;
-              n2 := n2 + 1; p2[n2] := E'\\x01';
-              n3 := n3 + 1; p3[n3] := E'\\x01';
+              l1 := l1 || E'\\x7B' || c;
+              l3 := l3 || E'\\x01';
+              sep := sep + 1;
               dropped := false;
             ELSIF jsonb_typeof(e) = 'number' THEN
-              IF NOT dropped THEN n2 := n2 + 1; p2[n2] := c; END IF;
+              IF e::integer = 0 THEN
+                IF NOT dropped THEN
+                  l2 := l2 || repeat(E'\\x01', sep) || c;
+                  sep := 0;
+                END IF;
+              ELSE
+                l1 := l1 || CASE WHEN e::integer = 1 THEN E'\\x22' ELSE E'\\x43' END || c;
+                l3 := l3 || E'\\x01';
+                sep := sep + 1;
+                dropped := false;
+              END IF;
             ELSIF e ->> 0 = '' THEN
               dropped := true;
             ELSE
-              n1 := n1 + 1; p1[n1] := e ->> 0;
-              n2 := n2 + 1; p2[n2] := e ->> 1;
-              n3 := n3 + 1; p3[n3] := e ->> 2;
+              l1 := l1 || (e ->> 0);
+              IF e ->> 1 <> '' THEN
+                l2 := l2 || repeat(E'\\x01', sep) || (e ->> 1);
+                sep := (e ->> 2)::integer;
+              ELSE
+                sep := sep + (e ->> 2)::integer;
+              END IF;
+              l3 := l3 || (e ->> 3);
               dropped := false;
             END IF;
-            i := i + 1;
           END LOOP;
-          RETURN convert_to(array_to_string(p1, ''), 'UTF8') || decode('00', 'hex')
-            || convert_to(rtrim(array_to_string(p2, ''), E'\\x01'), 'UTF8') || decode('00', 'hex')
-            || convert_to(rtrim(array_to_string(p3, ''), E'\\x01'), 'UTF8') || decode('00', 'hex')
-            || convert_to(rtrim(array_to_string(p4, ''), E'\\x01'), 'UTF8') || decode('00', 'hex')
+          RETURN convert_to(l1, 'UTF8') || decode('00', 'hex') || convert_to(l2, 'UTF8') || decode('00', 'hex')
+            || convert_to(l3, 'UTF8') || decode('00', 'hex') || convert_to(l4, 'UTF8') || decode('00', 'hex')
             || convert_to(s, 'UTF8');
         END
         $strata$
         """
+    }
+}
+
+/// The sort key of `strata_standard_key`: the levels of ``TextFolding/collate(_:_:)``, each
+/// as text whose UTF-8 byte order is the level's order (UTF-8 keeps code point order),
+/// joined by a 0 byte, then the NFC text's bytes (level 5, code point order).
+///
+/// 1. Primary: the elements' encodings one after the other; the 0 byte after them makes a
+///    shorter sequence sort first. An element's encoding starts with a scalar that tells its
+///    class, and the bands of those scalars follow the classes (whitespace and controls <
+///    punctuation and symbols < numbers < the rest), so that ASCII text is nearly itself:
+///    - whitespace and controls: ASCII U+0001–U+0020 as themselves, DEL as U+0021, any
+///      other as U+0022 and the scalar;
+///    - punctuation and symbols: ASCII as U+0023 + its root-collation position (0–31),
+///      any other as U+0043 and the scalar;
+///    - a number: U+0044, the count of its significant digits (the count's length as a
+///      scalar, then its decimal digits) and those digits, so numbers compare by value;
+///    - the rest: a digit that is not part of a number (a fold's output) as U+0045 and the
+///      digit, ASCII letters as themselves (lowercase), any other as U+007B and the scalar.
+/// 2. Diacritics: the lead group, then per element 1 and its group's tokens (stroke or spelled
+///    letter, the marks of the scalar's decomposition, the marks that follow it) as scalars
+///    (all above 1); trailing 1s dropped, so that a group that is a prefix of the other sorts
+///    first. ASCII text has none.
+/// 3. Case: per element one scalar, compared only with an element of the same primary weight
+///    (levels 1 and 2 tie): for case entry 0 the element's ASCII character when its weight is
+///    one (letters lowercase), "0" for a number, else U+0001; for entry t > 0 U+007F + t. So
+///    lowercase ASCII text is itself, a capital U+0081.
+/// 4. Leading zeros: per number 1 for none, else the count's length + 1 then its digits;
+///    trailing 1s dropped.
+enum SortKey {
+    /// ASCII punctuation (in root-collation order) and DEL, and what level 1 makes of them.
+    static var asciiFrom: String { sqlLiteral(TextFolding.asciiPunctuationOrder + [0x7F]) }
+    static var asciiTo: String { sqlLiteral((0..<32).map { UInt8(0x23 + $0) } + [0x21]) }
+
+    /// Level 1 of a non-digit ASCII byte (its element's one scalar).
+    static func asciiPrimary(_ b: UInt8) -> UInt32 {
+        UInt32(scalar(TextFolding.asciiWeight(b)).first!.value)
+    }
+
+    /// An E'' literal of ASCII bytes (every byte as \xNN).
+    static func sqlLiteral(_ bytes: [UInt8]) -> String {
+        "E'" + bytes.map { b -> String in
+            let h = String(b, radix: 16)
+            return "\\x" + (h.count == 1 ? "0" + h : h)
+        }.joined() + "'"
+    }
+
+    /// The level-1 encoding of a non-number element of weight `w`.
+    static func scalar(_ w: UInt32) -> [Unicode.Scalar] {
+        let rank = w >> 24, value = w & 0xFF_FFFF
+        func u(_ v: UInt32) -> Unicode.Scalar { Unicode.Scalar(v).unsafelyUnwrapped }
+        switch rank {
+        case 0:
+            if value == 0x7F { return [u(0x21)] }
+            return value < 0x80 ? [u(value)] : [u(0x22), u(value)]
+        case 1:
+            return value < 0x80 ? [u(0x23 + value)] : [u(0x43), u(value)]
+        default:
+            if value >= 0x30 && value <= 0x39 { return [u(0x45), u(value)] }
+            return value >= 0x61 && value <= 0x7A ? [u(value)] : [u(0x7B), u(value)]
+        }
+    }
+
+    /// Level 3 of a non-number element of weight `w` and case entry `t`.
+    static func caseScalar(_ w: UInt32, _ t: UInt32) -> Unicode.Scalar {
+        if t > 0 { return Unicode.Scalar(0x7F + t).unsafelyUnwrapped }
+        let rank = w >> 24, value = w & 0xFF_FFFF
+        if value >= 0x80 { return Unicode.Scalar(1) }
+        if rank == 1 { return Unicode.Scalar(TextFolding.asciiPunctuationOrder[Int(value)]) }
+        return Unicode.Scalar(UInt8(value))
+    }
+
+    /// The sort-key entry of a scalar that can occur in NFC text (not an ASCII one): nil for
+    /// digits (read as numbers) and for plain scalars (a letter-class scalar that folds to itself
+    /// with no case, stroke or marks: U+007B and itself, an empty group, case U+0001); 0 for a
+    /// removable mark; 1 and 2 for plain whitespace or controls and plain punctuation or symbols
+    /// (U+0022 or U+0043 and itself); else `[level 1, level 2 up to its last token, count of
+    /// the level-2 1s after that, level 3]` (level 1 empty: the scalar folds to nothing, and
+    /// the marks that follow it go with it).
+    static func entry(_ x: Unicode.Scalar) -> String? {
+        let v = x.value
+        if (v >= 0x30 && v <= 0x39) || (v >= 0xFF10 && v <= 0xFF19) { return nil }
+        if v >= 0x300 && ScalarData.info(v) & ScalarData.strippable != 0 { return "0" }
+        var bytes: [UInt8] = []
+        TextFolding.appendUTF8(v, &bytes)
+        var elements: [TextFolding.CollationElement] = []
+        bytes.withUnsafeBufferPointer { p in
+            var cursor = TextFolding.CollationCursor(p)
+            while let e = cursor.next() { elements.append(e) }
+        }
+        if elements.count == 1, let e = elements.first, e.weight & 0xFF_FFFF == v, e.tertiary == 0, e.stroke == 0,
+           e.markCount == 0 {
+            switch e.weight >> 24 {
+            case 3: return nil
+            case 0: return "1"
+            case 1: return "2"
+            default: break
+            }
+        }
+        var l1: [Unicode.Scalar] = [], l2: [Unicode.Scalar] = [], l3: [Unicode.Scalar] = []
+        for e in elements {
+            precondition(e.weight != TextFolding.numberWeight, "a number from a scalar that is not a digit")
+            l1 += scalar(e.weight)
+            l2.append(Unicode.Scalar(1))
+            if e.stroke != 0 { l2.append(Unicode.Scalar(e.stroke).unsafelyUnwrapped) }
+            if let marks = e.marks {
+                for k in 0..<e.markCount { l2.append(Unicode.Scalar(marks[k]).unsafelyUnwrapped) }
+            }
+            l3.append(caseScalar(e.weight, e.tertiary))
+        }
+        var trailing = 0
+        while l2.last == Unicode.Scalar(1) { l2.removeLast(); trailing += 1 }
+        return "[" + [l1, l2].map { JSONObject.quote(JSONObject.string($0)) }.joined(separator: ",")
+            + ",\(trailing)," + JSONObject.quote(JSONObject.string(l3)) + "]"
     }
 }
 
@@ -461,8 +629,8 @@ struct PostgresUnicodeData {
     let combiningClasses: String
     /// Two scalars → the primary composite they compose to (Hangul syllables aside).
     let compositions: String
-    /// Scalar → [levels 1, 2, 3 of its collation elements] for non-plain scalars; 0 for
-    /// the removable marks.
+    /// Scalar → its sort-key entry (``SortKey/entry(_:)``), for the non-ASCII scalars that
+    /// have one.
     let keyMap: String
     /// A regular expression (an E'' literal) matching the scalars after which
     /// ``TextFolding/isQuickNFC(_:)`` no longer takes text for NFC as it is: from U+0300, those
@@ -505,10 +673,7 @@ struct PostgresUnicodeData {
                 classes.add(x, String(ccc))
                 firstCombining = min(firstCombining, v)
             }
-            if v < 0x80 {
-                if let k = Self.keyEntry(x) { key.add(x, k) }
-                continue
-            }
+            if v < 0x80 { continue }
             if let f = Self.foldEntry(x) { fold.add(x, f) }
             let info = ScalarData.info(v)
             if v >= 0x300 && (v >= 0x20000 ? !TextFolding.isHighIdentity(v) : info & (ScalarData.sensitive | ScalarData.notNFC) != 0) {
@@ -524,7 +689,7 @@ struct PostgresUnicodeData {
                     }
                 }
             }
-            if info & ScalarData.notNFC == 0, let k = Self.keyEntry(x) { key.add(x, k) }
+            if info & ScalarData.notNFC == 0, let k = SortKey.entry(x) { key.add(x, k) }
         }
         foldMap = fold.literal
         decompositions = decomp.literal
@@ -577,39 +742,6 @@ struct PostgresUnicodeData {
             }
         }
         return any ? "[" + outs.joined(separator: ",") + ",\(sensitive)]" : nil
-    }
-
-    /// The sort key entry of a scalar that can occur in NFC text: 0 for a removable mark,
-    /// nil for digits (read as numbers) and plain scalars, else its levels 1–3.
-    static func keyEntry(_ x: Unicode.Scalar) -> String? {
-        let v = x.value
-        if (v >= 0x30 && v <= 0x39) || (v >= 0xFF10 && v <= 0xFF19) { return nil }
-        if v >= 0x300 && ScalarData.info(v) & ScalarData.strippable != 0 { return "0" }
-        var bytes: [UInt8] = []
-        TextFolding.appendUTF8(v, &bytes)
-        var elements: [TextFolding.CollationElement] = []
-        bytes.withUnsafeBufferPointer { p in
-            var cursor = TextFolding.CollationCursor(p)
-            while let e = cursor.next() { elements.append(e) }
-        }
-        if elements.count == 1, let e = elements.first, e.weight == 3 << 24 | v, e.tertiary == 0, e.stroke == 0,
-           e.markCount == 0 {
-            return nil
-        }
-        var l1: [Unicode.Scalar] = [], l2: [Unicode.Scalar] = [], l3: [Unicode.Scalar] = []
-        for e in elements {
-            precondition(e.weight != TextFolding.numberWeight, "a number from a scalar that is not a digit")
-            let rank = e.weight >> 24, value = e.weight & 0xFF_FFFF
-            l1.append(Unicode.Scalar(rank + 1).unsafelyUnwrapped)
-            l1.append(Unicode.Scalar(rank == 1 && value < 0x80 ? value + 1 : value).unsafelyUnwrapped)
-            l2.append(Unicode.Scalar(1))
-            if e.stroke != 0 { l2.append(Unicode.Scalar(e.stroke).unsafelyUnwrapped) }
-            if let marks = e.marks {
-                for k in 0..<e.markCount { l2.append(Unicode.Scalar(marks[k]).unsafelyUnwrapped) }
-            }
-            l3.append(Unicode.Scalar(e.tertiary + 1).unsafelyUnwrapped)
-        }
-        return "[" + [l1, l2, l3].map { JSONObject.quote(JSONObject.string($0)) }.joined(separator: ",") + "]"
     }
 }
 
