@@ -176,7 +176,9 @@ enum PostgresFunctions {
           c text COLLATE "C";
           e jsonb;
           o text;
-          pass integer;
+          stage integer;
+          bail boolean;
+          parts text[];
           \(normalizeDeclarations)
         BEGIN
           IF s IS NULL THEN RETURN NULL; END IF;
@@ -185,43 +187,68 @@ enum PostgresFunctions {
             IF m & 1 = 1 THEN RETURN lower(s); END IF;
             RETURN s;
           END IF;
-          -- Fast path: each scalar's output, one replace per distinct non-ASCII scalar (no
-          -- output holds a scalar that folds: the tests check it).
-          r := CASE WHEN m & 1 = 1 THEN lower(s) ELSE s END;
-          rest := regexp_replace(s, E'[\\\\x01-\\\\x7F]+', '', 'g');
-          WHILE rest <> '' LOOP
-            c := left(rest, 1);
-            e := \(d.foldMap) -> c;
-            IF e IS NOT NULL THEN
-              IF (e ->> 3)::integer & (1 << (m - 1)) <> 0 THEN
-                r := NULL;
-                EXIT;
+          -- Fast path: each scalar's output. Up to 256 scalars, one replace per distinct
+          -- non-ASCII scalar (no output holds a scalar that folds: the tests check it); longer
+          -- text scalar by scalar (stage 0), which stays linear.
+          IF char_length(s) <= 256 THEN
+            r := CASE WHEN m & 1 = 1 THEN lower(s) ELSE s END;
+            rest := regexp_replace(s, E'[\\\\x01-\\\\x7F]+', '', 'g');
+            WHILE rest <> '' LOOP
+              c := left(rest, 1);
+              e := \(d.foldMap) -> c;
+              IF e IS NOT NULL THEN
+                IF (e ->> 3)::integer & (1 << (m - 1)) <> 0 THEN
+                  r := NULL;
+                  EXIT;
+                END IF;
+                o := e ->> (m - 1);
+                IF o IS NOT NULL THEN r := replace(r, c, o); END IF;
               END IF;
-              o := e ->> (m - 1);
-              IF o IS NOT NULL THEN r := replace(r, c, o); END IF;
-            END IF;
-            rest := replace(rest, c, '');
-          END LOOP;
-          IF r IS NOT NULL THEN RETURN r; END IF;
-          -- Slow path: NFD, T per scalar, NFD of that, composition.
+              rest := replace(rest, c, '');
+            END LOOP;
+            IF r IS NOT NULL THEN RETURN r; END IF;
+            stage := 1;
+          ELSE
+            stage := 0;
+          END IF;
+          -- Stages: 0 the fast path scalar by scalar; 1 NFD of the text; 2 T per scalar of
+          -- that (the slow path); 3 NFD of T's output; then composition.
           src := s;
-          FOR pass IN 1 .. 2 LOOP
-            \(nfdBlock(d))
-            EXIT WHEN pass = 2;
-            q := 0;
-            cs := '{}';
+          LOOP
+            IF stage = 1 OR stage = 3 THEN
+              \(nfdBlock(d))
+              EXIT WHEN stage = 3;
+              stage := 2;
+            ELSE
+              cs := string_to_array(s, NULL);
+              n := cardinality(cs);
+            END IF;
+            parts := '{}';
+            bail := false;
             FOR j IN 1 .. n LOOP
-              u := a[j];
-              q := q + 1;
+              IF stage = 2 THEN u := a[j]; c := chr(u); ELSE c := cs[j]; u := ascii(c); END IF;
               IF u < 128 THEN
-                IF m & 1 = 1 AND u BETWEEN 65 AND 90 THEN u := u + 32; END IF;
-                cs[q] := chr(u);
+                IF m & 1 = 1 AND u BETWEEN 65 AND 90 THEN c := chr(u + 32); END IF;
+                parts[j] := c;
               ELSE
-                c := chr(u);
-                cs[q] := coalesce(\(d.foldMap) -> c ->> (m - 1), c);
+                e := \(d.foldMap) -> c;
+                IF e IS NULL THEN
+                  parts[j] := c;
+                ELSIF stage = 0 AND (e ->> 3)::integer & (1 << (m - 1)) <> 0 THEN
+                  bail := true;
+                  EXIT;
+                ELSE
+                  parts[j] := coalesce(e ->> (m - 1), c);
+                END IF;
               END IF;
             END LOOP;
-            src := array_to_string(cs, '');
+            IF stage = 0 THEN
+              IF NOT bail THEN RETURN array_to_string(parts, ''); END IF;
+              stage := 1;
+            ELSE
+              src := array_to_string(parts, '');
+              stage := 3;
+            END IF;
           END LOOP;
           \(composeBlock(d))
           RETURN array_to_string(cs, '');
@@ -374,35 +401,41 @@ enum PostgresFunctions {
           fw boolean;
           sig text COLLATE "C";
           dropped boolean := false;
+          parts text[];
+          ds text[];
+          b1 text[] := '{}';
+          b2 text[] := '{}';
+          b3 text[] := '{}';
+          b4 text[] := '{}';
+          steps integer := 0;
           \(normalizeDeclarations)
         BEGIN
           IF s IS NULL THEN RETURN NULL; END IF;
           IF octet_length(s) = char_length(s) THEN
             w := lower(s);
             IF w ~ '[0-9]' THEN
-              LOOP
-                run := substring(w from '[0-9]+');
-                EXIT WHEN run IS NULL;
-                i := strpos(w, run);
+              -- Digit runs cut out: segments at odd places, runs at even ones (U+FFFF is no ASCII).
+              parts := string_to_array(regexp_replace(w, '([0-9]+)', E'\\uFFFF\\\\1\\uFFFF', 'g'), E'\\uFFFF');
+              cs := string_to_array(regexp_replace(s, '([0-9]+)', E'\\uFFFF\\\\1\\uFFFF', 'g'), E'\\uFFFF');
+              ds := '{}';
+              FOR j IN 2 .. cardinality(parts) BY 2 LOOP
+                run := parts[j];
                 sig := ltrim(run, '0');
                 z := length(run) - length(sig);
-                l1 := l1 || translate(left(w, i - 1), \(punctuation), \(codes)) || E'\\x44' || chr(length(length(sig)::text))
-                  || length(sig)::text || sig;
-                l3 := l3 || left(s, i - 1) || '0';
+                parts[j] := E'\\x44' || chr(length(length(sig)::text)) || length(sig)::text || sig;
+                cs[j] := '0';
                 IF z = 0 THEN
                   zs := zs + 1;
                 ELSE
-                  l4 := l4 || repeat(E'\\x01', zs) || chr(1 + length(z::text)) || z::text;
+                  ds[j] := repeat(E'\\x01', zs) || chr(1 + length(z::text)) || z::text;
                   zs := 0;
                 END IF;
-                w := substr(w, i + length(run));
-                s := substr(s, i + length(run));
               END LOOP;
-              l1 := l1 || translate(w, \(punctuation), \(codes));
-              l3 := translate(l3 || s, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', repeat(chr(129), 26));
-              s := x;
+              l4 := array_to_string(ds, '');
+              l1 := translate(array_to_string(parts, ''), \(punctuation), \(codes));
+              l3 := translate(array_to_string(cs, ''), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', repeat(chr(129), 26));
             ELSE
-              l1 := translate(w, \(punctuation), \(codes));
+              IF w ~ E'[!-/:-@[-`{-~\\x7F]' THEN l1 := translate(w, \(punctuation), \(codes)); ELSE l1 := w; END IF;
               IF w = s THEN l3 := s; ELSE l3 := translate(s, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', repeat(chr(129), 26)); END IF;
             END IF;
             RETURN convert_to(l1, 'UTF8') || decode('0000', 'hex') || convert_to(l3, 'UTF8') || decode('00', 'hex')
@@ -419,27 +452,34 @@ enum PostgresFunctions {
           len := cardinality(cs);
           i := 1;
           WHILE i <= len LOOP
+            -- The levels grow in pieces of at most 256 elements (linear in the text's length).
+            steps := steps + 1;
+            IF steps = 256 THEN
+              b1 := b1 || l1; b2 := b2 || l2; b3 := b3 || l3; b4 := b4 || l4;
+              l1 := ''; l2 := ''; l3 := ''; l4 := '';
+              steps := 0;
+            END IF;
             c := cs[i];
             u := ascii(c);
             IF u BETWEEN 48 AND 57 OR u BETWEEN 65296 AND 65305 THEN
               z := 0;
               dg := 0;
               fw := false;
-              sig := '';
+              ds := '{}';
               LOOP
                 IF u >= 65296 THEN u := u - 65296; fw := true; ELSE u := u - 48; END IF;
                 IF dg = 0 AND u = 0 THEN
                   z := z + 1;
                 ELSE
                   dg := dg + 1;
-                  sig := sig || chr(48 + u);
+                  ds[dg] := chr(48 + u);
                 END IF;
                 i := i + 1;
                 EXIT WHEN i > len;
                 u := ascii(cs[i]);
                 EXIT WHEN NOT (u BETWEEN 48 AND 57 OR u BETWEEN 65296 AND 65305);
               END LOOP;
-              l1 := l1 || E'\\x44' || chr(length(dg::text)) || dg::text || sig;
+              l1 := l1 || E'\\x44' || chr(length(dg::text)) || dg::text || array_to_string(ds, '');
               l3 := l3 || CASE WHEN fw THEN chr(128) ELSE '0' END;
               sep := sep + 1;
               IF z = 0 THEN
@@ -491,8 +531,10 @@ enum PostgresFunctions {
               dropped := false;
             END IF;
           END LOOP;
-          RETURN convert_to(l1, 'UTF8') || decode('00', 'hex') || convert_to(l2, 'UTF8') || decode('00', 'hex')
-            || convert_to(l3, 'UTF8') || decode('00', 'hex') || convert_to(l4, 'UTF8') || decode('00', 'hex')
+          RETURN convert_to(array_to_string(b1, '') || l1, 'UTF8') || decode('00', 'hex')
+            || convert_to(array_to_string(b2, '') || l2, 'UTF8') || decode('00', 'hex')
+            || convert_to(array_to_string(b3, '') || l3, 'UTF8') || decode('00', 'hex')
+            || convert_to(array_to_string(b4, '') || l4, 'UTF8') || decode('00', 'hex')
             || convert_to(s, 'UTF8');
         END
         $strata$

@@ -175,6 +175,16 @@ final class PostgresFunctionsTests: XCTestCase {
             for _ in 0..<len { s += rng.pick(pieces) }
             out.append(s)
         }
+        // Long texts (folded and keyed in pieces of their own), ASCII ones with digit runs.
+        let ascii = pieces.filter { $0.utf8.allSatisfy { $0 < 0x80 } }
+        for k in 0..<300 {
+            var s = ""
+            let count = 150 + rng.below(1_500)
+            for _ in 0..<count { s += k % 3 == 0 ? rng.pick(ascii) : rng.pick(pieces) }
+            out.append(s)
+        }
+        out += [String(repeating: "file 12 ", count: 3_000), String(repeating: "Zoë Ødegaard ", count: 500),
+                String(repeating: "e\u{301}", count: 700), String(repeating: "0", count: 5_000) + "1"]
         // Names, numbers with leading zeros and long digit runs.
         let names = ["José García", "JOSÉ GARCIA", "jose garcia", "Müller", "Mueller", "MÜLLER", "Ærø", "Aarhus", "Ødegaard",
                      "Łukasz", "Straße", "STRASSE", "strasse", "Çağla", "İlker", "ilker", "Þór", "Thor", "Zoë", "Zoe",
