@@ -38,14 +38,15 @@
 ///   lowercased (`lower` under the "C" collation, which knows only A–Z); other text maps each
 ///   scalar through the fold tables (``FoldPlane``, exported as a JSON object: scalar → its
 ///   outputs in the three modes and whether each may combine with what precedes it), by one
-///   `replace` per distinct non-ASCII scalar; when an output may combine (the fast path of
+///   `replace` per distinct non-ASCII scalar (text of up to 256 scalars) or scalar by scalar
+///   into an array (longer text: linear in its length); when an output may combine (the fast path of
 ///   ``TextFolding/foldFast(_:mode:into:)`` gives up), the text is folded by the definition,
 ///   NFC(T(NFD(s))), with a decomposition, reordering and composition written in PL/pgSQL over
 ///   the standard library's normalization data (decompositions, combining classes, primary
 ///   composites; Hangul by arithmetic), reordering as the standard library does (see
 ///   ``nfdBlock(_:)``). PostgreSQL's own `normalize()` is not used: its Unicode version is the
 ///   server's (14.0 in PostgreSQL 15), not Swift's, and it reorders by the book.
-/// - the sort key (``SortKey``) is the levels of ``TextFolding/collate(_:_:)`` written one
+/// - the sort key (``PostgresSortKey``) is the levels of ``TextFolding/collate(_:_:)`` written one
 ///   after the other, from the text as ``TextFolding/standardCompare(utf8:_:)`` reads it (NFC
 ///   unless ``TextFolding/isQuickNFC(_:)`` takes it as it is); each scalar's share of the
 ///   levels comes from running ``TextFolding/CollationCursor`` over that scalar alone.
@@ -370,14 +371,14 @@ enum PostgresFunctions {
     /// `strata_standard_key`: the levels of ``TextFolding/collate(_:_:)`` over the NFC text (as
     /// ``TextFolding/isQuickNFC(_:)`` decides it), each as text whose UTF-8 byte order is the
     /// level's order, joined by a 0 byte (no text holds one), then the text's own bytes (level 5).
-    /// See ``SortKey`` for the levels. ASCII text takes a path without a loop: level 1 is the
+    /// See ``PostgresSortKey`` for the levels. ASCII text takes a path without a loop: level 1 is the
     /// lowercased text with punctuation and DEL translated, level 3 the text with capitals
     /// translated, level 2 empty; digit runs are cut out one by one. Other text goes scalar by
-    /// scalar: each scalar's share of the levels from a JSON object (``SortKey/entry(_:)``),
+    /// scalar: each scalar's share of the levels from a JSON object (``PostgresSortKey/entry(_:)``),
     /// removable marks join the group before them, digit runs (ASCII and fullwidth) are read here.
     private static func standardKeyFunction(_ d: PostgresUnicodeData) -> String {
-        let punctuation = SortKey.asciiFrom, codes = SortKey.asciiTo
-        let asciiL1 = "ARRAY[" + (1..<128).map { "chr(\(SortKey.asciiPrimary(UInt8($0))))" }.joined(separator: ", ") + "]"
+        let punctuation = PostgresSortKey.asciiFrom, codes = PostgresSortKey.asciiTo
+        let asciiL1 = "ARRAY[" + (1..<128).map { "chr(\(PostgresSortKey.asciiPrimary(UInt8($0))))" }.joined(separator: ", ") + "]"
         return """
         CREATE OR REPLACE FUNCTION strata_standard_key(x text) RETURNS bytea
         LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $strata$
@@ -568,7 +569,7 @@ enum PostgresFunctions {
 ///    lowercase ASCII text is itself, a capital U+0081.
 /// 4. Leading zeros: per number 1 for none, else the count's length + 1 then its digits;
 ///    trailing 1s dropped.
-enum SortKey {
+fileprivate enum PostgresSortKey {
     /// ASCII punctuation (in root-collation order) and DEL, and what level 1 makes of them.
     static var asciiFrom: String { sqlLiteral(TextFolding.asciiPunctuationOrder + [0x7F]) }
     static var asciiTo: String { sqlLiteral((0..<32).map { UInt8(0x23 + $0) } + [0x21]) }
@@ -651,8 +652,8 @@ enum SortKey {
         }
         var trailing = 0
         while l2.last == Unicode.Scalar(1) { l2.removeLast(); trailing += 1 }
-        return "[" + [l1, l2].map { JSONObject.quote(JSONObject.string($0)) }.joined(separator: ",")
-            + ",\(trailing)," + JSONObject.quote(JSONObject.string(l3)) + "]"
+        return "[" + [l1, l2].map { PostgresJSONObject.quote(PostgresJSONObject.string($0)) }.joined(separator: ",")
+            + ",\(trailing)," + PostgresJSONObject.quote(PostgresJSONObject.string(l3)) + "]"
     }
 }
 
@@ -660,7 +661,7 @@ enum SortKey {
 
 /// The Unicode data the functions carry, as jsonb literals (dollar-quoted: no escaping
 /// depends on the server's settings), computed from the standard library and Strata's tables.
-struct PostgresUnicodeData {
+fileprivate struct PostgresUnicodeData {
     /// Scalar → [mode 1, mode 2, mode 3 output (null: itself), bit m-1 set when the mode's
     /// output may combine with what precedes it (the fast path gives up)].
     let foldMap: String
@@ -671,7 +672,7 @@ struct PostgresUnicodeData {
     let combiningClasses: String
     /// Two scalars → the primary composite they compose to (Hangul syllables aside).
     let compositions: String
-    /// Scalar → its sort-key entry (``SortKey/entry(_:)``), for the non-ASCII scalars that
+    /// Scalar → its sort-key entry (``PostgresSortKey/entry(_:)``), for the non-ASCII scalars that
     /// have one.
     let keyMap: String
     /// A regular expression (an E'' literal) matching the scalars after which
@@ -704,12 +705,13 @@ struct PostgresUnicodeData {
     }
 
     init() {
-        var fold = JSONObject(), decomp = JSONObject(), classes = JSONObject(), comps = JSONObject(), key = JSONObject()
+        var fold = PostgresJSONObject(), decomp = PostgresJSONObject(), classes = PostgresJSONObject(), comps = PostgresJSONObject(), key = PostgresJSONObject()
         var firstCombining: UInt32 = 0x110000, firstSecond: UInt32 = 0x110000
-        var quickCheck = RangeSet()
+        var quickCheck = ScalarRanges()
         for x in Self.scalars() {
             let v = x.value
-            if Self.isTrivial(v) { continue }
+            // Unassigned scalars fold to themselves, do not decompose and are plain in sort keys.
+            if Self.isTrivial(v) || x.properties.generalCategory == .unassigned { continue }
             let ccc = x.properties.canonicalCombiningClass.rawValue
             if ccc != 0 {
                 classes.add(x, String(ccc))
@@ -731,7 +733,7 @@ struct PostgresUnicodeData {
                     }
                 }
             }
-            if info & ScalarData.notNFC == 0, let k = SortKey.entry(x) { key.add(x, k) }
+            if info & ScalarData.notNFC == 0, let k = PostgresSortKey.entry(x) { key.add(x, k) }
         }
         foldMap = fold.literal
         decompositions = decomp.literal
@@ -771,7 +773,7 @@ struct PostgresUnicodeData {
                 } else {
                     let cnt = Int(e & 0x3F), off = Int(e >> 6 & 0xFF_FFFF)
                     let bytes = Array(UnsafeBufferPointer(start: plane.pool + off, count: cnt))
-                    outs.append(JSONObject.quote(String(decoding: bytes, as: UTF8.self)))
+                    outs.append(PostgresJSONObject.quote(String(decoding: bytes, as: UTF8.self)))
                     any = true
                 }
             } else if TextFolding.isHighIdentity(v) {
@@ -780,7 +782,7 @@ struct PostgresUnicodeData {
                 // Above plane 1, TextFolding's fast path gives up on what is not identity.
                 sensitive |= 1 << (mode - 1); any = true
                 let t = ScalarData.transform(x, mode: mode)
-                outs.append(t == [x] ? "null" : JSONObject.quote(JSONObject.string(t)))
+                outs.append(t == [x] ? "null" : PostgresJSONObject.quote(PostgresJSONObject.string(t)))
             }
         }
         return any ? "[" + outs.joined(separator: ",") + ",\(sensitive)]" : nil
@@ -788,7 +790,7 @@ struct PostgresUnicodeData {
 }
 
 /// Scalars added in increasing order, kept as ranges, written as a bracket expression.
-struct RangeSet {
+fileprivate struct ScalarRanges {
     private(set) var ranges: [(UInt32, UInt32)] = []
 
     mutating func add(_ v: UInt32) {
@@ -811,7 +813,7 @@ struct RangeSet {
 }
 
 /// A JSON object written as a dollar-quoted jsonb literal.
-struct JSONObject {
+fileprivate struct PostgresJSONObject {
     private var text = "{"
     private var empty = true
 
