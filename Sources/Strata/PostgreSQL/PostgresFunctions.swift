@@ -373,7 +373,7 @@ enum PostgresFunctions {
     /// level's order, joined by a 0 byte (no text holds one), then the text's own bytes (level 5).
     /// See ``PostgresSortKey`` for the levels. ASCII text takes a path without a loop: level 1 is the
     /// lowercased text with punctuation and DEL translated, level 3 the text with capitals
-    /// translated, level 2 empty; digit runs are cut out one by one. Other text goes scalar by
+    /// translated, level 2 empty; digit runs are cut out by one regexp_replace. Other text goes scalar by
     /// scalar: each scalar's share of the levels from a JSON object (``PostgresSortKey/entry(_:)``),
     /// removable marks join the group before them, digit runs (ASCII and fullwidth) are read here.
     private static func standardKeyFunction(_ d: PostgresUnicodeData) -> String {
