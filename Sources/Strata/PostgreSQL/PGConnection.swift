@@ -236,7 +236,7 @@ final class PGConnection {
         message = message.trimmingTrailingNewlines()
         let detail = pq.resultErrorField(r, LibPQ.diagDetail).map { String(cString: $0) }
         lastConstraint = pq.resultErrorField(r, LibPQ.diagConstraint).map { String(cString: $0) }
-        if state == PostgresDialect.damagedState {
+        if state == PostgresFunctions.damagedState {
             // strata_damaged: the object in the message, its entity and attribute as the error's table and column.
             let entity = pq.resultErrorField(r, LibPQ.diagTable).map { String(cString: $0) }
             let attribute = pq.resultErrorField(r, LibPQ.diagColumn).map { String(cString: $0) } ?? "?"

@@ -9,8 +9,6 @@
 /// order, like SQLite's BINARY). Text functions and orders are SQL functions the store
 /// installs (`PostgresFunctions`), the twins of SQLite's.
 struct PostgresDialect {
-    /// The SQLSTATE `strata_damaged` raises.
-    static let damagedState = "SD001"
     /// PostgreSQL's longest identifier, in bytes (NAMEDATALEN - 1).
     static let maxIdentifierBytes = 63
 
