@@ -859,22 +859,3 @@ fileprivate struct PostgresJSONObject {
         return out + "\""
     }
 }
-
-private extension String {
-    /// Every occurrence of `target` replaced (without Foundation).
-    func replacingAll(_ target: String, with replacement: String) -> String {
-        let t = Array(target.utf8), src = Array(utf8)
-        var out: [UInt8] = []
-        var i = 0
-        while i < src.count {
-            if i + t.count <= src.count && Array(src[i..<(i + t.count)]) == t {
-                out.append(contentsOf: replacement.utf8)
-                i += t.count
-            } else {
-                out.append(src[i])
-                i += 1
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-}
