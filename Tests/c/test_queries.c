@@ -145,14 +145,15 @@ static char *select_list(json_object *e) {
 }
 
 /*
- * The parameters of the explained SQL: "?N" placeholders numbered 1..k, each
- * used, and k equal to parameterCount. Returns k.
+ * The parameters of the explained SQL: numbered placeholders 1..k ("?N" on SQLite,
+ * "$N" on PostgreSQL), each used, and k equal to parameterCount. Returns k.
  */
 static int64_t check_parameters(json_object *e) {
     const char *sql = check_str_member(e, "sql");
     int seen[128] = {0};
     int highest = 0;
-    for (const char *p = sql; (p = strchr(p, '?')) != NULL; p++) {
+    char mark = check_postgres() ? '$' : '?';
+    for (const char *p = sql; (p = strchr(p, mark)) != NULL; p++) {
         int n = 0;
         const char *q = p + 1;
         while (*q >= '0' && *q <= '9') n = n * 10 + (*q++ - '0');
