@@ -477,6 +477,11 @@ static void test_segmented_control(strata_context *ctx) {
 
 /* ---- the widget ------------------------------------------------------------ */
 
+/* SQLite's plan uses an index (on PostgreSQL: any plan, see test_widget). */
+static int uses_index(json_object *e) {
+    return check_postgres() || plan_mentions(e, "USING INDEX") || plan_mentions(e, "USING COVERING INDEX");
+}
+
 static void test_widget(strata_context *ctx) {
     static const struct { const char *sort, *letters; } cases[] = {
         {"[{\"key\": \"startDate\"}]", "D"},
@@ -488,9 +493,10 @@ static void test_widget(strata_context *ctx) {
                        " \"sortBy\": %s, \"fetchLimit\": 1}", cases[i].sort);
         expect_trips(ctx, d, cases[i].letters);
         json_object *e = explain(ctx, d);
-        if (!plan_mentions(e, "USING INDEX") && !plan_mentions(e, "USING COVERING INDEX"))
-            fprintf(stderr, "no index in the plan: %s\n", json_object_to_json_string(e));
-        CHECK(plan_mentions(e, "USING INDEX") || plan_mentions(e, "USING COVERING INDEX"));
+        /* SQLite's plan searches the date's index; PostgreSQL's planner weighs costs and scans
+         * tables this small, so only the SQL and its parameters are checked there. */
+        if (!uses_index(e)) fprintf(stderr, "no index in the plan: %s\n", json_object_to_json_string(e));
+        CHECK(uses_index(e));
         /* Two bound values: now and the fetchLimit; neither is in the SQL text. */
         CHECK(check_parameters(e) == 2);
         const char *sql = check_str_member(e, "sql");
@@ -503,7 +509,7 @@ static void test_widget(strata_context *ctx) {
                     " \"bindings\": {\"now\": \"" NOW "\"}, \"sortBy\": [{\"key\": \"endDate\"}]}";
     expect_trips(ctx, d, "DAGFC");
     json_object *e = explain(ctx, d);
-    CHECK(plan_mentions(e, "USING INDEX") || plan_mentions(e, "USING COVERING INDEX"));
+    CHECK(uses_index(e));
     CHECK(check_parameters(e) == 1);
     json_object_put(e);
 }
