@@ -164,6 +164,8 @@ final class PGConnection {
                 case .null, .text: return 0  // the server infers it
                 }
             }
+            // A value the SQL never reads (a predicate that folded it away) has nothing to infer from: text.
+            for i in oids.indices where oids[i] == 0 && !PGConnection.mentions(sql, parameter: i + 1) { oids[i] = 25 }
             let r = pq.prepare(handle, name, sql, Int32(args.count), &oids)
             defer { pq.clear(r) }
             try check(r)
@@ -174,6 +176,20 @@ final class PGConnection {
             do { try check(r) } catch { pq.clear(r); throw error }
             return PGRows(pq: pq, result: r!)
         }
+    }
+
+    /// Whether `sql` reads `$n` (not as the start of `$n0`…).
+    static func mentions(_ sql: String, parameter n: Int) -> Bool {
+        let mark = Array("$\(n)".utf8), text = Array(sql.utf8)
+        var i = 0
+        while i + mark.count <= text.count {
+            if text[i] == mark[0] && Array(text[i..<(i + mark.count)]) == mark {
+                let next = i + mark.count < text.count ? text[i + mark.count] : 0
+                if !(next >= UInt8(ascii: "0") && next <= UInt8(ascii: "9")) { return true }
+            }
+            i += 1
+        }
+        return false
     }
 
     /// The first column of the first row, or nil.

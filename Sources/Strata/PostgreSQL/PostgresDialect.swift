@@ -61,7 +61,8 @@ struct PostgresDialect {
         let name = quote(PostgresDialect.indexName(i.name))
         let cols = i.columns.map(quote).joined(separator: ", ")
         if i.isUnique { return "ALTER TABLE \(quote(table)) ADD CONSTRAINT \(name) UNIQUE (\(cols)) DEFERRABLE INITIALLY IMMEDIATE" }
-        return "CREATE INDEX \(name) ON \(quote(table)) (\(cols))"
+        // NULLS FIRST: the order reads sort in (nil first ascending, last descending, as SQLite).
+        return "CREATE INDEX \(name) ON \(quote(table)) (\(i.columns.map { quote($0) + " NULLS FIRST" }.joined(separator: ", ")))"
     }
 
     /// The key sequence of a hierarchy's table.
@@ -178,6 +179,14 @@ extension PostgresDialect: QueryDialect {
         case .standard: return "strata_standard_key(\(expression))"
         }
     }
+    /// Both sides convert: `strata_decimal(a) = strata_decimal(b)` (a text column, a bound value or a number).
+    func collatedOperand(_ expression: String, _ collation: Collation) -> String {
+        collate("CAST(\(expression) AS text)", collation)
+    }
+    /// In the conditions: PostgreSQL runs an uncorrelated condition once (a one-time filter) and
+    /// reads the LIMIT for its plan, which a check inside it would hide.
+    var checksInPaging: Bool { false }
+
     func fold(_ expression: String, options: Int) -> String { "strata_fold(\(expression), \(options))" }
     func localizedStandardContains(_ text: String, _ foldedNeedle: String) -> String { "strata_lsc(\(text), \(foldedNeedle))" }
     func foldedCompare(_ op: ComparisonOperator, _ text: String, _ folded: String, options: Int) -> String {

@@ -83,9 +83,15 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
             }
             try c.execute(script: "CREATE SCHEMA IF NOT EXISTS \(PostgresDialect().quote(name))")
         }
-        c.setup = [("SELECT set_config('search_path', $1, false)", [.text(PostgresDialect().quote(name))])]
-        try c.execute(c.setup[0].0, c.setup[0].1)
+        c.setup = PostgresStore.sessionSetup(name)
+        for (sql, args) in c.setup { try c.execute(sql, args) }
         return name
+    }
+
+    /// What every connection of a store sets first: its schema as the whole search_path, and no
+    /// JIT compilation (a store's statements are short; compiling one costs more than it saves).
+    static func sessionSetup(_ namespace: String) -> [(String, [SQLValue])] {
+        [("SELECT set_config('search_path', $1, false), set_config('jit', 'off', false)", [.text(PostgresDialect().quote(namespace))])]
     }
 
     /// The first schema of a `search_path` setting, skipping `"$user"` and `pg_temp`/`pg_catalog`.
@@ -133,7 +139,7 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
     /// A connection of the store's own: the same database, the same namespace.
     func connect() throws -> PGConnection {
         let c = try PGConnection(uri: uri)
-        c.setup = [("SELECT set_config('search_path', $1, false)", [.text(dialect.quote(namespace))])]
+        c.setup = PostgresStore.sessionSetup(namespace)
         if options.readOnly { c.setup.append(("SELECT set_config('default_transaction_read_only', 'on', false)", [])) }
         for (sql, args) in c.setup { try c.execute(sql, args) }
         c.trace = trace
@@ -145,9 +151,9 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
             defer { spare = nil }
             return try spare ?? connect()
         }
-        if options.readOnly, c.setup.count == 1 {
+        if options.readOnly, !c.setup.contains(where: { $0.0.contains("read_only") }) {
             c.setup.append(("SELECT set_config('default_transaction_read_only', 'on', false)", []))
-            try c.execute(c.setup[1].0)
+            try c.execute(c.setup[c.setup.count - 1].0)
         }
         return PostgresSession(store: self, connection: c)
     }

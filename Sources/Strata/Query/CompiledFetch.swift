@@ -95,7 +95,8 @@ public struct CompiledFetch {
             }
             order.append(dialect.sortTerm(sorted, descending: key.reverse))
         }
-        order.append(dialect.sortTerm("t.\(dialect.keyColumn)", descending: false))
+        // Keys are never nil: plain ascending, the order of the table's primary key index.
+        order.append("t.\(dialect.keyColumn) ASC")
         let limit = d.fetchLimit.map { c.bind(.int(Int64($0))) }
         let offset = d.fetchOffset > 0 ? c.bind(.int(Int64(d.fetchOffset))) : nil
         joins = c.rootJoins.joined(separator: " ")
@@ -104,13 +105,15 @@ public struct CompiledFetch {
         if let predicate { conditions.append(predicate) }
         // Objects without paging: the check as a term of no table, so that a sort keeps SQLite's
         // sorter (a LIMIT, even one that limits nothing, sorts through a bounded b-tree).
-        countCondition = conditions.isEmpty ? nil : conditions.joined(separator: " AND ")
-        let checkInCondition = check != nil && limit == nil && offset == nil
+        var countConditions = conditions
+        if !dialect.checksInPaging, let check { countConditions.insert(dialect.checkedOnce(check), at: 0) }
+        countCondition = countConditions.isEmpty ? nil : countConditions.joined(separator: " AND ")
+        let checkInCondition = check != nil && (!dialect.checksInPaging || (limit == nil && offset == nil))
         if checkInCondition, let check { conditions.insert(dialect.checkedOnce(check), at: 0) }
         condition = conditions.isEmpty ? nil : conditions.joined(separator: " AND ")
         self.order = order.joined(separator: ", ")
         paging = dialect.limit(limit, offset: offset, check: checkInCondition ? nil : check)
-        checkPaging = dialect.limit(nil, offset: nil, check: check)
+        checkPaging = dialect.checksInPaging ? dialect.limit(nil, offset: nil, check: check) : ""
         args = c.args
         slotArguments = c.slotArguments
     }

@@ -205,12 +205,14 @@ struct PredicateCompiler {
             let y = operand(b, options)
             // The collation goes on the left operand: SQLite 3.40 can answer a
             // right-hand COLLATE from a BINARY index and return wrong rows.
-            let left = domain == .attribute(.decimal) ? dialect.collate(x, .decimal) : x
+            let decimal = domain == .attribute(.decimal)
+            let left = decimal ? dialect.collate(x, .decimal) : x
+            let right = decimal && y != "NULL" ? dialect.collatedOperand(y, .decimal) : y
             switch op {
-            case .equal: return "(\(dialect.isSame(left, y)))"
-            case .notEqual: return "(\(dialect.isNotSame(left, y)))"
+            case .equal: return "(\(dialect.isSame(left, right)))"
+            case .notEqual: return "(\(dialect.isNotSame(left, right)))"
             default:
-                return twoValued("\(left) \(op.rawValue) \(y)", safe)
+                return twoValued("\(left) \(op.rawValue) \(right)", safe)
             }
         case .string(let op, let a, let b, let options):
             if op == .localizedStandardContains {
@@ -227,7 +229,7 @@ struct PredicateCompiler {
             if !nonNull.isEmpty {
                 if domain == .attribute(.decimal) {
                     var terms: [String] = []
-                    for v in nonNull { terms.append("\(dialect.collate(x, .decimal)) = \(bind(v))") }
+                    for v in nonNull { terms.append("\(dialect.collate(x, .decimal)) = \(dialect.collatedOperand(bind(v), .decimal))") }
                     parts.append(Junction.balanced(terms, "OR"))
                 } else if nonNull.count <= PredicateCompiler.inlineListLimit || nonNull.contains(where: { $0.textValue?.utf8.contains(0) ?? false }) {
                     // (json_each cuts text at a NUL character: such lists bind each value.)

@@ -34,6 +34,12 @@ public protocol QueryDialect {
     func inJSONArray(_ expression: String, parameter: String) -> String
     /// `expression` compared and sorted with a collation.
     func collate(_ expression: String, _ collation: Collation) -> String
+    /// The other operand of a comparison whose left operand is ``collate(_:_:)``'s (an engine
+    /// that collates by converting both sides converts this one too).
+    func collatedOperand(_ expression: String, _ collation: Collation) -> String
+    /// Whether the entity check of a whole hierarchy goes into the paging clause of a paged
+    /// read (``limit(_:offset:check:)``) rather than into its conditions (``checkedOnce(_:)``).
+    var checksInPaging: Bool { get }
     /// `expression` folded for case- and diacritic-insensitive comparison (``StringOptions`` raw value).
     func fold(_ expression: String, options: Int) -> String
     /// `text` folded with `options` (non-empty), then compared with `folded`, a value

@@ -78,6 +78,11 @@ extension SQLiteDialect: QueryDialect {
         }
     }
 
+    /// A collation on the left operand decides the comparison.
+    func collatedOperand(_ expression: String, _ collation: Collation) -> String { expression }
+    /// In the LIMIT: SQLite computes it once, and a WHERE term would cost `count(*)` its fast path.
+    var checksInPaging: Bool { true }
+
     func fold(_ expression: String, options: Int) -> String { "strata_fold(\(expression), \(options))" }
     func localizedStandardContains(_ text: String, _ foldedNeedle: String) -> String { "strata_lsc(\(text), \(foldedNeedle))" }
     func foldedCompare(_ op: ComparisonOperator, _ text: String, _ folded: String, options: Int) -> String {

@@ -40,13 +40,40 @@ final class DifferentialTests: StoreTestCase {
         var checked = 0, textChecked = 0, none = 0, all = 0, some = 0, textDiffers = 0
         var mismatches: [Mismatch] = []
         var errors: [String] = []
+        /// Every descriptor run, with the identifiers it returned in their order: the same on every store.
+        var answers: [String] = []
+    }
+
+    /// The stores the differential runs on: SQLite in memory, and a PostgreSQL store when the
+    /// tests have a server (`STRATA_TEST_POSTGRES`); each must answer every descriptor with the
+    /// identifiers of the other, in the same order.
+    private func differentialStores() throws -> [(String, ModelContainer)] {
+        var stores = [("sqlite", try openInMemory(QuerySchemas.trips))]
+        if let uri = PostgresTestServer.freshStore("differential") {
+            stores.append(("postgres", try ModelContainer(path: uri, configuration: configuration(QuerySchemas.trips))))
+        }
+        return stores
     }
 
     func testSQLAndEvaluatorAgreeOnRandomPredicates() throws {
+        var answers: [(String, [String])] = []
+        for (label, container) in try differentialStores() {
+            answers.append((label, try differential(container, label)))
+        }
+        for (label, list) in answers.dropFirst() {
+            XCTAssertEqual(list.count, answers[0].1.count, "\(label) ran another number of descriptors")
+            var shown = 0
+            for (a, b) in zip(answers[0].1, list) where a != b && shown < 10 {
+                shown += 1
+                XCTFail("\(answers[0].0) and \(label) answer differently:\n  \(answers[0].0): \(a)\n  \(label): \(b)")
+            }
+        }
+    }
+
+    private func differential(_ container: ModelContainer, _ label: String) throws -> [String] {
         let seed = Self.seed
-        print("DifferentialTests seed: \(seed) (set STRATA_DIFF_SEED to replay)")
+        print("DifferentialTests [\(label)] seed: \(seed) (set STRATA_DIFF_SEED to replay)")
         var rng = SeededRNG(seed: seed)
-        let container = try openInMemory(QuerySchemas.trips)
         let writer = try container.makeContext()
         let tripIDs = try TripData.populate(writer, trips: 80, rng: &rng)
         let started = Date()
@@ -76,16 +103,17 @@ final class DifferentialTests: StoreTestCase {
         run(max(Self.predicateCount / 6, 1), &pendingGen, pending, pendingGraph, &stats)
 
         let elapsed = Date().timeIntervalSince(started)
-        print("DifferentialTests: \(stats.checked) JSON predicates + \(stats.textChecked) text predicates checked in \(String(format: "%.1f", elapsed)) s; matched none: \(stats.none), all: \(stats.all), some: \(stats.some); \(stats.mismatches.count) mismatches, \(stats.errors.count) errors")
-        for m in stats.mismatches.prefix(10) { XCTFail(m.description) }
-        for e in stats.errors.prefix(10) { XCTFail(e) }
-        XCTAssertEqual(stats.mismatches.count, 0, "SQL/evaluator mismatches (seed \(seed))")
-        XCTAssertEqual(stats.errors.count, 0, "generated predicates rejected or failing (seed \(seed))")
-        XCTAssertEqual(stats.textDiffers, 0, "JSON and text forms disagree (seed \(seed))")
+        print("DifferentialTests [\(label)]: \(stats.checked) JSON predicates + \(stats.textChecked) text predicates checked in \(String(format: "%.1f", elapsed)) s; matched none: \(stats.none), all: \(stats.all), some: \(stats.some); \(stats.mismatches.count) mismatches, \(stats.errors.count) errors")
+        for m in stats.mismatches.prefix(10) { XCTFail("[\(label)] " + m.description) }
+        for e in stats.errors.prefix(10) { XCTFail("[\(label)] " + e) }
+        XCTAssertEqual(stats.mismatches.count, 0, "[\(label)] SQL/evaluator mismatches (seed \(seed))")
+        XCTAssertEqual(stats.errors.count, 0, "[\(label)] generated predicates rejected or failing (seed \(seed))")
+        XCTAssertEqual(stats.textDiffers, 0, "[\(label)] JSON and text forms disagree (seed \(seed))")
         XCTAssertGreaterThanOrEqual(stats.checked, min(2500, Self.predicateCount))
         XCTAssertGreaterThanOrEqual(Double(stats.some), 0.3 * Double(stats.checked), "too few predicates select some but not all trips: the test would be vacuous")
         XCTAssertGreaterThan(stats.none, 0)
         XCTAssertGreaterThan(stats.all, 0)
+        return stats.answers
     }
 
     private func run(_ count: Int, _ gen: inout PredicateGenerator, _ context: ModelContext, _ graph: ObjectGraph, _ stats: inout Stats) {
@@ -178,8 +206,15 @@ final class DifferentialTests: StoreTestCase {
     ]
 
     func testHandWrittenTextPredicatesAgree() throws {
+        var answers: [(String, [String])] = []
+        for (label, container) in try differentialStores() {
+            answers.append((label, try handWritten(container, label)))
+        }
+        for (label, list) in answers.dropFirst() { XCTAssertEqual(list, answers[0].1, "\(label) answers differently from \(answers[0].0)") }
+    }
+
+    private func handWritten(_ container: ModelContainer, _ label: String) throws -> [String] {
         var rng = SeededRNG(seed: Self.seed)
-        let container = try openInMemory(QuerySchemas.trips)
         try TripData.populate(container.makeContext(), trips: 80, rng: &rng)
         let context = try container.makeContext()
         let graph = try ObjectGraph(context: context)
@@ -195,9 +230,10 @@ final class DifferentialTests: StoreTestCase {
             guard let ids = check(d, form: "text", descriptor: json, text: text, context: context, graph: graph, objects: true, stats: &stats) else { continue }
             if !ids.isEmpty && ids.count < graph.objects(of: d.entities).count { selective += 1 }
         }
-        for m in stats.mismatches { XCTFail(m.description) }
-        for e in stats.errors { XCTFail(e) }
-        XCTAssertGreaterThanOrEqual(selective, Self.handWritten.count / 2, "most of these select some but not all trips")
+        for m in stats.mismatches { XCTFail("[\(label)] " + m.description) }
+        for e in stats.errors { XCTFail("[\(label)] " + e) }
+        XCTAssertGreaterThanOrEqual(selective, Self.handWritten.count / 2, "[\(label)] most of these select some but not all trips")
+        return stats.answers
     }
 
     /// The order docs/predicates.md §4 gives: each key forward (nil first) or reverse (nil last), strings in
@@ -261,6 +297,7 @@ final class DifferentialTests: StoreTestCase {
         do {
             let d = try FetchDescriptor.decode(json, schema: context.schema)
             let ids = try Query.identifiers(context, d)
+            stats.answers.append("paged \(json.text) -> \(ids.joined(separator: ","))")
             let objects = try Query.objects(context, d)
             if objects.compactMap({ $0["_id"]?.stringValue }) != ids { stats.errors.append("#\(n) paged: objects \(objects.count) differ from identifiers \(ids)\n  \(json.text)") }
             if try context.fetchCount(d) != Int64(ids.count) { stats.errors.append("#\(n) paged: count differs\n  \(json.text)") }
@@ -289,6 +326,7 @@ final class DifferentialTests: StoreTestCase {
         let sqlIDs: Set<String>
         do {
             let list = try Query.identifiers(context, d)
+            stats.answers.append("\(form) \(descriptor) -> \(list.joined(separator: ","))")
             sqlIDs = Set(list)
             if list.count != sqlIDs.count { stats.errors.append("[\(form)] duplicate identifiers \(list.sorted())\n  \(descriptor)") }
             let n = try context.fetchCount(d)

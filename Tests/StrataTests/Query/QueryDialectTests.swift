@@ -10,6 +10,8 @@ final class QueryDialectTests: StoreTestCase {
         func parameter(_ n: Int) -> String { "$\(n)" }
         func boolean(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
         func truth(_ expression: String) -> String { "(\(expression) <> 0)" }
+        func collatedOperand(_ expression: String, _ collation: Collation) -> String { expression }
+        var checksInPaging: Bool { true }
         func sortTerm(_ expression: String, descending: Bool) -> String { expression + (descending ? " DESC" : " ASC") }
         func inJSONArray(_ expression: String, parameter: String) -> String { "\(expression) = ANY(list(\(parameter)))" }
         func collate(_ expression: String, _ collation: Collation) -> String { "\(expression) COLLATED(\(collation))" }

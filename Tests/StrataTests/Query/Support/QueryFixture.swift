@@ -71,9 +71,14 @@ struct SeededRNG: RandomNumberGenerator {
 
 /// Value pools shared by the data and the predicates, so that comparisons hit.
 enum Pools {
-    static let names = ["Zürich", "zurich", "ZÜRICH", "Zu\u{308}rich", "Trip 2", "Trip 10", "Trip 1", "", "straße", "STRASSE",
-                        "Paris", "paris", "Ærøskøbing", "Łódź", "naïve café", "NAIVE CAFE", "ß", "Σίσυφος", "ΣΊΣΥΦΟΣ", "ｚｕｒｉｃｈ", "İstanbul", "a\u{0}b", "Trip 02"]
-    static let needles = ["zu", "Zü", "ZU", "u\u{308}r", "rich", "Trip", "trip 1", "STRA", "ss", "SS", "ß", "", "a", "é", "E", "café", "ΣΥ", "σ", "ｚ", "i̇", "İ", "10", "2", "a\u{0}", "\u{0}b"]
+    /// PostgreSQL's text holds no U+0000: when the tests have a server, the pools leave it
+    /// out, so that every store is given the same data (the plain run keeps it).
+    static func storable(_ texts: [String]) -> [String] {
+        PostgresTestServer.uri == nil ? texts : texts.filter { !$0.unicodeScalars.contains("\u{0}") }
+    }
+    static let names = storable(["Zürich", "zurich", "ZÜRICH", "Zu\u{308}rich", "Trip 2", "Trip 10", "Trip 1", "", "straße", "STRASSE",
+                        "Paris", "paris", "Ærøskøbing", "Łódź", "naïve café", "NAIVE CAFE", "ß", "Σίσυφος", "ΣΊΣΥΦΟΣ", "ｚｕｒｉｃｈ", "İstanbul", "a\u{0}b", "Trip 02"])
+    static let needles = storable(["zu", "Zü", "ZU", "u\u{308}r", "rich", "Trip", "trip 1", "STRA", "ss", "SS", "ß", "", "a", "é", "E", "café", "ΣΥ", "σ", "ｚ", "i̇", "İ", "10", "2", "a\u{0}", "\u{0}b"])
     static let destinations = ["Switzerland", "schweiz", "France", "Zürich", "", "ÉCOSSE", "ecosse", "Trip 2", "straße"]
     static let titles = ["Zürich", "museum", "Museum", "Trip 2", "", "straße", "ZURICH", "swim", "hike", "Hike"]
     static let places = ["Hotel Zürich", "zurich inn", "Trip 2", "", "Straße 1", "Ritz", "ritz"]
