@@ -31,7 +31,7 @@
 #                  scripts/postgres-test.sh (BENCH_POSTGRES=<URI> uses that server instead), the
 #                  table also in build/bench/results-postgres.md, then the cost of a NOTIFY per
 #                  save (NOTIFY_SAVES of each kind, default 5000) (benchmarks/bench/README.md;
-#                  not part of make test; ctest -L postgres -L bench runs its smoke run)
+#                  not part of make test; ctest -R bench_postgres runs its smoke run)
 #   make install   cmake --install build (PREFIX=/usr/local)
 #   make clean     remove build/ and SwiftPM's .build*/ folders
 #
