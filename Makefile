@@ -31,6 +31,12 @@
 #                  the 1,000,000-trip migration benchmark (BENCH_MIGRATION=0 skips it)
 #                  (benchmarks/bench/README.md; not part of make test)
 #   make bench-smoke  the same checks on 1,000 trips, once (ctest runs it too: label bench)
+#   make bench-postgres  build, then the same workloads on Strata's PostgreSQL store against
+#                  hand-written libpq C on the same server, in a throw-away cluster of
+#                  scripts/postgres-test.sh (BENCH_POSTGRES=<URI> uses that server instead), the
+#                  table also in build/bench/results-postgres.md, then the cost of a NOTIFY per
+#                  save (NOTIFY_SAVES of each kind, default 5000) (benchmarks/bench/README.md;
+#                  not part of make test; ctest -R bench_postgres runs its smoke run)
 #   make install   cmake --install build (PREFIX=/usr/local)
 #   make clean     remove build/ and SwiftPM's .build*/ folders
 #
@@ -53,11 +59,13 @@ FUZZ_SECONDS ?= 60
 FUZZ_HARNESSES ?=
 DEMO_FROM ?= 1
 BENCH_MIGRATION ?= 1
+POSTGRES_TEST ?= scripts/postgres-test.sh
+NOTIFY_SAVES ?= 5000
 
 DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3 time \
                 postgresql postgresql-contrib libpq5 libpq-dev
 
-.PHONY: deps configure build test test-quick memcheck asan fuzz demo bench-migration bench-history bench bench-smoke install clean
+.PHONY: deps configure build test test-quick memcheck asan fuzz demo bench-migration bench-history bench bench-smoke bench-postgres install clean
 
 deps:
 	@missing=""; \
@@ -129,6 +137,17 @@ bench: build
 
 bench-smoke: build
 	$(BUILD_DIR)/bench_driver --trips 1000 --repeat 1 --work $(BUILD_DIR)/bench/smoke
+
+# The driver and the NOTIFY measurement run on the server of BENCH_POSTGRES, else inside
+# $(POSTGRES_TEST), which starts a throw-away cluster, exports STRATA_TEST_POSTGRES and stops it.
+bench-postgres: build
+	@test -x $(BUILD_DIR)/bench_raw_pg || { echo "bench-postgres: $(BUILD_DIR)/bench_raw_pg was not built:" \
+	  "libpq was not found (Debian: libpq-dev), then reconfigure: cmake -S . -B $(BUILD_DIR)" >&2; exit 1; }
+	@mkdir -p $(BUILD_DIR)/bench
+	run='"$$0"/bench_driver --postgres "$${BENCH_POSTGRES:-$$STRATA_TEST_POSTGRES}" && echo &&'\
+	' "$$0"/bench_notify_pg "$${BENCH_POSTGRES:-$$STRATA_TEST_POSTGRES}" $(NOTIFY_SAVES)'; \
+	if [ -n "$${BENCH_POSTGRES:-}" ]; then sh -c "$$run" $(BUILD_DIR); \
+	else bash $(POSTGRES_TEST) sh -c "$$run" $(BUILD_DIR); fi | tee $(BUILD_DIR)/bench/results-postgres.md
 
 install: build
 	$(CMAKE) --install $(BUILD_DIR) --prefix $(PREFIX)

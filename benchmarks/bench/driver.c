@@ -1,11 +1,19 @@
 /*
  * driver.c — bench: Strata against hand-written SQLite, workload by workload
- * (benchmarks/bench/README.md).
+ * (benchmarks/bench/README.md); with --postgres, Strata's PostgreSQL store against
+ * hand-written libpq on the same server.
  *
- *   bench [--trips N] [--repeat R] [--workloads "insert prefetch"] [--work DIR]
+ *   bench [--trips N] [--repeat R] [--workloads "insert prefetch"] [--work DIR] [--postgres URI]
  *
  * Environment (the options win): BENCH_TRIPS (default 100000), REPEAT (default 5),
- * WORKLOADS (default all; a name picks one row, "count" or "widget" every row of that name).
+ * WORKLOADS (default all; a name picks one row, "count" or "widget" every row of that name),
+ * BENCH_POSTGRES (a libpq URI: the PostgreSQL run).
+ *
+ * On PostgreSQL the store lives in schemas of the URI's database made for this run (named
+ * strata_bench_<pid>, dropped at the end): the data, built through Strata; one each side's
+ * insert starts from empty. Each side connects with the URI plus options=-csearch_path%3D<schema>;
+ * the raw side is bench_raw_pg (libpq and json-c only), which also empties the schemas, dumps
+ * the inserted rows for the check and names the server's version.
  *
  * The driver builds the store once (bench_strata setup, untimed), then for each workload
  * runs both sides once untimed and checks they return the same data (byte-identical JSON,
@@ -36,24 +44,30 @@ typedef struct {
     int needs; /* 1: strata_prepare, 2: strata_fetch_cursor */
     int whole_process;
     long calls; /* > 1: also per call */
+    int postgres_only;       /* a row of the PostgreSQL run only */
+    const char *strata_name; /* what bench_strata runs, when not the row's name */
 } workload_t;
 
 static const workload_t WORKLOADS[] = {
-    {"open", "open + one tiny query (whole process)", 0, 1, 1},
-    {"insert", "insert from one JSON array, one save", 0, 0, 1},
-    {"contains", "contains \"a\" (case-insensitive) + sort → JSON", 0, 0, 1},
-    {"all", "all trips → JSON (relationship identifiers)", 0, 0, 1},
-    {"prefetch", "all trips, both relationships prefetched → nested JSON", 0, 0, 1},
-    {"properties", "`propertiesToFetch: [\"name\"]`", 0, 0, 1},
-    {"widget", "widget query (`fetchLimit` 1) ×10,000, prepared", 1, 0, BENCH_WIDGET_CALLS},
-    {"widget-fetch", "widget query (`fetchLimit` 1) ×10,000, `strata_fetch`", 0, 0, BENCH_WIDGET_CALLS},
-    {"count-ci", "`fetchCount`, contains \"a\" case-insensitive", 0, 0, 1},
-    {"count-cs", "`fetchCount`, contains \"a\" case-sensitive", 0, 0, 1},
-    {"cursor", "cursor over all trips, batches of 1,000", 2, 0, 1},
+    {"open", "open + one tiny query (whole process)", 0, 1, 1, 0, NULL},
+    {"insert", "insert from one JSON array, one save", 0, 0, 1, 0, NULL},
+    {"insert-copy", "insert, the raw side through `COPY`", 0, 0, 1, 1, "insert"},
+    {"contains", "contains \"a\" (case-insensitive) + sort → JSON", 0, 0, 1, 0, NULL},
+    {"all", "all trips → JSON (relationship identifiers)", 0, 0, 1, 0, NULL},
+    {"prefetch", "all trips, both relationships prefetched → nested JSON", 0, 0, 1, 0, NULL},
+    {"properties", "`propertiesToFetch: [\"name\"]`", 0, 0, 1, 0, NULL},
+    {"widget", "widget query (`fetchLimit` 1) ×10,000, prepared", 1, 0, BENCH_WIDGET_CALLS, 0, NULL},
+    {"widget-fetch", "widget query (`fetchLimit` 1) ×10,000, `strata_fetch`", 0, 0, BENCH_WIDGET_CALLS, 0, NULL},
+    {"count-ci", "`fetchCount`, contains \"a\" case-insensitive", 0, 0, 1, 0, NULL},
+    {"count-cs", "`fetchCount`, contains \"a\" case-sensitive", 0, 0, 1, 0, NULL},
+    {"cursor", "cursor over all trips, batches of 1,000", 2, 0, 1, 0, NULL},
 };
 #define NWORKLOADS (sizeof WORKLOADS / sizeof WORKLOADS[0])
 
 static char bin_dir[PATH_MAX], work_dir[PATH_MAX + 32];
+/* The PostgreSQL run: the server's URI (else NULL) and the raw side's program. */
+static const char *pg_uri;
+static const char *raw_prog = "bench_raw";
 
 typedef struct {
     double seconds;
@@ -156,14 +170,21 @@ static void show_difference(const char *a, size_t na, const char *b, size_t nb) 
     fprintf(stderr, "  first difference at byte %zu\n  Strata: %.240s\n  raw:    %.240s\n", i, a + from, b + from);
 }
 
-/* Exit status: 0 byte-identical, 3 equal once parsed, 1 different. */
+/* Exit status: 0 byte-identical, 3 equal once parsed, 1 different. insert compares every row
+ * of the two stores (on PostgreSQL, the row dumps bench_raw_pg wrote). */
 static int check_child(const char *workload, const char *strata_out, const char *raw_out) {
     size_t na = 0, nb = 0;
     char *a, *b;
-    if (strcmp(workload, "insert") == 0) {
+    if (strncmp(workload, "insert", 6) == 0) {
         buf_t x = {0}, y = {0};
-        dump_store(strata_out, &x);
-        dump_store(raw_out, &y);
+        if (pg_uri) {
+            x.p = bench_read_file(strata_out, &x.n);
+            y.p = bench_read_file(raw_out, &y.n);
+            if (x.p == NULL || y.p == NULL) bench_die(PROG, "%s: no rows to check", workload);
+        } else {
+            dump_store(strata_out, &x);
+            dump_store(raw_out, &y);
+        }
         if (x.n == 0) bench_die(PROG, "insert: the Strata store is empty");
         if (x.n == y.n && memcmp(x.p, y.p, x.n) == 0) return 0;
         fprintf(stderr, "%s: insert: the two stores hold different rows\n", PROG);
@@ -176,7 +197,7 @@ static int check_child(const char *workload, const char *strata_out, const char 
     if (na == nb && memcmp(a, b, na) == 0) return 0;
     json_object *ja = json_tokener_parse(a), *jb = json_tokener_parse(b);
     if (ja && jb && json_object_equal(ja, jb)) return 3;
-    fprintf(stderr, "%s: %s: Strata and raw SQLite return different data%s\n", PROG, workload,
+    fprintf(stderr, "%s: %s: Strata and raw %s return different data%s\n", PROG, workload, pg_uri ? "libpq" : "SQLite",
             ja == NULL ? " (Strata's output does not parse)" : jb == NULL ? " (raw output does not parse)" : "");
     show_difference(a, na, b, nb);
     return 1;
@@ -226,10 +247,44 @@ static long env_long(const char *name, long fallback) {
     return v && *v ? atol(v) : fallback;
 }
 
+/* ---- the PostgreSQL run's schemas ---------------------------------------------------- */
+
+static char pg_schemas[3][64]; /* the data, Strata's insert, the raw insert */
+
+/* The location of schema on the server: the URI with its search_path set by libpq's options. */
+static void pg_location(char *out, size_t size, const char *schema) {
+    int uri = strncmp(pg_uri, "postgresql://", 13) == 0 || strncmp(pg_uri, "postgres://", 11) == 0;
+    if (uri) snprintf(out, size, "%s%soptions=-csearch_path%%3D%s", pg_uri, strchr(pg_uri, '?') ? "&" : "?", schema);
+    else snprintf(out, size, "%s options='-csearch_path=%s'", pg_uri, schema);
+}
+
+/* bench_raw_pg's housekeeping: reset or drop a schema, dump a store's rows, the version. */
+static void pg_admin(const char *what, const char *target, const char *arg) {
+    char *args[] = {(char *)what, (char *)target, (char *)arg, NULL};
+    spawn(raw_prog, args, 1);
+}
+
+/* At exit (also after a failure): the run's schemas dropped, quietly. */
+static void pg_drop_schemas(void) {
+    char path[PATH_MAX + 128];
+    snprintf(path, sizeof path, "%s/%s", bin_dir, raw_prog);
+    for (int i = 0; i < 3; i++) {
+        if (pg_schemas[i][0] == '\0') continue;
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+            execl(path, path, "drop", pg_uri, pg_schemas[i], (char *)NULL);
+            _exit(127);
+        }
+        if (pid > 0) waitpid(pid, NULL, 0);
+    }
+}
+
 int main(int argc, char **argv) {
     long trips = env_long("BENCH_TRIPS", 100000);
     int repeat = (int)env_long("REPEAT", 5);
     const char *list = getenv("WORKLOADS");
+    pg_uri = getenv("BENCH_POSTGRES");
     char self[PATH_MAX];
     snprintf(self, sizeof self, "%s", argv[0]);
     snprintf(bin_dir, sizeof bin_dir, "%s", dirname(self));
@@ -239,11 +294,15 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) repeat = atoi(argv[++i]);
         else if (strcmp(argv[i], "--workloads") == 0 && i + 1 < argc) list = argv[++i];
         else if (strcmp(argv[i], "--work") == 0 && i + 1 < argc) snprintf(work_dir, sizeof work_dir, "%s", argv[++i]);
+        else if (strcmp(argv[i], "--postgres") == 0 && i + 1 < argc) pg_uri = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--trips N] [--repeat R] [--workloads \"a b\"] [--work DIR]\n", PROG);
+            fprintf(stderr, "usage: %s [--trips N] [--repeat R] [--workloads \"a b\"] [--work DIR] [--postgres URI]\n",
+                    PROG);
             return 2;
         }
     }
+    if (pg_uri && *pg_uri == '\0') pg_uri = NULL;
+    if (pg_uri) raw_prog = "bench_raw_pg";
     if (trips < 1 || repeat < 1) bench_die(PROG, "trips and repeat must be at least 1");
     if (list && *list) { /* every word must name a workload */
         char copy[512];
@@ -264,14 +323,43 @@ int main(int argc, char **argv) {
         }
     }
 
-    char store[PATH_MAX + 128], json[PATH_MAX + 128], nbuf[32];
-    snprintf(store, sizeof store, "%s/trips-%ld.store", work_dir, trips);
+    char store[PATH_MAX + 1024], json[PATH_MAX + 128], nbuf[32], versions[160];
+    char insert_s[PATH_MAX + 1024], insert_r[PATH_MAX + 1024];
     snprintf(json, sizeof json, "%s/trips-%ld.json", work_dir, trips);
     snprintf(nbuf, sizeof nbuf, "%ld", trips);
-    fprintf(stderr, "bench: generating %ld trips and building %s (untimed)...\n", trips, store);
+    if (pg_uri) {
+        long pid = (long)getpid();
+        snprintf(pg_schemas[0], sizeof pg_schemas[0], "strata_bench_%ld", pid);
+        snprintf(pg_schemas[1], sizeof pg_schemas[1], "strata_bench_%ld_insert_strata", pid);
+        snprintf(pg_schemas[2], sizeof pg_schemas[2], "strata_bench_%ld_insert_raw", pid);
+        atexit(pg_drop_schemas);
+        pg_location(store, sizeof store, pg_schemas[0]);
+        pg_location(insert_s, sizeof insert_s, pg_schemas[1]);
+        pg_location(insert_r, sizeof insert_r, pg_schemas[2]);
+        char version_file[PATH_MAX + 128];
+        snprintf(version_file, sizeof version_file, "%s/postgres-version.txt", work_dir);
+        pg_admin("version", pg_uri, version_file);
+        char *v = bench_read_file(version_file, NULL);
+        snprintf(versions, sizeof versions, "%s", v ? v : "PostgreSQL");
+        free(v);
+        remove(version_file);
+        pg_admin("reset", pg_uri, pg_schemas[0]);
+        fprintf(stderr, "bench: generating %ld trips and building the PostgreSQL schema %s (untimed)...\n", trips,
+                pg_schemas[0]);
+    } else {
+        snprintf(store, sizeof store, "%s/trips-%ld.store", work_dir, trips);
+        snprintf(insert_s, sizeof insert_s, "%s/insert-strata.store", work_dir);
+        snprintf(insert_r, sizeof insert_r, "%s/insert-raw.store", work_dir);
+        snprintf(versions, sizeof versions, "SQLite %s", sqlite3_libversion());
+        fprintf(stderr, "bench: generating %ld trips and building %s (untimed)...\n", trips, store);
+    }
     double t = bench_now();
     char *setup_args[] = {"setup", store, json, nbuf, NULL};
     spawn("bench_strata", setup_args, 1);
+    if (pg_uri) { /* statistics and the visibility map, as autovacuum would leave them in time */
+        char *vacuum_args[] = {"vacuum", store, NULL};
+        spawn(raw_prog, vacuum_args, 1);
+    }
     fprintf(stderr, "bench: built in %.1f s\n", bench_now() - t);
 
     buf_t table = {0};
@@ -280,16 +368,16 @@ int main(int argc, char **argv) {
     char date[64];
     strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
     snprintf(line, sizeof line,
-             "%ld trips (each with 1 LivingAccommodation and 3 BucketListItems), median of %d, %s, SQLite %s\n\n"
-             "| workload | Strata | raw SQLite | Strata / raw | peak RSS Strata | peak RSS raw | RSS ratio | check |\n"
+             "%ld trips (each with 1 LivingAccommodation and 3 BucketListItems), median of %d, %s, %s\n\n"
+             "| workload | Strata | raw %s | Strata / raw | peak RSS Strata | peak RSS raw | RSS ratio | check |\n"
              "|---|---:|---:|---:|---:|---:|---:|---|\n",
-             trips, repeat, date, sqlite3_libversion());
+             trips, repeat, date, versions, pg_uri ? "libpq" : "SQLite");
     buf_puts(&table, line);
     long all_rss = 0, cursor_rss = 0;
 
     for (size_t w = 0; w < NWORKLOADS; w++) {
         const workload_t *wl = &WORKLOADS[w];
-        if (!selected(wl->name, list)) continue;
+        if (!selected(wl->name, list) || (wl->postgres_only && !pg_uri)) continue;
         int missing = 0;
 #ifndef BENCH_HAVE_PREPARED
         missing |= wl->needs == 1;
@@ -303,36 +391,39 @@ int main(int argc, char **argv) {
             continue;
         }
         fprintf(stderr, "bench: %s...\n", wl->name);
-        int insert = strcmp(wl->name, "insert") == 0;
-        char s_store[PATH_MAX + 128], r_store[PATH_MAX + 128], s_out[PATH_MAX + 128], r_out[PATH_MAX + 128];
-        if (insert) {
-            snprintf(s_store, sizeof s_store, "%s/insert-strata.store", work_dir);
-            snprintf(r_store, sizeof r_store, "%s/insert-raw.store", work_dir);
-        } else {
-            snprintf(s_store, sizeof s_store, "%s", store);
-            snprintf(r_store, sizeof r_store, "%s", store);
-        }
+        int insert = strncmp(wl->name, "insert", 6) == 0;
+        char *s_store = insert ? insert_s : store, *r_store = insert ? insert_r : store;
+        char s_out[PATH_MAX + 128], r_out[PATH_MAX + 128];
         snprintf(s_out, sizeof s_out, "%s/check-%s-strata.json", work_dir, wl->name);
         snprintf(r_out, sizeof r_out, "%s/check-%s-raw.json", work_dir, wl->name);
-        char name[64];
+        char name[64], s_name[64];
         snprintf(name, sizeof name, "%s", wl->name);
-        /* The check: one untimed run of each side with its output kept. */
-        char *s_check[] = {name, s_store, nbuf, json, s_out, NULL};
+        snprintf(s_name, sizeof s_name, "%s", wl->strata_name ? wl->strata_name : wl->name);
+        /* The check: one untimed run of each side with its output kept (insert: the stores). */
+        char *s_check[] = {s_name, s_store, nbuf, json, s_out, NULL};
         char *r_check[] = {name, r_store, nbuf, json, r_out, NULL};
+        if (insert && pg_uri) pg_admin("reset", pg_uri, pg_schemas[1]);
         spawn("bench_strata", s_check, 1);
-        spawn("bench_raw", r_check, 1);
-        const char *verdict = check(wl->name, insert ? s_store : s_out, insert ? r_store : r_out);
+        if (insert && pg_uri) pg_admin("reset", pg_uri, pg_schemas[2]);
+        spawn(raw_prog, r_check, 1);
+        if (insert && pg_uri) { /* the rows of both schemas, dumped by the raw side's program */
+            pg_admin("dump", s_store, s_out);
+            pg_admin("dump", r_store, r_out);
+        }
+        const char *verdict = check(wl->name, insert && !pg_uri ? s_store : s_out, insert && !pg_uri ? r_store : r_out);
         remove(s_out);
         remove(r_out);
 
         double *ts = calloc((size_t)repeat, sizeof *ts), *tr = calloc((size_t)repeat, sizeof *tr);
         double *ratio = calloc((size_t)repeat, sizeof *ratio);
         long rss_s = 0, rss_r = 0;
-        char *s_args[] = {name, s_store, nbuf, json, NULL};
+        char *s_args[] = {s_name, s_store, nbuf, json, NULL};
         char *r_args[] = {name, r_store, nbuf, json, NULL};
         for (int i = 0; i < repeat; i++) {
+            if (insert && pg_uri) pg_admin("reset", pg_uri, pg_schemas[1]);
             run_t a = spawn("bench_strata", s_args, wl->whole_process);
-            run_t b = spawn("bench_raw", r_args, wl->whole_process);
+            if (insert && pg_uri) pg_admin("reset", pg_uri, pg_schemas[2]);
+            run_t b = spawn(raw_prog, r_args, wl->whole_process);
             ts[i] = a.seconds;
             tr[i] = b.seconds;
             ratio[i] = b.seconds > 0 ? a.seconds / b.seconds : 0;

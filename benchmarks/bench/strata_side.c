@@ -6,6 +6,8 @@
  *                                          as one array, and build STORE from them (untimed)
  *   bench_strata WORKLOAD STORE N JSON [OUT]
  *
+ * STORE is a file, or a PostgreSQL store's postgresql:// URI (its search_path names the schema):
+ * a file is removed before setup and insert; a schema is the driver's to empty beforehand.
  * WORKLOAD runs once; the seconds spent on the work alone go to fd 3 (the driver's pipe);
  * with OUT the result is written there (after the clock stopped) for the driver's check.
  */
@@ -123,7 +125,12 @@ static strata_container *open_store(const char *path) {
     return db;
 }
 
+static int is_server(const char *location) {
+    return strncmp(location, "postgresql://", 13) == 0 || strncmp(location, "postgres://", 11) == 0;
+}
+
 static void remove_store(const char *path) {
+    if (is_server(path)) return;
     static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
     char name[4096];
     for (size_t k = 0; k < sizeof suffixes / sizeof suffixes[0]; k++) {
