@@ -57,7 +57,7 @@
 ///   that must tell them apart adds the text itself (`ORDER BY strata_decimal(c), c COLLATE "C"`).
 enum PostgresFunctions {
     /// Bump when a definition changes (the store re-installs when its stored number differs).
-    static let version = 1
+    static let version = 2
 
     /// The SQLSTATE of `strata_damaged`'s error.
     static let damagedState = "SD001"
@@ -79,7 +79,60 @@ enum PostgresFunctions {
             standardKeyFunction(data),
             decimalFunction,
             damagedFunction,
-        ]
+        ] + exactNumberComparisons
+    }()
+
+    // MARK: - Integers against reals
+
+    /// SQLite and ``Evaluation`` compare an integer with a real exactly; PostgreSQL has no
+    /// `bigint`-`double precision` operators and converts the integer to a real, so 2^53 + 1
+    /// would equal 2^53. The store's schema gets the six comparison operators for each
+    /// order of the two types: an exact match of the operand types, which PostgreSQL prefers
+    /// to its built-in operators reached through a cast (`IS DISTINCT FROM` and `IN` use `=`).
+    /// `strata_int_real_order(a, b)` is -1, 0 or 1: the real's integer part (exact below 2^63)
+    /// against the integer, then its fraction.
+    private static let exactNumberComparisons: [String] = {
+        var out = ["""
+            CREATE OR REPLACE FUNCTION strata_int_real_order(a bigint, b double precision) RETURNS integer
+            LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $strata$
+            SELECT CASE WHEN b <> b OR b >= 9223372036854775808.0 THEN -1
+                        WHEN b < -9223372036854775808.0 THEN 1
+                        WHEN a < CAST(trunc(b) AS bigint) THEN -1
+                        WHEN a > CAST(trunc(b) AS bigint) THEN 1
+                        WHEN b > trunc(b) THEN -1
+                        WHEN b < trunc(b) THEN 1
+                        ELSE 0 END
+            $strata$
+            """]
+        let ops = [("=", "eq", "= 0", "=", "<>"), ("<>", "ne", "<> 0", "<>", "="), ("<", "lt", "< 0", ">", ">="),
+                   ("<=", "le", "<= 0", ">=", ">"), (">", "gt", "> 0", "<", "<="), (">=", "ge", ">= 0", "<=", "<")]
+        for (op, name, test, commutator, negator) in ops {
+            out.append("""
+                CREATE OR REPLACE FUNCTION strata_int_real_\(name)(a bigint, b double precision) RETURNS boolean
+                LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $strata$ SELECT strata_int_real_order(a, b) \(test) $strata$
+                """)
+            out.append("""
+                CREATE OR REPLACE FUNCTION strata_real_int_\(name)(a double precision, b bigint) RETURNS boolean
+                LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $strata$ SELECT -strata_int_real_order(b, a) \(test) $strata$
+                """)
+        }
+        // Operators cannot be replaced: each is made once, when the schema does not have it (or has
+        // only its shell, which naming it as another's commutator made).
+        for (op, name, _, commutator, negator) in ops {
+            for (l, r, f) in [("bigint", "double precision", "strata_int_real_"), ("double precision", "bigint", "strata_real_int_")] {
+                out.append("""
+                    DO $strata$ BEGIN
+                      IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_operator WHERE oprname = '\(op)' AND oprnamespace = CAST(current_schema() AS regnamespace)
+                                     AND oprleft = CAST('\(l)' AS regtype) AND oprright = CAST('\(r)' AS regtype)
+                                     AND CAST(oprcode AS oid) <> 0) THEN
+                        CREATE OPERATOR \(op) (LEFTARG = \(l), RIGHTARG = \(r), FUNCTION = \(f)\(name),
+                                              COMMUTATOR = \(commutator), NEGATOR = \(negator));
+                      END IF;
+                    END $strata$
+                    """)
+            }
+        }
+        return out
     }()
 
     // MARK: - Simple functions

@@ -60,9 +60,27 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
                 attempt += 1
             }
         }
+        if !options.readOnly { try PostgresStore.refreshFunctions(c) }
         c.forgetPrepared()
         if case .text(let uuid)? = try c.scalar(PostgresDialect.readMetadata, [.text("storeUUID")]) { storeUUID = uuid }
         spare = c
+    }
+
+    /// Installs the functions of this version of Strata when the store holds another version's
+    /// (under the store's lock, which `init` holds): a store made by an older Strata gets the new
+    /// definitions before anything runs them.
+    static func refreshFunctions(_ c: PGConnection) throws {
+        guard case .text(let stored)? = try c.scalar(PostgresDialect.readMetadata, [.text("functionsVersion")]),
+              stored != String(PostgresFunctions.version) else { return }
+        try c.execute(script: "BEGIN")
+        do {
+            for sql in PostgresFunctions.definitions() { try c.execute(script: sql, reported: false) }
+            try setMetadata(c, "functionsVersion", String(PostgresFunctions.version))
+            try c.execute(script: "COMMIT")
+        } catch {
+            _ = try? c.execute(script: "ROLLBACK")
+            throw error
+        }
     }
 
     /// Chooses the namespace, creates it when missing (unless read-only), and makes it the
