@@ -11,7 +11,7 @@
 # The folders form one graph, each folder naming only those below it:
 #
 #   StrataC -> Container -> {Migration, History} -> Context -> Store -> Query -> Schema -> Values -> Support
-#                       \-> Storage -> Store (and Query's face)
+#                       \-> Storage, PostgreSQL -> Store (and Query's face)
 #
 # Rules (the name before the colon is what a hit and the allowlist call it):
 #   F-names-G               folder F names a type of folder G that it may not
@@ -20,16 +20,18 @@
 #       Support    nothing              Values   Support
 #       Schema     Values Support       Query    Schema Values Support
 #       Store      Query Schema Values Support
-#       Storage    Store, Query's face, Schema, Values, Support
+#       Storage, PostgreSQL (the stores)   Store, Query's face, Schema, Values,
+#                  Support (never each other)
 #       Context    Store Query Schema Values Support
 #       Migration, History   Context and what Context may name
-#       Container  every folder but Storage (the one concrete store it chooses
-#                  is an allowlisted exception)
-#       StrataC    every folder but Storage (strata-c-names-*)
-#   storage-names-query     Storage names a type of Query outside its face: the
+#       Container  every folder but the stores (the concrete stores it chooses
+#                  are allowlisted exceptions)
+#       StrataC    every folder but the stores (strata-c-names-*)
+#   storage-names-query     a store names a type of Query outside its face: the
 #                           dialect it implements and what it is given to run
 #                           (QUERY_FACE: QueryDialect, Operators, CompiledFetch,
-#                           ObjectPlan); Storage compiles no predicate
+#                           ObjectPlan); a store compiles no predicate
+#                           (postgresql-names-query for PostgreSQL/)
 #   folder-cycle            a reference that closes a cycle of folders (all
 #                           references count, allowlisted ones too)
 #   sqlite-outside-storage  `import CSQLite`, sqlite3_*, SQLITE_* outside
@@ -76,7 +78,7 @@ src=$(cd "$src" 2>/dev/null && pwd) || { echo "check-layers: no such directory: 
 [ -d "$src/Sources/Strata" ] || { echo "check-layers: $src has no Sources/Strata" >&2; exit 2; }
 [ -n "$allow" ] || allow="$src/scripts/layers-allow.txt"
 
-FOLDERS="Support Values Schema Query Store Storage Context Migration History Container"
+FOLDERS="Support Values Schema Query Store Storage PostgreSQL Context Migration History Container"
 # The files of Query/ whose names Storage may use (the dialect and what it runs).
 QUERY_FACE="QueryDialect.swift Operators.swift CompiledFetch.swift ObjectPlan.swift"
 
@@ -89,7 +91,7 @@ may_name() {
     Schema) echo "Values Support" ;;
     Query) echo "Schema Values Support" ;;
     Store) echo "Query Schema Values Support" ;;
-    Storage) echo "Store Query.face Schema Values Support" ;;
+    Storage|PostgreSQL) echo "Store Query.face Schema Values Support" ;;
     Context) echo "Store Query Schema Values Support" ;;
     Migration|History) echo "Context Store Query Schema Values Support" ;;
     Container) echo "Migration History Context Store Query Schema Values Support" ;;
