@@ -119,13 +119,14 @@ extension PostgresDialect: MigrationDialect {
     }
 
     /// The sequence of `table` (made when missing) moves past every row of the table and past
-    /// its own and `from`'s next keys: it never goes back.
+    /// `from`'s next key: it never goes back, and is not touched when it is past them already
+    /// (`setval` is not transactional: a stage that fails later leaves it as it was).
     func continueSequence(_ table: String, from: String) -> [(sql: String, args: [SQLValue])] {
         let sequence = q(PostgresDialect.sequenceName(table))
-        let next = [nextKey(table)] + (from == table ? [] : [nextKey(from)])
+        let past = ["(SELECT coalesce(max(\(qKey)), 0) + 1 FROM \(q(table)))"] + (from == table ? [] : [nextKey(from)])
         return [("CREATE SEQUENCE IF NOT EXISTS \(sequence)", []),
-                ("SELECT setval(CAST($1 AS regclass), greatest((SELECT coalesce(max(\(qKey)), 0) + 1 FROM \(q(table))), \(next.joined(separator: ", "))), false)",
-                 [.text(sequence)])]
+                ("SELECT setval(CAST($1 AS regclass), n.next, false) FROM (SELECT greatest(\(past.joined(separator: ", "))) AS next) AS n "
+                 + "WHERE n.next > \(nextKey(table))", [.text(sequence)])]
     }
     func dropSequence(_ table: String) -> [(sql: String, args: [SQLValue])] {
         [("DROP SEQUENCE IF EXISTS \(q(PostgresDialect.sequenceName(table)))", [])]
