@@ -4,6 +4,9 @@ import XCTest
 /// Stores with history: a schema with every kind of change, and readers of
 /// the history's JSON.
 class HistoryTestCase: MigrationTestCase {
+    /// The PostgreSQL store keeps no history yet.
+    override class var runsOnPostgreSQL: Bool { false }
+
     /// Trips (name and start preserved on deletion, name with historyValues), their
     /// items (cascade), lodgings (nullify), guides (deny) and tags (a required trip).
     static let schemaJSON = #"""
