@@ -1,10 +1,12 @@
-/// The SQL of migration steps (``StorageMigration``) on PostgreSQL, which changes
-/// tables in place where SQLite rebuilds them: a column goes with `ALTER TABLE …
-/// DROP COLUMN` (no row rewritten; the indexes over it go with it), and an index
-/// kept in place takes the name the new layout gives it (the writer finds a unique
-/// constraint by that name). Identifiers are quoted here; values are always bound
-/// (`$n` is the statement's n-th argument); lists of entity names are bound as
-/// `text[]` literals, renames as a JSON object.
+/// What PostgreSQL spells its own way in migration steps (``StorageMigration``; the
+/// ISO statements are ``MigrationDialect``'s). It changes tables in place where
+/// SQLite rebuilds them: a column goes with `ALTER TABLE … DROP COLUMN` (no row
+/// rewritten; the indexes over it go with it), and an index kept in place takes the
+/// name the new layout gives it (the writer finds a unique constraint by that name),
+/// as a table's primary key does when the table is renamed. Values are always bound
+/// (`$n` is the statement's n-th argument): lists of entity names as `text[]`
+/// literals, renames as a JSON object read with `->>`; a hierarchy's key sequence
+/// moves with `setval`.
 ///
 /// Names of the store's own that could outgrow PostgreSQL's 63 bytes (a table being
 /// built, a primary key, an index) are shortened the same way everywhere
@@ -14,22 +16,15 @@ extension PostgresDialect: MigrationDialect {
     private var qKey: String { q(StoreLayout.key) }
     private var qEntity: String { q(StoreLayout.entity) }
     /// `$n` holds a `text[]` literal of entity names (``nameList(_:)``).
-    private func entityIn(_ column: String, _ n: Int) -> String { "\(column) = ANY(CAST($\(n) AS text[]))" }
+    func isOneOf(_ expression: String, names n: Int) -> String { "\(expression) = ANY(CAST($\(n) AS text[]))" }
+    /// `$n` holds a JSON object old name → new name.
+    func renamed(_ expression: String, through n: Int) -> String { "coalesce(CAST($\(n) AS jsonb) ->> \(expression), \(expression))" }
 
     var dropsColumnsInPlace: Bool { true }
 
     func buildingName(_ table: String) -> String { PostgresDialect.identifier("_strata_new_" + table) }
-    func renamingName(_ index: Int) -> String { "_strata_renaming_\(index)" }
     func storedIndexName(_ name: String) -> String { PostgresDialect.indexName(name) }
     func nameList(_ names: [String]) -> SQLValue { PostgresDialect.nameArray(names) }
-    /// A JSON object old name → new name (read with `->>`).
-    func nameMap(_ renames: [(String, String)]) -> SQLValue {
-        var w = JSONWriter()
-        w.beginObject()
-        for (k, v) in renames { w.key(k); w.string(v) }
-        w.endObject()
-        return .text(w.string)
-    }
 
     // MARK: Tables, columns, indexes
 
@@ -38,14 +33,9 @@ extension PostgresDialect: MigrationDialect {
         ["ALTER TABLE \(q(from)) RENAME TO \(q(to))",
          "ALTER TABLE \(q(to)) RENAME CONSTRAINT \(q(PostgresDialect.primaryKeyName(from))) TO \(q(PostgresDialect.primaryKeyName(to)))"]
     }
-    func renameColumn(_ table: String, from: String, to: String) -> String {
-        "ALTER TABLE \(q(table)) RENAME COLUMN \(q(from)) TO \(q(to))"
-    }
     func addColumn(_ table: String, _ column: StoreLayout.Column) -> String {
         "ALTER TABLE \(q(table)) ADD COLUMN \(q(column.name)) \(PostgresDialect.storedType(column))"
     }
-    func dropColumn(_ table: String, _ column: String) -> String { "ALTER TABLE \(q(table)) DROP COLUMN \(q(column))" }
-    func dropTable(_ table: String) -> String { "DROP TABLE \(q(table))" }
     /// A unique index is a constraint of its table (``createIndex(_:on:)``).
     func dropIndex(_ i: StoreLayout.Index, on table: String) -> String {
         i.isUnique ? "ALTER TABLE \(q(table)) DROP CONSTRAINT \(q(i.name))" : "DROP INDEX \(q(i.name))"
@@ -57,58 +47,12 @@ extension PostgresDialect: MigrationDialect {
 
     // MARK: Rows
 
-    func copyRows(into: String, columns: [String], from: String, values: [String]) -> String {
-        "INSERT INTO \(q(into)) (\(qKey), \(qEntity)\(columns.map { ", " + q($0) }.joined())) "
-            + "SELECT s.\(qKey), coalesce(CAST($4 AS jsonb) ->> s.\(qEntity), s.\(qEntity))"
-            + values.map { ", " + $0 }.joined()
-            + " FROM \(q(from)) AS s WHERE \(entityIn("s." + qEntity, 3)) AND s.\(qKey) > $1 AND s.\(qKey) <= $2"
-    }
-    func keyRange(_ table: String) -> String {
-        "SELECT min(\(qKey)), max(\(qKey)), count(*) FROM \(q(table)) WHERE \(entityIn(qEntity, 1))"
-    }
-    func sourceColumn(_ column: String) -> String { "s.\(q(column))" }
-    func linkTarget(_ table: String, owner: String, target: String) -> String {
-        "(SELECT min(p.\(q(target))) FROM \(q(table)) AS p WHERE p.\(q(owner)) = s.\(qKey))"
-    }
     func copyPairs(into: String, from table: String, owner: String, target: String) -> String {
         "INSERT INTO \(q(into)) (\(q(StoreLayout.source)), \(q(StoreLayout.target))) SELECT p.\(q(owner)), p.\(q(target)) FROM \(q(table)) AS p "
             + "WHERE p.\(q(owner)) IS NOT NULL AND p.\(q(target)) IS NOT NULL ON CONFLICT DO NOTHING"
     }
     func renameEntities(_ table: String) -> String {
         "UPDATE \(q(table)) SET \(qEntity) = CAST($1 AS jsonb) ->> \(qEntity) WHERE CAST($1 AS jsonb) ? \(qEntity)"
-    }
-    func deleteRowsOutside(_ table: String) -> String {
-        "DELETE FROM \(q(table)) WHERE NOT \(entityIn(qEntity, 1))"
-    }
-    func fillDefault(_ table: String, _ column: String) -> String {
-        "UPDATE \(q(table)) SET \(q(column)) = $1 WHERE \(q(column)) IS NULL AND \(entityIn(qEntity, 2))"
-    }
-    func rowWithoutValue(_ table: String, _ column: String) -> String {
-        "SELECT \(qKey), \(qEntity) FROM \(q(table)) WHERE \(q(column)) IS NULL AND \(entityIn(qEntity, 1)) LIMIT 1"
-    }
-    func clearOutside(_ table: String, _ column: String) -> String {
-        "UPDATE \(q(table)) SET \(q(column)) = NULL WHERE \(q(column)) IS NOT NULL AND NOT \(entityIn(qEntity, 1))"
-    }
-    func clearDanglingLinks(_ table: String, _ column: String, target: String) -> String {
-        "UPDATE \(q(table)) SET \(q(column)) = NULL WHERE \(q(column)) IS NOT NULL AND \(q(column)) NOT IN "
-            + "(SELECT \(qKey) FROM \(q(target)) WHERE \(entityIn(qEntity, 1)))"
-    }
-    func keepFirstLinks(_ table: String, _ column: String) -> String {
-        "UPDATE \(q(table)) SET \(q(column)) = NULL WHERE \(q(column)) IS NOT NULL AND \(qKey) > "
-            + "(SELECT min(o.\(qKey)) FROM \(q(table)) AS o WHERE o.\(q(column)) = \(q(table)).\(q(column)))"
-    }
-    func deleteDanglingPairs(_ table: String, first: String, second: String) -> String {
-        "DELETE FROM \(q(table)) WHERE \(q(StoreLayout.source)) NOT IN (SELECT \(qKey) FROM \(q(first)) WHERE \(entityIn(qEntity, 1))) "
-            + "OR \(q(StoreLayout.target)) NOT IN (SELECT \(qKey) FROM \(q(second)) WHERE \(entityIn(qEntity, 2)))"
-    }
-    func duplicateGroup(_ table: String, _ columns: [String]) -> String {
-        let cols = columns.map(q).joined(separator: ", ")
-        return "SELECT \(cols), count(*) FROM \(q(table)) WHERE " + columns.map { "\(q($0)) IS NOT NULL" }.joined(separator: " AND ")
-            + " GROUP BY \(cols) HAVING count(*) > 1 LIMIT 1"
-    }
-    func rowsWithValues(_ table: String, _ columns: [String]) -> String {
-        "SELECT \(qKey), \(qEntity) FROM \(q(table)) WHERE "
-            + columns.enumerated().map { "\(q($0.element)) = $\($0.offset + 1)" }.joined(separator: " AND ") + " ORDER BY \(qKey) LIMIT 2"
     }
 
     // MARK: Key sequences and external storage
