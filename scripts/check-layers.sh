@@ -11,8 +11,7 @@
 # The folders form one graph, each folder naming only those below it:
 #
 #   StrataC -> Container -> {Migration, History} -> Context -> Store -> Query -> Schema -> Values -> Support
-#                       \-> Storage    -> Store (and Query's face)
-#                       \-> PostgreSQL -> Store (and Query's face)
+#                       \-> Storage, PostgreSQL -> Store (and Query's face)
 #
 # Rules (the name before the colon is what a hit and the allowlist call it):
 #   F-names-G               folder F names a type of folder G that it may not
@@ -21,17 +20,18 @@
 #       Support    nothing              Values   Support
 #       Schema     Values Support       Query    Schema Values Support
 #       Store      Query Schema Values Support
-#       Storage    Store, Query's face, Schema, Values, Support
-#       PostgreSQL the same as Storage (the two stores never name each other)
+#       Storage, PostgreSQL (the stores)   Store, Query's face, Schema, Values,
+#                  Support (never each other)
 #       Context    Store Query Schema Values Support
 #       Migration, History   Context and what Context may name
-#       Container  every folder but the stores (the concrete store it chooses
-#                  is an allowlisted exception per store)
+#       Container  every folder but the stores (the concrete stores it chooses
+#                  are allowlisted exceptions)
 #       StrataC    every folder but the stores (strata-c-names-*)
-#   storage-names-query     Storage names a type of Query outside its face: the
+#   storage-names-query     a store names a type of Query outside its face: the
 #                           dialect it implements and what it is given to run
 #                           (QUERY_FACE: QueryDialect, Operators, CompiledFetch,
-#                           ObjectPlan); Storage compiles no predicate
+#                           ObjectPlan); a store compiles no predicate
+#                           (postgresql-names-query for PostgreSQL/)
 #   folder-cycle            a reference that closes a cycle of folders (all
 #                           references count, allowlisted ones too)
 #   sqlite-outside-storage  `import CSQLite`, sqlite3_*, SQLITE_* outside

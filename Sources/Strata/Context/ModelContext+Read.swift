@@ -24,12 +24,17 @@ extension ModelContext {
                 ?? "only a didMigrate hook reads an earlier version"
             throw StrataError(.invalid, "'fromVersion': \"\(version)\" cannot be read here (\(hint))", path: "/fromVersion")
         }
+        guard previous.session != nil else {
+            throw StrataError(.invalid, "'fromVersion': \"\(version)\" cannot be read while this stage runs: the store does not keep the version "
+                              + "before a stage readable until the stage commits (an in-memory store; a PostgreSQL store, whose storage change "
+                              + "locks the tables it changes); read what didMigrate needs in willMigrate", path: "/fromVersion")
+        }
         return try FetchDescriptor.decode(value, schema: previous.schema, predicatePath: JSONPath() / "predicate", slotted: slotted)
     }
 
     /// The session a descriptor reads through, and the pending changes it sees (none in an earlier version).
     func source(_ d: FetchDescriptor) -> (StoreSession, PendingReplay?) {
-        if d.fromVersion != nil, let previous = previousVersion { return (previous.session, nil) }
+        if d.fromVersion != nil, let previous = previousVersion?.session { return (previous, nil) }
         return (session, pendingReplay(d.includePendingChanges))
     }
 

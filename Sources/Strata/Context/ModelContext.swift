@@ -69,8 +69,9 @@ public final class ModelContext {
     public var hasChanges: Bool { lock.withLock { !changes.isEmpty } }
 
     /// The version before a migration stage, in a didMigrate hook: its schema and a
-    /// session on the store as committed before the stage began.
-    var previousVersion: (schema: Schema, session: StoreSession)?
+    /// session on the store as committed before the stage began (nil when the store
+    /// cannot read it while the stage runs: in memory, or PostgreSQL).
+    var previousVersion: (schema: Schema, session: StoreSession?)?
 
     // MARK: Lent contexts
 

@@ -99,7 +99,7 @@ struct MigrationRunner {
             context.name = name
             context.author = author
             // Beyond SwiftData: the old version stays readable ("fromVersion"), as committed before the stage.
-            if let old = try store.committedSession(schema: planned.from) { context.previousVersion = (planned.from, old) }
+            context.previousVersion = (planned.from, try store.committedSession(schema: planned.from))
             migrationLog("\(name): didMigrate hook")
             try call(hook, context, stage: name, which: "didMigrate")
         }

@@ -29,6 +29,8 @@ struct LibPQ: @unchecked Sendable {
     let getvalue: @convention(c) (Result?, Int32, Int32) -> UnsafeMutablePointer<CChar>?
     let getlength: @convention(c) (Result?, Int32, Int32) -> Int32
     let getisnull: @convention(c) (Result?, Int32, Int32) -> Int32
+    /// The number of rows a command changed, as text ("" for a command that changes none).
+    let cmdTuples: @convention(c) (Result?) -> UnsafeMutablePointer<CChar>?
     let transactionStatus: @convention(c) (Conn?) -> Int32
     let setNoticeProcessor: @convention(c) (Conn?, (@convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void)?,
                                             UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
@@ -97,6 +99,7 @@ struct LibPQ: @unchecked Sendable {
             getvalue: bind("PQgetvalue", (@convention(c) (Result?, Int32, Int32) -> UnsafeMutablePointer<CChar>?).self),
             getlength: bind("PQgetlength", (@convention(c) (Result?, Int32, Int32) -> Int32).self),
             getisnull: bind("PQgetisnull", (@convention(c) (Result?, Int32, Int32) -> Int32).self),
+            cmdTuples: bind("PQcmdTuples", (@convention(c) (Result?) -> UnsafeMutablePointer<CChar>?).self),
             transactionStatus: bind("PQtransactionStatus", (@convention(c) (Conn?) -> Int32).self),
             setNoticeProcessor: bind("PQsetNoticeProcessor", (@convention(c) (Conn?, (@convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void)?,
                                                                                UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?).self),

@@ -113,8 +113,10 @@ final class PGConnection {
         if sqlDebug { fputs("[strata sql] \(sql)\n", stderr) }
     }
 
-    /// Runs statements without arguments (DDL, transaction control).
-    func execute(script sql: String, reported: Bool = true) throws {
+    /// Runs statements without arguments (DDL, transaction control); returns the rows the
+    /// last one changed.
+    @discardableResult
+    func execute(script sql: String, reported: Bool = true) throws -> Int64 {
         report(sql, reported)
         let ends = sql == "COMMIT" || sql == "ROLLBACK"
         if ends && pq.status(handle) != LibPQ.connectionOK && sql == "ROLLBACK" {
@@ -126,6 +128,13 @@ final class PGConnection {
         defer { pq.clear(r) }
         if sql.hasPrefix("BEGIN") { transactionOpen = true } else if ends { transactionOpen = false }
         try check(r)
+        return PGConnection.changed(pq, r)
+    }
+
+    /// The rows a command's result says it changed (0 when it says nothing).
+    static func changed(_ pq: LibPQ, _ r: LibPQ.Result?) -> Int64 {
+        guard let r, let text = pq.cmdTuples(r) else { return 0 }
+        return Int64(String(cString: text)) ?? 0
     }
 
     func execute(_ sql: String, _ args: [SQLValue] = []) throws {
@@ -308,6 +317,9 @@ final class PGRows {
     let columns: Int32
     /// Each column's type OID.
     let types: [UInt32]
+
+    /// The rows the command changed (an INSERT, UPDATE or DELETE).
+    var changed: Int64 { PGConnection.changed(pq, result) }
 
     init(pq: LibPQ, result: LibPQ.Result) {
         self.pq = pq

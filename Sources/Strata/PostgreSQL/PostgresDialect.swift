@@ -20,7 +20,15 @@ struct PostgresDialect {
 
     /// An index or constraint name within PostgreSQL's limit: the layout's name when it fits,
     /// else its start and a hash (names are the store's own, never shown to users).
-    static func indexName(_ name: String) -> String {
+    static func indexName(_ name: String) -> String { identifier(name) }
+
+    /// The primary key constraint of a table (`Trip_pkey`, PostgreSQL's own spelling when it
+    /// fits): named by Strata, so that a migration renames it with its table.
+    static func primaryKeyName(_ table: String) -> String { identifier(table + "_pkey") }
+
+    /// A name of the store's own (an index, a constraint, a table being built) within
+    /// PostgreSQL's limit: the name itself when it fits, else its start and a hash.
+    static func identifier(_ name: String) -> String {
         if name.utf8.count <= maxIdentifierBytes { return name }
         let hash = SHA256.hex(name).prefix(16)
         var prefix = ""
@@ -31,9 +39,10 @@ struct PostgresDialect {
         return prefix + "~" + hash
     }
 
-    static func columnType(_ c: StoreLayout.Column) -> String {
+    /// A column's type and constraints (the key's primary key is the table's constraint).
+    static func storedType(_ c: StoreLayout.Column) -> String {
         switch c.content {
-        case .key: return "bigint PRIMARY KEY"
+        case .key: return "bigint NOT NULL"
         case .link: return "bigint"
         case .entityName: return "text COLLATE \"C\" NOT NULL"
         case .pairEnd: return "bigint NOT NULL"
@@ -47,9 +56,10 @@ struct PostgresDialect {
         }
     }
 
+    /// The primary key is a constraint named after the table (``primaryKeyName(_:)``).
     func createTable(_ t: StoreLayout.Table) -> String {
-        var parts = t.columns.map { c in "\(quote(c.name)) \(t.primaryKey.count == 1 || c.content != .key ? PostgresDialect.columnType(c) : "bigint")" }
-        if t.primaryKey.count > 1 { parts.append("PRIMARY KEY (\(t.primaryKey.map(quote).joined(separator: ", ")))") }
+        var parts = t.columns.map { c in "\(quote(c.name)) \(PostgresDialect.storedType(c))" }
+        parts.append("CONSTRAINT \(quote(PostgresDialect.primaryKeyName(t.name))) PRIMARY KEY (\(t.primaryKey.map(quote).joined(separator: ", ")))")
         return "CREATE TABLE \(quote(t.name)) (\n  " + parts.joined(separator: ",\n  ") + "\n)"
     }
 

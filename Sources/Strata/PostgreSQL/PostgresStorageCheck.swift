@@ -9,19 +9,21 @@ enum PostgresStorageCheck {
 
     static func verify(_ c: PGConnection, layout: StoreLayout, location: String, version: String) throws {
         func damaged(_ what: String) -> StrataError {
-            StrataError(.corrupt, "\(location) does not match its stored schema (version \(version)): \(what)")
+            StrataError(.corrupt, "\(location) does not match its stored schema: \(what) (stored schema version \(version); nothing was changed)")
         }
         var found: [String: [(String, String)]] = [:]
         let rows = try c.query(columns)
         for r in 0..<rows.count { found[rows.string(r, 0), default: []].append((rows.string(r, 1), rows.string(r, 2))) }
         for t in layout.tables {
             guard let cols = found.removeValue(forKey: t.name) else { throw damaged("the table '\(t.name)' is missing") }
+            // In any order: a migration adds columns at the end of a table it alters in place.
             let want = t.columns.map { ($0.name, PostgresStorageCheck.type($0)) }
-            guard cols.map(\.0) == want.map(\.0) else {
+            guard cols.map(\.0).sorted() == want.map(\.0).sorted() else {
                 throw damaged("the table '\(t.name)' has the columns \(cols.map(\.0).joined(separator: ", ")), not \(want.map(\.0).joined(separator: ", "))")
             }
-            for (have, need) in zip(cols, want) where have.1 != need.1 {
-                throw damaged("the column '\(t.name).\(have.0)' is \(have.1), not \(need.1)")
+            let types = Dictionary(cols, uniquingKeysWith: { a, _ in a })
+            for (name, need) in want where types[name] != need {
+                throw damaged("the column '\(t.name).\(name)' is \(types[name] ?? "missing"), not \(need)")
             }
         }
         found.removeValue(forKey: "strata_metadata")

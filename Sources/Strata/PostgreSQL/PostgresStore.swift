@@ -1,3 +1,5 @@
+import Glibc
+
 /// A Strata store in a schema (namespace) of a PostgreSQL database, shared by any
 /// number of processes on any number of hosts: the same layout as the SQLite store
 /// (``StoreLayout``), spelled by ``PostgresDialect``, with the store's metadata in
@@ -46,6 +48,9 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
         let c = try PGConnection(uri: uri)
         namespace = try PostgresStore.enter(c, options: options)
         c.trace = trace
+        // A stage hook opening the store its stage migrates would wait for its own lock for ever.
+        let opening = try OpensInProgress.enter(c, namespace: namespace)
+        defer { OpensInProgress.leave(opening) }
         try c.execute(PostgresStore.lockStore)
         defer { _ = try? c.execute(PostgresStore.unlockStore) }
         var attempt = 0
@@ -80,6 +85,41 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
         } catch {
             _ = try? c.execute(script: "ROLLBACK")
             throw error
+        }
+    }
+
+    /// The stores this process is opening (and migrating, under the store's lock), by server,
+    /// database and schema, each with the threads doing it. An open of such a store on one of
+    /// those threads — a stage hook opening the store its stage migrates — would wait for the
+    /// lock its own thread holds: it fails at once instead.
+    enum OpensInProgress {
+        private static let lock = Lock()
+        nonisolated(unsafe) private static var stores: [String: [pthread_t]] = [:]
+        static let identity = "SELECT coalesce(host(inet_server_addr()), 'local') || ':' || coalesce(inet_server_port(), 0) || '/' || current_database()"
+
+        /// Notes that this thread opens the store of `namespace` on `c`'s database; returns its key.
+        /// - Throws: `.misuse` when this thread is opening (or migrating) it already.
+        static func enter(_ c: PGConnection, namespace: String) throws -> String {
+            guard case .text(let database)? = try c.scalar(identity) else { return "" }
+            let key = database + "/" + namespace
+            let mine = lock.withLock { () -> Bool in
+                if stores[key]?.contains(where: { pthread_equal($0, pthread_self()) != 0 }) == true { return true }
+                stores[key, default: []].append(pthread_self())
+                return false
+            }
+            if mine {
+                throw StrataError(.misuse, "the PostgreSQL schema '\(namespace)' is being migrated by this thread (a stage hook opening the store its "
+                                  + "stage migrates): it cannot be opened until the migration ends; a hook works through the context it is given")
+            }
+            return key
+        }
+
+        static func leave(_ key: String) {
+            lock.withLock {
+                guard var threads = stores[key], let i = threads.lastIndex(where: { pthread_equal($0, pthread_self()) != 0 }) else { return }
+                threads.remove(at: i)
+                stores[key] = threads.isEmpty ? nil : threads
+            }
         }
     }
 
@@ -291,14 +331,29 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
             PostgresSession(store: store, connection: connection, schema: schema)
         }
 
-        func committedSession(schema: Schema) throws -> StoreSession? {
-            PostgresSession(store: store, connection: try store.connect(), schema: schema)
-        }
+        /// None: the stage's storage change holds its tables (PostgreSQL's DDL locks them until the
+        /// stage commits), so another connection reading the previous version would wait for the
+        /// hook that waits for it.
+        func committedSession(schema: Schema) throws -> StoreSession? { nil }
 
+        /// The shared plan (``StorageMigration``) spelled by ``PostgresDialect``, run inside the stage's
+        /// transaction: PostgreSQL's DDL is transactional, so a failure leaves every table as it was.
         func changeStorage(_ mapping: SchemaMapping, stage: String,
                            report: (_ step: String, _ entity: String?, _ done: Int64?, _ total: Int64?) -> Void) throws {
-            throw StrataError(.migration, "\(location) holds version \(mapping.old.version): migrating a PostgreSQL store's tables "
-                              + "(stage '\(stage)') is not supported by this version of Strata; nothing was changed")
+            let c = connection
+            defer { c.forgetPrepared() }  // statements prepared on the old tables
+            do {
+                let migration = StorageMigration(mapping, dialect: store.dialect) { table in try PostgresMigrationConnection.indexes(c, table) }
+                try StorageMigration.run(try migration.plan(), on: PostgresMigrationConnection(connection: c), stage: stage, report: report)
+                // Older history reads under the new names (as `SQLiteHistoryNames.rename` on SQLite).
+                try PostgresHistoryNames.rename(c, mapping)
+            } catch var e as StrataError where e.code == .internal && e.postgresState != nil {
+                // The steps follow the stored schema: SQL that fails on them means the tables do not
+                // match it (the database is shared: someone changed them).
+                e.code = .corrupt
+                e.message = "the tables of \(location) do not match its stored schema (version \(mapping.old.version)): " + e.message
+                throw e
+            }
         }
     }
 }

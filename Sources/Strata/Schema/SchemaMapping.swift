@@ -1,7 +1,7 @@
 /// How one schema version's entities, attributes and relationships come from
 /// another's: the inference of a lightweight migration (Core Data's inferred
 /// mapping model), in model terms. The store turns a mapping into storage
-/// steps (`Storage/SQLiteMigration.swift`).
+/// steps (`Store/StorageMigration.swift`, spelled by each store's dialect).
 ///
 /// An element of the new version comes from the element of the old version
 /// its `originalName` names (so two elements may swap names), else the one that

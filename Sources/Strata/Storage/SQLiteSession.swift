@@ -133,7 +133,7 @@ public final class SQLiteSession: StoreSession {
             let sql = SQLiteDialect.duplicateObjects(dialect.table(root), slots.map { dialect.column(entity.storedColumns[$0]) })
             var groups: [[ObjectID]] = []
             var last: [SQLValue] = []
-            try connection.statement(sql).query([SQLiteMigration.jsonArray(entity.descendants.map(\.name))]) { s in
+            try connection.statement(sql).query([SQLiteDialect.nameList(entity.descendants.map(\.name))]) { s in
                 guard let e = root.descendant(named: s.text(1)) else { return }
                 let values = (0..<Int32(slots.count)).map { s.value(at: 2 + $0) }
                 if values != last || groups.isEmpty { groups.append([]); last = values }

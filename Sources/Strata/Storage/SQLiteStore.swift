@@ -229,9 +229,10 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         func changeStorage(_ mapping: SchemaMapping, stage: String,
                            report: (_ step: String, _ entity: String?, _ done: Int64?, _ total: Int64?) -> Void) throws {
             let c = connection
-            let migration = SQLiteMigration(mapping) { table in try SQLiteStore.indexes(c, table) }
+            let migration = StorageMigration(mapping, dialect: store.dialect) { table in try SQLiteStore.indexes(c, table) }
             do {
-                try SQLiteMigration.run(try migration.plan(), on: c, folder: store.externalFolder, stage: stage, report: report)
+                try StorageMigration.run(try migration.plan(), on: SQLiteMigrationConnection(connection: c, folder: store.externalFolder),
+                                         stage: stage, report: report)
                 try SQLiteHistoryNames.rename(c, mapping)
             } catch var e as StrataError where e.code == .internal || (e.code == .corrupt && e.sqliteCode != nil) {
                 // The steps follow the stored schema: SQL that fails on them means the tables do not
@@ -246,7 +247,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     /// The steps a migration by `mapping` runs on a store laid out as its old schema
     /// (a dry run: no store is touched).
     public static func migrationSteps(_ mapping: SchemaMapping) throws -> [MigrationStep] {
-        try SQLiteMigration(mapping).plan().map(\.description)
+        try StorageMigration(mapping, dialect: SQLiteDialect()).plan().map(\.description)
     }
 
     /// What the store at `path` holds about itself, read without writing (nil for an

@@ -35,6 +35,9 @@ public struct MigrationStep: Sendable, Equatable {
         case keepOneLink
         // Indexes.
         case addIndex, removeIndex, addUniqueConstraint, removeUniqueConstraint
+        /// An index kept in place takes the name the new layout gives it (stores whose
+        /// index names follow their tables).
+        case renameIndex
         // Key sequences.
         case continueSequence, dropSequence
 

@@ -59,9 +59,11 @@ public protocol StoreOpening: AnyObject {
     func session(schema: Schema) throws -> StoreSession
     /// A read-only session on the store as last committed (before the running
     /// ``migrate(_:)`` transaction), laid out as `schema`: what a didMigrate hook reads
-    /// of the previous version. Nil when the store cannot offer one (in memory).
+    /// of the previous version. Nil when the store cannot offer one (in memory; a store
+    /// whose storage change locks the tables it changes until the stage commits).
     func committedSession(schema: Schema) throws -> StoreSession?
-    /// Carries the storage from `mapping.old` to `mapping.new`, inside ``migrate(_:)``.
+    /// Carries the storage from `mapping.old` to `mapping.new`, inside ``migrate(_:)``: the
+    /// steps of ``StorageMigration``, spelled by the store's ``MigrationDialect``.
     /// `report(step, entity, done, total)` hears each step and the progress of copies.
     func changeStorage(_ mapping: SchemaMapping, stage: String,
                        report: (_ step: String, _ entity: String?, _ done: Int64?, _ total: Int64?) -> Void) throws

@@ -6,6 +6,9 @@ import XCTest
 /// services): the first notices that the stored version changed and refuses, naming
 /// both versions, before it writes anything; its reads never answer INTERNAL.
 final class SharedStoreTests: MigrationTestCase {
+    /// Reads the SQL a SQLite session runs (`captureSQL`).
+    override class var runsOnPostgreSQL: Bool { false }
+
     private var trips: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("examples/trips")

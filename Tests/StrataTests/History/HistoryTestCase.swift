@@ -10,6 +10,10 @@ import XCTest
 /// per name and run), and `rows`, `writeRaw` and `tableNames` work on it; failures of the
 /// PostgreSQL run say `[postgres]`.
 class HistoryTestCase: MigrationTestCase {
+    /// History tests choose their setups themselves (``forEachHistorySetup(_:file:line:_:)``),
+    /// not through the migration tests' second run.
+    override class var runsOnPostgreSQL: Bool { false }
+
     /// The setups history tests run on: the file setup and, when available, PostgreSQL.
     static var historySetups: [StoreSetup] { StoreSetup.allCases.filter { $0 == .file || $0 == .postgres } }
 

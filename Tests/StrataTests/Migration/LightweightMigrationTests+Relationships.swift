@@ -133,11 +133,11 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
         try makeStore(version("1.0.0", "nullify"), [("Trip", #"{"name": "Paris"}"#), ("Trip", #"{"name": "Rome"}"#),
                                                     ("Item", #"{"title": "a", "trip": "Trip/1"}"#), ("Item", #"{"title": "b", "trip": "Trip/2"}"#),
                                                     ("Item", #"{"title": "c", "trip": "Trip/1"}"#)])
-        let before = try rows(storePath(), "SELECT name, sql FROM sqlite_master ORDER BY name")
-        let itemRows = try rows(storePath(), "SELECT * FROM Item ORDER BY _pk")
+        let before = try schemaObjects()
+        let itemRows = try rows(storePath(), #"SELECT * FROM "Item" ORDER BY "_pk""#)
         let c = try open(config: #"{"schema": \#(version("2.0.0", "cascade"))}"#)
-        XCTAssertEqual(try rows(storePath(), "SELECT name, sql FROM sqlite_master ORDER BY name"), before)
-        XCTAssertEqual(try rows(storePath(), "SELECT * FROM Item ORDER BY _pk"), itemRows)
+        XCTAssertEqual(try schemaObjects(), before)
+        XCTAssertEqual(try rows(storePath(), #"SELECT * FROM "Item" ORDER BY "_pk""#), itemRows)
         let context = try c.makeContext()
         try context.delete(id: "Trip/1")
         _ = try context.save()
@@ -194,7 +194,7 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
         XCTAssertEqual(trips.mapValues { $0["_entity"]?.stringValue }, ["Trip/1": "Trip", "Trip/2": "Trip"])
         XCTAssertEqual(trips.mapValues { ids($0["items"]) }, ["Trip/1": [], "Trip/2": ["Item/1"]])
         XCTAssertEqual(try columnNames(storePath(), table: "Trip").sorted(), ["_entity", "_pk", "name", "perdiem"])
-        XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM Trip WHERE perdiem IS NOT NULL"), .int(0))
+        XCTAssertEqual(try scalar(storePath(), #"SELECT count(*) FROM "Trip" WHERE "perdiem" IS NOT NULL"#), .int(0))
         XCTAssertEqual(try count(c.makeContext(), "BusinessTrip"), 0)
         let business = try assertFreshKey(c, "BusinessTrip", #"{"name": "Expo", "perdiem": 80.5, "items": ["Item/1"]}"#, past: Array(made[0...1]))
         XCTAssertEqual(try objects(c, "Trip").count, 3)
@@ -240,7 +240,7 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
         XCTAssertEqual(all.mapValues { $0["perdiem"]?.numberText }, ["Trip/1": nil, "BusinessTrip/2": "50.5", "PersonalTrip/3": nil,
                                                                      "BusinessTrip/4": "60.5", "PersonalTrip/5": nil])
         // Cleared in the rows of entities that no longer have it.
-        XCTAssertEqual(try rows(storePath(), "SELECT _pk FROM Trip WHERE budget IS NOT NULL ORDER BY _pk"), [[.int(2)]])
+        XCTAssertEqual(try rows(storePath(), #"SELECT "_pk" FROM "Trip" WHERE "budget" IS NOT NULL ORDER BY "_pk""#), [[.int(2)]])
         try assertFreshKey(c, "PersonalTrip", #"{"name": "Lake", "reason": "fish"}"#, past: made)
     }
 
@@ -261,8 +261,8 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
             {"name": "Expense", "attributes": [{"name": "amount", "type": "double"}], "relationships": [{"name": "trip", "destination": "BusinessTrip", "inverse": "expenses"}]}
             """#)
         let c = try open(config: #"{"schema": \#(v2)}"#)
-        XCTAssertEqual(try rows(storePath(), "SELECT _pk, _entity, name FROM Trip ORDER BY _pk"), [[.int(1), .text("Trip"), .text("Plain")], [.int(3), .text("Trip"), .text("Other")]])
-        XCTAssertEqual(try rows(storePath(), "SELECT _pk, name, perdiem FROM BusinessTrip ORDER BY _pk"),
+        XCTAssertEqual(try rows(storePath(), #"SELECT "_pk", "_entity", "name" FROM "Trip" ORDER BY "_pk""#), [[.int(1), .text("Trip"), .text("Plain")], [.int(3), .text("Trip"), .text("Other")]])
+        XCTAssertEqual(try rows(storePath(), #"SELECT "_pk", "name", "perdiem" FROM "BusinessTrip" ORDER BY "_pk""#),
                        [[.int(2), .text("Expo"), .double(50.5)], [.int(4), .text("Fair"), .null]])
         let business = try objects(c, "BusinessTrip")
         XCTAssertEqual(business.mapValues { $0["name"]?.stringValue }, ["BusinessTrip/2": "Expo", "BusinessTrip/4": "Fair"])
@@ -341,11 +341,11 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
             """#)
         let c = try open(config: #"{"schema": \#(v2)}"#)
         XCTAssertEqual(Set(try objects(c, "Trip").keys), ["Trip/1", "PersonalTrip/3"])
-        XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM Trip WHERE _entity = 'BusinessTrip'"), .int(0))
+        XCTAssertEqual(try scalar(storePath(), #"SELECT count(*) FROM "Trip" WHERE "_entity" = 'BusinessTrip'"#), .int(0))
         let notes = try objects(c, "Note")
         XCTAssertEqual(notes.mapValues { $0["trip"]?.stringValue }, ["Note/1": nil, "Note/2": "PersonalTrip/3"])
         XCTAssertEqual(notes.mapValues { ids($0["trips"]) }, ["Note/1": ["Trip/1", "PersonalTrip/3"], "Note/2": []])
-        XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM Note_trips"), .int(2))
+        XCTAssertEqual(try scalar(storePath(), #"SELECT count(*) FROM "Note_trips""#), .int(2))
         try assertFreshKey(c, "PersonalTrip", #"{"name": "Lake"}"#, past: ["Trip/1", "BusinessTrip/2", "PersonalTrip/3"])
     }
 
@@ -358,7 +358,7 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
         XCTAssertEqual(all["WorkTrip/2"]?["perdiem"]?.numberText, "50.5")
         XCTAssertEqual(all["WorkTrip/4"]?["_entity"], .string("WorkTrip"))
         XCTAssertEqual(all["PersonalTrip/3"]?["reason"], .string("family"))
-        XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM Trip WHERE _entity = 'BusinessTrip'"), .int(0))
+        XCTAssertEqual(try scalar(storePath(), #"SELECT count(*) FROM "Trip" WHERE "_entity" = 'BusinessTrip'"#), .int(0))
         try assertFreshKey(c, "WorkTrip", #"{"name": "New"}"#, past: made)
     }
 
@@ -378,7 +378,7 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
         // Each trip keeps one item (the smallest key); the other item lets go.
         XCTAssertEqual(try objects(c, "Trip").mapValues { $0["item"]?.stringValue }, ["Trip/1": "Item/1", "Trip/2": "Item/2", "Trip/3": nil])
         XCTAssertEqual(try objects(c, "Item").mapValues { $0["trip"]?.stringValue }, ["Item/1": "Trip/1", "Item/2": "Trip/2", "Item/3": nil, "Item/4": nil])
-        XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM (SELECT trip FROM Item WHERE trip IS NOT NULL GROUP BY trip HAVING count(*) > 1)"), .int(0))
+        XCTAssertEqual(try scalar(storePath(), #"SELECT count(*) FROM (SELECT "trip" FROM "Item" WHERE "trip" IS NOT NULL GROUP BY "trip" HAVING count(*) > 1) AS shared"#), .int(0))
     }
 
     func testRenamedEntityWhoseTableIsRebuilt() throws {
@@ -417,7 +417,7 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
         XCTAssertEqual(all["Assignment/2"]?["budget"]?.numberText, "2.5")
         XCTAssertEqual(all["PersonalTrip/3"]?["nights"]?.numberText, "1")
         XCTAssertEqual(all["PersonalTrip/5"]?["reason"], .string("rest"))
-        XCTAssertEqual(try scalar(storePath(), "SELECT count(*) FROM Trip WHERE nights IS NOT NULL"), .int(2))
+        XCTAssertEqual(try scalar(storePath(), #"SELECT count(*) FROM "Trip" WHERE "nights" IS NOT NULL"#), .int(2))
         XCTAssertEqual(Set(try objects(c, "Work").keys), ["Assignment/2", "Assignment/4"])
         let work = try assertFreshKey(c, "Work", #"{"name": "Audit", "client": "ACME"}"#, past: made)
         XCTAssertEqual(try get(c.makeContext(), work)["client"], .string("ACME"))
@@ -544,7 +544,7 @@ final class LightweightRelationshipMigrationTests: MigrationTestCase {
             {"name": "Expense", "attributes": [{"name": "amount", "type": "double"}], "relationships": [{"name": "trip", "destination": "Trip"}, {"name": "business", "destination": "BusinessTrip"}]}
             """#)
         let c = try open(config: #"{"schema": \#(v2)}"#)
-        XCTAssertEqual(try rows(storePath(), "SELECT _pk, _entity, name FROM Trip"), [[.int(1), .text("Trip"), .text("Plain")]])
+        XCTAssertEqual(try rows(storePath(), #"SELECT "_pk", "_entity", "name" FROM "Trip""#), [[.int(1), .text("Trip"), .text("Plain")]])
         XCTAssertEqual(try objects(c, "BusinessTrip").mapValues { $0["name"]?.stringValue }, ["BusinessTrip/2": "Expo", "BusinessTrip/3": "Fair"])
         // A link to an object that left the destination's hierarchy is cleared.
         XCTAssertEqual(try objects(c, "Expense").mapValues { $0["trip"]?.stringValue }, ["Expense/1": nil, "Expense/2": "Trip/1"])

@@ -26,17 +26,6 @@ final class PlanMigrationTests: MigrationTestCase {
                            ("Trip", #"{"name": "Paris", "start_date": 30, "items": [{"title": "c"}]}"#)])
     }
 
-    func storedVersion() throws -> String? {
-        let c = try Connection(path: storePath(), readOnly: true, create: false)
-        return try SQLiteStore.readState(c, path: storePath())?.version
-    }
-
-    /// The store file's bytes (its WAL is checkpointed when the last connection closes).
-    func bytes() throws -> [UInt8] {
-        XCTAssertNil(SQLiteStore.fileSize(storePath() + "-wal").flatMap { $0 > 0 ? $0 : nil }, "a WAL with frames is left")
-        return try XCTUnwrap(fileBytes(storePath()))
-    }
-
     func testHooksSeeTheOldAndTheNewSchemaAndCommitWithTheStage() throws {
         let ids = try makeV1Store()
         let seen = Box<[String]>([])
@@ -65,7 +54,7 @@ final class PlanMigrationTests: MigrationTestCase {
 
     func testAFailingHookLeavesTheStoreByteForByteAtThePreviousVersionAndNamesTheStage() throws {
         try makeV1Store()
-        let before = try bytes()
+        let before = try storeContents()
         for which in ["willMigrate", "didMigrate"] {
             let fail: StageHooks.Hook = { ctx in
                 // Changes made before failing are rolled back with the stage.
@@ -79,9 +68,32 @@ final class PlanMigrationTests: MigrationTestCase {
             XCTAssertEqual(e?.stage, "v1toV2")
             XCTAssertEqual(e?.hookStatus, StrataError.Code.constraint.rawValue)
             XCTAssertEqual(e?.message, "stage 'v1toV2': the \(which) hook failed: refused by the app")
-            XCTAssertEqual(try bytes(), before, "\(which): the file changed")
+            XCTAssertEqual(try storeContents(), before, "\(which): the file changed")
         }
         XCTAssertEqual(try count(openFile(v1).makeContext(), "Trip"), 3)
+    }
+
+    func testAStageThatRebuiltTablesAndThenFailsLeavesTheStoreAsItWas() throws {
+        // Version 2 moves the links of a to-many kept in pairs into the rows (every store rebuilds
+        // Trip), renames Tag and drops a column; its didMigrate hook fails after the storage change.
+        let v1 = schema("1.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}, {"name": "note", "type": "string", "optional": true}], "relationships": [{"name": "tags", "destination": "Tag", "toMany": true}]}, {"name": "Tag", "attributes": [{"name": "label", "type": "string", "unique": true}]}"#)
+        let v2 = schema("2.0.0", #"{"name": "Trip", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "tag", "originalName": "tags", "destination": "Label", "optional": true}]}, {"name": "Label", "originalName": "Tag", "attributes": [{"name": "label", "type": "string", "unique": true}]}"#)
+        try makeStore(v1, [("Tag", #"{"label": "sea"}"#), ("Trip", #"{"name": "Oslo", "note": "n", "tags": ["Tag/1"]}"#), ("Trip", #"{"name": "Rome"}"#)])
+        let before = try storeContents()
+        let planJSON = #"{"migrationPlan": {"schemas": [\#(v1), \#(v2)], "stages": [{"name": "v1toV2", "kind": "custom", "from": "1.0.0", "to": "2.0.0"}]}}"#
+        let e = openError(config: planJSON) { c in
+            try c.setStageHooks(StageHooks(didMigrate: { ctx in
+                XCTAssertEqual(try self.get(ctx, "Trip/1")["tag"], .string("Label/1"))
+                throw StrataError(.constraint, "refused by the app")
+            }), forStage: "v1toV2")
+        }
+        XCTAssertEqual(e?.code, .callback)
+        XCTAssertEqual(try storeContents(), before)
+        // The next open runs the stage.
+        let c = try open(config: planJSON)
+        XCTAssertEqual(try objects(c, "Trip").mapValues { $0["tag"]?.stringValue }, ["Trip/1": "Label/1", "Trip/2": nil])
+        try assertFreshKey(c, "Label", #"{"label": "sun"}"#, past: ["Label/1"])
+        try assertFreshKey(c, "Trip", #"{"name": "Lima"}"#, past: ["Trip/1", "Trip/2"])
     }
 
     func testAHookFailingWithAStatusOfItsOwnCarriesItInTheReason() throws {
@@ -146,7 +158,7 @@ final class PlanMigrationTests: MigrationTestCase {
 
     func testUniquenessOverDuplicatesFailsNamingAValueAndTheWayOut() throws {
         let ids = try makeV1Store()
-        let before = try bytes()
+        let before = try storeContents()
         let e = openError(config: plan())
         XCTAssertEqual(e?.code, .migration)
         XCTAssertEqual(e?.stage, "v1toV2")
@@ -155,7 +167,7 @@ final class PlanMigrationTests: MigrationTestCase {
         let m = e?.message ?? ""
         XCTAssertTrue(m.contains(#"cannot adopt unique attribute 'name': 2 objects share name = "Paris" (\#(ids[0]), \#(ids[2]))"#), m)
         XCTAssertTrue(m.contains(#""onDuplicates": "keepFirst" or "keepLast""#), m)
-        XCTAssertEqual(try bytes(), before)
+        XCTAssertEqual(try storeContents(), before)
     }
 
     func testOnDuplicatesKeepsTheFirstOrTheLast() throws {
@@ -185,9 +197,11 @@ final class PlanMigrationTests: MigrationTestCase {
         // Version 0.9 has no start date at all.
         try makeStore(schema("0.9", Self.trip(#"{"name": "note", "type": "string", "optional": true}"#) + ", " + Self.item),
                       [("Trip", #"{"name": "Oslo", "note": "x"}"#)])
-        let c = try StoreConfiguration.decode(plan())
-        XCTAssertTrue(try ModelContainer.checkStore(path: storePath(), configuration: c)
-                        .contains(#""status":"migratable","storedVersion":"0.9","currentVersion":"3.0.0","stages":[{"name":"lightweight 0.9 -> 1.0.0""#))
+        if onSQLite {  // strata_check_store reads store files only
+            let c = try StoreConfiguration.decode(plan())
+            XCTAssertTrue(try ModelContainer.checkStore(path: storePath(), configuration: c)
+                            .contains(#""status":"migratable","storedVersion":"0.9","currentVersion":"3.0.0","stages":[{"name":"lightweight 0.9 -> 1.0.0""#))
+        }
         let container = try open(config: plan())
         XCTAssertEqual(try fetch(container.makeContext(), "Trip").first?["name"], .string("Oslo"))
         XCTAssertEqual(try storedVersion(), "3.0.0")
@@ -204,11 +218,12 @@ final class PlanMigrationTests: MigrationTestCase {
         let bad = assertError(.invalid) { try ModelContainer.inferMigration(from: "{", to: v2) }
         XCTAssertEqual(bad?.path, "/from")
 
+        guard onSQLite else { return }  // strata_check_store reads store files only
         try makeV1Store()
-        let before = try bytes()
+        let before = try storeContents()
         let report = try ModelContainer.checkStore(path: storePath(), configuration: StoreConfiguration.decode(plan()))
         XCTAssertTrue(report.hasPrefix(#"{"status":"migratable","storedVersion":"1.0.0","currentVersion":"3.0.0","stages":[{"name":"v1toV2","kind":"custom","from":"1.0.0","to":"2.0.0","changesStorage":true},{"name":"v2toV3","kind":"custom","from":"2.0.0","to":"3.0.0","changesStorage":false}]}"#), report)
-        XCTAssertEqual(try bytes(), before)
+        XCTAssertEqual(try storeContents(), before)
         let same = try ModelContainer.checkStore(path: storePath(), configuration: StoreConfiguration.decode(#"{"schema": \#(v1)}"#))
         XCTAssertEqual(same, #"{"status":"compatible","storedVersion":"1.0.0","currentVersion":"1.0.0","stages":[]}"#)
         let other = try ModelContainer.checkStore(path: storePath(), configuration: StoreConfiguration.decode(
@@ -227,6 +242,19 @@ final class PlanMigrationTests: MigrationTestCase {
         let ids = try makeV1Store()
         let v2 = schema("2.0.0", Self.trip(#"{"name": "when", "type": "string", "optional": true}"#) + ", " + Self.item)
         let planJSON = #"{"migrationPlan": {"schemas": [\#(v1), \#(v2)], "stages": [{"name": "v1toV2", "kind": "custom", "from": "1.0.0", "to": "2.0.0"}]}}"#
+        guard onSQLite else {
+            // PostgreSQL's storage change locks the tables it changes until the stage commits: no other
+            // connection reads the old version meanwhile, and the hook is told so (the stage fails).
+            let e = openError(config: planJSON) { c in
+                try c.setStageHooks(StageHooks(didMigrate: { ctx in
+                    _ = try self.descriptor(ctx, #"{"entity": "Trip", "fromVersion": "1.0.0", "propertiesToFetch": ["start_date"]}"#)
+                }), forStage: "v1toV2")
+            }
+            XCTAssertEqual(e?.code, .callback)
+            XCTAssertTrue(e?.message.contains(#"'fromVersion': "1.0.0" cannot be read while this stage runs"#) == true, e?.message ?? "")
+            XCTAssertEqual(try storedVersion(), "1.0.0")
+            return
+        }
         let container = try open(config: planJSON) { c in
             try c.setStageHooks(StageHooks(didMigrate: { ctx in
                 let old = try self.descriptor(ctx, #"{"entity": "Trip", "fromVersion": "1.0.0", "propertiesToFetch": ["start_date"]}"#)
@@ -264,19 +292,18 @@ final class PlanMigrationTests: MigrationTestCase {
 
     func testTablesThatDoNotMatchTheStoredSchemaAreCorruptAndLeftAsTheyWere() throws {
         try makeV1Store()
-        do {
-            // Someone removed a column behind Strata's back.
-            let c = try Connection(path: storePath(), readOnly: false, create: false)
-            try c.execute(script: #"ALTER TABLE "Trip" DROP COLUMN "start_date""#)
-        }
-        let before = try bytes()
+        // Someone removed a column behind Strata's back.
+        try execute(storePath(), #"ALTER TABLE "Trip" DROP COLUMN "start_date""#)
+        let before = try storeContents()
         let e = openError(config: plan(#""kind": "custom", "onDuplicates": "keepFirst""#))
         XCTAssertEqual(e?.code, .corrupt)
         // Found when the store opens, before any stage runs (the open checks the tables against the stored schema).
         XCTAssertNil(e?.stage)
-        XCTAssertTrue(e?.message.contains("its table 'Trip' does not match the stored schema: column 'start_date' is missing") == true, e?.message ?? "")
+        let missing = onSQLite ? "its table 'Trip' does not match the stored schema: column 'start_date' is missing"
+            : "the table 'Trip' has the columns _pk, _entity, name, not _pk, _entity, name, start_date"
+        XCTAssertTrue(e?.message.contains(missing) == true, e?.message ?? "")
         XCTAssertTrue(e?.message.contains("stored schema version 1.0.0") == true, e?.message ?? "")
-        XCTAssertEqual(try bytes(), before)
+        XCTAssertEqual(try storeContents(), before)
     }
 
     func testProgressReportsEachStage() throws {
