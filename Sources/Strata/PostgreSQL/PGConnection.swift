@@ -121,7 +121,7 @@ final class PGConnection {
         let ends = sql == "COMMIT" || sql == "ROLLBACK"
         if ends && pq.status(handle) != LibPQ.connectionOK && sql == "ROLLBACK" {
             transactionOpen = false  // the server dropped the transaction with the connection
-            return
+            return 0
         }
         try reconnectIfLost()
         let r = pq.exec(handle, sql)
