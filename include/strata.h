@@ -416,8 +416,16 @@ typedef struct strata_container strata_container;
  *   - A read that includes pending changes writes them inside a transaction
  *     that it rolls back: other connections never see them, but the read may
  *     wait for a concurrent save of the same rows.
- *   - strata_check_store() reads store files only (STRATA_ERR_INVALID for a
- *     PostgreSQL URI).
+ *   - Migrations run as on a store file, each stage one PostgreSQL
+ *     transaction, under an advisory lock of the store: two processes opening
+ *     an old store at once migrate it once, and the second opens the result.
+ *     A didMigrate hook cannot read the previous version ("fromVersion"):
+ *     the stage's DDL holds the tables until it commits (STRATA_ERR_INVALID
+ *     naming "fromVersion").
+ *   - Persistent history is kept as in a store file; tokens follow commit
+ *     order (a save takes its token last, holding the history's counter row
+ *     until it commits), so a reader of the changes after a token never
+ *     misses a transaction that commits after a later-numbered one.
  *
  * @param[in]  path           the store file; may be NULL for an in-memory store.
  * @param[in]  config         the configuration (not retained; may be freed after).
@@ -1037,8 +1045,9 @@ strata_status strata_infer_migration(const char *from_schema_json, const char *t
  * What depends on the data (duplicates under a new unique constraint, a
  * required value missing) shows only when migrating.
  *
- * `path` is handled as by strata_open(): a plain file name, invalid UTF-8
- * refused.
+ * `path` is handled as by strata_open(): a plain file name (invalid UTF-8
+ * refused) or a PostgreSQL URI, whose schema is read without writing (a
+ * missing schema is "compatible": opening creates the store).
  *
  * @param[in]  path      the store file.
  * @param[in]  config    the configuration to check against (not retained).
@@ -1046,8 +1055,9 @@ strata_status strata_infer_migration(const char *from_schema_json, const char *t
  * Returns STRATA_OK.
  * Fails with: STRATA_ERR_MISUSE (NULL path, NULL or stale config, NULL
  * out_json), STRATA_ERR_INVALID (an empty path, ":memory:", a "file:" URI, a
- * directory, invalid UTF-8, a PostgreSQL URI, an in-memory configuration), STRATA_ERR_IO (no
- * file at `path`, or it cannot be read), STRATA_ERR_INCOMPATIBLE_STORE (not
+ * directory, invalid UTF-8, an in-memory configuration), STRATA_ERR_IO (no
+ * file at `path`, or it cannot be read; a PostgreSQL server that cannot be
+ * reached), STRATA_ERR_INCOMPATIBLE_STORE (not
  * a SQLite database, or a SQLite database that is not a Strata store),
  * STRATA_ERR_BUSY, STRATA_ERR_CORRUPT, STRATA_ERR_NOMEM.
  * Thread-safe.

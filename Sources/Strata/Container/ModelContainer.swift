@@ -86,8 +86,20 @@ extension ModelContainer {
     ///
     /// - Throws: `.io` when the file cannot be read; `.invalid` for a bad path.
     public static func checkStore(path location: String, configuration: StoreConfiguration) throws -> String {
-        let path = try StoreLocation(location).filePath(for: "checking a store") ?? location
-        let stored = try SQLiteStore.storedState(path: path)
+        let place = StoreLocation(location)
+        let stored: StoredState?
+        let formatVersion: Int64
+        let path: String
+        switch place {
+        case .postgreSQL(let uri):
+            stored = try PostgresStore.storedState(uri: uri, options: configuration.storeOptions)
+            formatVersion = PostgresStore.formatVersion
+            path = "the PostgreSQL store"
+        case .file(let file):
+            path = file ?? location
+            stored = try SQLiteStore.storedState(path: path)
+            formatVersion = SQLiteStore.formatVersion
+        }
         let opener = StoreOpener(configuration)
         var w = JSONWriter()
         w.beginObject()
@@ -111,7 +123,7 @@ extension ModelContainer {
             w.endObject()
             return w.string
         }
-        switch opener.decide(stored, location: path, readOnly: configuration.readOnly, formatVersion: SQLiteStore.formatVersion) {
+        switch opener.decide(stored, location: path, readOnly: configuration.readOnly, formatVersion: formatVersion) {
         case .create:
             return finish("compatible", reason: "the database is empty: opening creates the store")
         case .open:

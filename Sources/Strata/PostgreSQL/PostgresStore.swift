@@ -71,6 +71,23 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
         spare = c
     }
 
+    /// What the store in the database `uri` names holds about itself, read without writing (nil for
+    /// an empty or missing schema), for `strata_check_store`.
+    ///
+    /// - Throws: `.io` when the server cannot be reached; `.incompatibleStore` for a schema holding
+    ///   tables but no store.
+    public static func storedState(uri: String, options: StoreOptions) throws -> StoredState? {
+        var readOnly = options
+        readOnly.readOnly = true
+        let c = try PGConnection(uri: uri)
+        let (namespace, exists) = try schemaName(c, options: readOnly)
+        guard exists else { return nil }  // no such schema: opening would create the store
+        try enter(c, options: readOnly)
+        try c.execute(script: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", reported: false)
+        defer { _ = try? c.execute(script: "ROLLBACK", reported: false) }
+        return try readState(c, namespace: namespace)
+    }
+
     /// Installs the functions of this version of Strata when the store holds another version's
     /// (under the store's lock, which `init` holds): a store made by an older Strata gets the new
     /// definitions before anything runs them.
@@ -125,7 +142,8 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
 
     /// Chooses the namespace, creates it when missing (unless read-only), and makes it the
     /// connection's whole `search_path`. Returns its name.
-    static func enter(_ c: PGConnection, options: StoreOptions) throws -> String {
+    /// The store's schema name (configuration, search_path, `public`) and whether the database has it.
+    static func schemaName(_ c: PGConnection, options: StoreOptions) throws -> (String, Bool) {
         var ns = options.postgresSchema
         if ns == nil, case .text(let path)? = try c.scalar("SELECT current_setting('search_path')") {
             ns = firstSchema(path)
@@ -134,7 +152,12 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
         guard name.utf8.count <= PostgresDialect.maxIdentifierBytes else {
             throw StrataError(.invalid, "the PostgreSQL schema name '\(name)' is longer than PostgreSQL's 63 bytes")
         }
-        let exists = try c.scalar("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1", [.text(name)]) != nil
+        return (name, try c.scalar("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1", [.text(name)]) != nil)
+    }
+
+    @discardableResult
+    static func enter(_ c: PGConnection, options: StoreOptions) throws -> String {
+        let (name, exists) = try schemaName(c, options: options)
         if !exists {
             guard !options.readOnly else {
                 throw StrataError(.io, "cannot open the PostgreSQL store read-only: its database has no schema '\(name)'")
@@ -219,7 +242,9 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
     // MARK: Metadata
 
     /// What the schema holds about itself: nil when it holds nothing (it may become a store).
-    func readState(_ c: PGConnection) throws -> StoredState? {
+    func readState(_ c: PGConnection) throws -> StoredState? { try PostgresStore.readState(c, namespace: namespace) }
+
+    static func readState(_ c: PGConnection, namespace: String) throws -> StoredState? {
         let tables = try PostgresStore.tables(c)
         if tables.isEmpty, case .int(0)? = try c.scalar(PostgresDialect.objectCount) { return nil }
         guard tables.contains("strata_metadata") else {
