@@ -158,5 +158,19 @@ foreach(_src IN LISTS _strata_asan_test_sources)
     SKIP_RETURN_CODE 77
     ENVIRONMENT "STRATA_TEST_DIR=${_dir};${STRATA_SANITIZER_ENV}"
     TIMEOUT 900)
+  # The PostgreSQL store's C tests under the sanitizers too (a throw-away cluster each).
+  if(_strata_pg_bindir AND _stem IN_LIST STRATA_POSTGRES_TESTS)
+    set(_pdir "${STRATA_TEST_TMP}/asan_postgres_${_stem}")
+    file(MAKE_DIRECTORY "${_pdir}")
+    add_test(NAME "asan_postgres_${_stem}"
+      COMMAND sh -c "if [ ! -x \"$1\" ]; then echo \"$1 is not built: run make asan\"; exit 77; fi; exec bash \"$0\" env STRATA_TEST_STORE=postgres \"$1\""
+              "${CMAKE_SOURCE_DIR}/scripts/postgres-test.sh" "${_exe}"
+      WORKING_DIRECTORY "${_pdir}")
+    set_tests_properties("asan_postgres_${_stem}" PROPERTIES
+      LABELS "asan;postgres"
+      SKIP_RETURN_CODE 77
+      ENVIRONMENT "STRATA_TEST_DIR=${_pdir};STRATA_POSTGRES_BINDIR=${_strata_pg_bindir};${STRATA_SANITIZER_ENV}"
+      TIMEOUT 900)
+  endif()
 endforeach()
 add_custom_target(strata_asan_tests DEPENDS ${_strata_asan_tests})

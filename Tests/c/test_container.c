@@ -313,8 +313,8 @@ static void test_open_misuse(void) {
     CHECK(!file_exists(path));
 
     /* A PostgreSQL connection URI opens a PostgreSQL store, never a file: a server that cannot
-     * be reached is STRATA_ERR_IO naming PostgreSQL, and the error never repeats the location's
-     * password. strata_check_store reads store files only. */
+     * be reached is STRATA_ERR_IO naming PostgreSQL, for strata_open and strata_check_store, and
+     * the error never repeats the location's password. */
     const char *uris[] = {"postgresql://alice:s3cret@127.0.0.1:1/trips?connect_timeout=5",
                           "POSTGRES://alice:s3cret@/trips?host=/nonexistent-strata-socket-dir",
                           "postgres:///trips?host=/nonexistent-strata-socket-dir&password=s3cret"};
@@ -325,7 +325,7 @@ static void test_open_misuse(void) {
         CHECK(strstr(strata_last_error(), "s3cret") == NULL);
         CHECK(strstr(strata_last_error(), "PostgreSQL") != NULL);
         char *report = (char *)&report;
-        CHECK_ERROR_CODE(strata_check_store(uris[i], cfg, &report), STRATA_ERR_INVALID);
+        CHECK_ERROR_CODE(strata_check_store(uris[i], cfg, &report), STRATA_ERR_IO);
         CHECK(report == NULL);
         CHECK(strstr(strata_last_error(), "s3cret") == NULL);
     }

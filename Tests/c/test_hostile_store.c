@@ -441,6 +441,7 @@ int main(int argc, char **argv) {
         if (pid == 0) {
             alarm(memcheck ? 600 : 60);   /* a hang is a failure, not a stuck test */
             run_case(&cases[i], path);
+            free(path);   /* the child's copy: valgrind checks each child's memory at its exit */
             _exit(0);
         }
         int status = 0;

@@ -3,14 +3,18 @@
  * every thread inserts notes (unique text), upserts counters (ten unique keys, so the
  * processes keep colliding on them) and deletes some of its own notes, saving after each
  * change. At the end, in a fresh process: no counter twice, every note a thread saved and
- * did not delete is there, no other, each text once.
+ * did not delete is there, no other, each text once. A fifth process observes the store
+ * all along (strata_observe, strata_poll_changes): it is handed every saved transaction
+ * exactly once, in token order, none missed however the saves interleaved.
  *
  * On SQLite one file; on PostgreSQL (STRATA_TEST_STORE=postgres) one schema of the server,
  * the multi-host case. A save refused with STRATA_ERR_BUSY is dropped (and counted).
  *
- * The workers are this program run again ("--child N PATH"); each prints its tallies.
+ * The workers are this program run again ("--child N PATH"); each prints its tallies. The
+ * poller is "--poller PATH": it prints "ready", then reads the number of saves to expect.
  */
 #include <pthread.h>
+#include <sys/select.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +33,7 @@
     "{\"name\": \"Note\", \"attributes\": [{\"name\": \"text\", \"type\": \"string\", \"unique\": true},"  \
     " {\"name\": \"owner\", \"type\": \"string\"}]},"                                                   \
     "{\"name\": \"Counter\", \"attributes\": [{\"name\": \"key\", \"type\": \"string\", \"unique\": true}," \
-    " {\"name\": \"hits\", \"type\": \"int\", \"default\": 0}]}]}, \"history\": false}"
+    " {\"name\": \"hits\", \"type\": \"int\", \"default\": 0}]}]}}"
 
 typedef struct {
     strata_container *db;
@@ -83,7 +87,9 @@ static void *run(void *arg) {
         }
         /* A counter every process touches: an upsert by its unique key. */
         char counter[96];
-        snprintf(counter, sizeof counter, "{\"key\": \"k%d\", \"hits\": %ld}", (int)(rand_r(&seed) % COUNTERS), n);
+        /* A value no other upsert writes: every saved upsert changes its counter (one transaction). */
+        snprintf(counter, sizeof counter, "{\"key\": \"k%d\", \"hits\": %ld}", (int)(rand_r(&seed) % COUNTERS),
+                 ((long)w->process * 4 + w->thread) * 100000000L + n);
         CHECK_STATUS(strata_insert(ctx, "Counter", counter, NULL));
         if (save(ctx, w)) w->upserts++;
         /* Now and then, one of this thread's notes goes. */
@@ -124,6 +130,53 @@ static int child(int process, const char *path) {
     return 0;
 }
 
+/* ---- the poller -------------------------------------------------------------------- */
+
+typedef struct {
+    long seen, last, disorder;
+} poll_state;
+
+static void on_change(const char *changes_json, void *userdata) {
+    poll_state *p = userdata;
+    json_object *c = parse_json_or_die(changes_json);
+    const char *token = check_str_member(c, "token");
+    long n = token ? atol(token) : -1; /* "42@5f0c9a1e": the sequence number first */
+    if (n <= p->last) p->disorder++;
+    p->last = n;
+    p->seen++;
+    json_object_put(c);
+}
+
+static int poller(const char *path) {
+    strata_container *db = check_open(SCHEMA, path);
+    poll_state state = {0, 0, 0};
+    strata_observer *o = NULL;
+    CHECK_STATUS(strata_observe(db, NULL, on_change, &state, NULL, &o));
+    printf("ready\n");
+    fflush(stdout);
+    /* Poll while the workers save; then until every save they report has been seen. */
+    long expected = -1;
+    fd_set fds;
+    for (int idle = 0; expected < 0 || (state.seen < expected && idle < 3000); idle++) {
+        CHECK_STATUS(strata_poll_changes(db));
+        if (expected < 0) {
+            FD_ZERO(&fds);
+            FD_SET(0, &fds);
+            struct timeval tv = {0, 10000};
+            if (select(1, &fds, NULL, NULL, &tv) > 0) CHECK(scanf("%ld", &expected) == 1);
+            idle = 0;
+        } else {
+            struct timespec t = {0, 10000000L};
+            nanosleep(&t, NULL);
+        }
+    }
+    CHECK_STATUS(strata_poll_changes(db));
+    printf("%ld %ld\n", state.seen, state.disorder);
+    strata_observer_remove(o);
+    strata_close(db);
+    return 0;
+}
+
 static int64_t count_of(strata_context *ctx, const char *descriptor) {
     int64_t n = -1;
     CHECK_STATUS(strata_fetch_count(ctx, descriptor, &n));
@@ -132,8 +185,30 @@ static int64_t count_of(strata_context *ctx, const char *descriptor) {
 
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "--child") == 0) return child(atoi(argv[2]), argv[3]);
+    if (argc == 3 && strcmp(argv[1], "--poller") == 0) return poller(argv[2]);
     char *path = test_store_path("workers.store");
     strata_close(check_open(SCHEMA, path)); /* made once, before the workers race */
+
+    /* The observer in a fifth process, ready before the first save. */
+    int to_poller[2], from_poller[2];
+    CHECK(pipe(to_poller) == 0 && pipe(from_poller) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t poller_pid = fork();
+    CHECK(poller_pid >= 0);
+    if (poller_pid == 0) {
+        CHECK(dup2(to_poller[0], 0) == 0 && dup2(from_poller[1], 1) == 1);
+        close(to_poller[1]);
+        close(from_poller[0]);
+        execl(argv[0], argv[0], "--poller", path, (char *)NULL);
+        _exit(127);
+    }
+    close(to_poller[0]);
+    close(from_poller[1]);
+    FILE *poll_in = fdopen(from_poller[0], "r");
+    CHECK(poll_in != NULL);
+    char ready[16] = {0};
+    CHECK(fgets(ready, sizeof ready, poll_in) != NULL && strncmp(ready, "ready", 5) == 0);
 
     FILE *out[PROCESSES];
     pid_t pids[PROCESSES];
@@ -166,9 +241,25 @@ int main(int argc, char **argv) {
         CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         inserted += i, deleted += d, upserts += u, busy += b;
     }
-    printf("%d processes x %d threads, %d s: %ld notes saved, %ld deleted, %ld counter upserts, %ld busy saves retried\n",
+    printf("%d processes x %d threads, %d s: %ld notes saved, %ld deleted, %ld counter upserts, %ld busy saves dropped\n",
            PROCESSES, THREADS, SECONDS, inserted, deleted, upserts, busy);
     CHECK(inserted > 0 && upserts > 0);
+
+    /* Every saved transaction reached the observer once, in token order. */
+    char expected[32];
+    int len = snprintf(expected, sizeof expected, "%ld\n", inserted + deleted + upserts);
+    CHECK(write(to_poller[1], expected, (size_t)len) == len);
+    close(to_poller[1]);
+    long seen = -1, disorder = -1;
+    CHECK(fscanf(poll_in, "%ld %ld", &seen, &disorder) == 2);
+    fclose(poll_in);
+    int poll_status = 0;
+    CHECK(waitpid(poller_pid, &poll_status, 0) == poller_pid);
+    CHECK(WIFEXITED(poll_status) && WEXITSTATUS(poll_status) == 0);
+    printf("the observer in a fifth process was handed %ld transactions (%ld saved), %ld out of order\n", seen,
+           inserted + deleted + upserts, disorder);
+    CHECK(seen == inserted + deleted + upserts);
+    CHECK(disorder == 0);
 
     strata_container *db = check_open(SCHEMA, path);
     strata_context *ctx = check_context(db);

@@ -240,25 +240,10 @@ extension PostgresDialect: QueryDialect {
         "(SELECT \(alias)._entity FROM \(quote(table)) \(alias) WHERE \(alias)._pk = \(key))"
     }
 
-    func nameLiteral(_ name: String) -> String {
-        var out = "'"
-        for c in name { if c == "'" { out += "''" } else { out.append(c) } }
-        return out + "'"
-    }
-
     /// Columns are typed: only a bool's integer can be out of its range.
     func storedAs(_ column: String, _ stored: StoredClass, entity: String, attribute: String, key: String) -> String {
         guard case .boolean = stored else { return "TRUE" }
         return "(\(column) IN (0, 1) OR \(column) IS NULL OR strata_damaged(\(entity), \(attribute), \(key)) = 0)"
-    }
-
-    func unknownEntity(table: String, _ entities: [String], root: String) -> String {
-        let names = entities.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map(nameLiteral)
-        guard let first = names.first, let last = names.last else { return "NULL" }
-        var gaps = ["_entity < \(first)"]
-        for i in names.indices.dropFirst() { gaps.append("_entity > \(names[i - 1]) AND _entity < \(names[i])") }
-        gaps.append("_entity > \(last)")
-        return "(SELECT strata_damaged(\(nameLiteral(root)), '_entity', _pk) FROM \(quote(table)) WHERE \(gaps.joined(separator: " OR ")) LIMIT 1)"
     }
 
     func limit(_ limit: String?, offset: String?, check: String?) -> String {

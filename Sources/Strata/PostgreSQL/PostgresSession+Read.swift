@@ -1,6 +1,6 @@
 /// Reads on PostgreSQL: the statements a ``CompiledFetch`` holds, run on one snapshot,
 /// their rows written by the object writer in place.
-extension PostgresSession {
+extension PostgresSession: CompiledReads {
     func fetchBuffer(_ f: ObjectQueries, args: [SQLValue], pending: PendingReplay?) throws -> JSONBuffer {
         try read(pending) {
             var prefetched = f.prefetchedSQL.map { PostgresRowCursor(connection: connection, sql: $0, args: []) }
@@ -114,40 +114,10 @@ extension PostgresSession {
 
     // MARK: Prepared reads and cursors
 
-    public func prepare(_ q: CompiledFetch) throws -> PreparedRead { PostgresPreparedRead(session: self, compiled: q) }
+    public func prepare(_ q: CompiledFetch) throws -> PreparedRead { StorePreparedRead(session: self, compiled: q) }
 
     /// The objects are read at once on one snapshot and handed out in batches.
     public func openCursor(_ q: CompiledFetch, pending: PendingReplay?) throws -> ObjectCursor {
         MaterializedCursor(try fetchJSON(q, pending: pending))
-    }
-}
-
-/// A fetch compiled once; each run binds the variables' values (the connection keeps
-/// each statement prepared on the server).
-final class PostgresPreparedRead: PreparedRead {
-    let session: PostgresSession
-    let compiled: CompiledFetch
-    let queries: ObjectQueries
-    let countSQL: String
-    let identifiersSQL: String
-
-    init(session: PostgresSession, compiled: CompiledFetch) {
-        self.session = session
-        self.compiled = compiled
-        queries = compiled.objectQueries
-        countSQL = compiled.countSQL
-        identifiersSQL = compiled.identifiersSQL
-    }
-
-    func fetchJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> JSONBuffer {
-        try session.fetchBuffer(queries, args: compiled.arguments(values), pending: pending)
-    }
-
-    func count(_ values: [SQLValue], pending: PendingReplay?) throws -> Int64 {
-        try session.count(sql: countSQL, args: compiled.arguments(values), pending: pending)
-    }
-
-    func identifiersJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> [UInt8] {
-        try session.identifiersJSON(root: compiled.root, sql: identifiersSQL, args: compiled.arguments(values), pending: pending)
     }
 }

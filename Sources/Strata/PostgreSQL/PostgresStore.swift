@@ -265,14 +265,7 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
             default: break
             }
         }
-        if let entityHashes, case .object(let members)? = try? JSONValue.parse(entityHashes) {
-            var hashes: [String: String] = [:]
-            for (name, value) in members {
-                guard case .string(let hash) = value else { hashes = [:]; break }
-                hashes[name] = hash
-            }
-            if hashes.count == members.count { state.entityHashes = hashes }
-        }
+        state.entityHashes = StoredState.entityHashes(entityHashes)
         return state
     }
 

@@ -102,6 +102,29 @@ public protocol QueryDialect {
     func checkedOnce(_ check: String) -> String
 }
 
+// What every SQL engine of Strata spells alike: a store's dialect takes these unless its engine differs.
+extension QueryDialect {
+    /// A standard SQL text literal (names are identifiers; a quote would still be doubled).
+    func nameLiteral(_ name: String) -> String {
+        var out = "'"
+        for c in name { if c == "'" { out += "''" } else { out.append(c) } }
+        return out + "'"
+    }
+
+    /// `(SELECT strata_damaged('Root', '_entity', _pk) FROM "Root" WHERE _entity < 'A' OR _entity > 'A'
+    /// AND _entity < 'B' OR … LIMIT 1)`: one index search (`_entity` is indexed in a hierarchy's
+    /// table) per gap between the names in binary order. Every store installs `strata_damaged`.
+    func unknownEntity(table: String, _ entities: [String], root: String) -> String {
+        let names = entities.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map(nameLiteral)
+        guard let first = names.first, let last = names.last else { return "NULL" }
+        let e = entityColumn, k = keyColumn
+        var gaps = ["\(e) < \(first)"]
+        for i in names.indices.dropFirst() { gaps.append("\(e) > \(names[i - 1]) AND \(e) < \(names[i])") }
+        gaps.append("\(e) > \(last)")
+        return "(SELECT strata_damaged(\(nameLiteral(root)), \(nameLiteral(e)), \(k)) FROM \(quote(table)) WHERE \(gaps.joined(separator: " OR ")) LIMIT 1)"
+    }
+}
+
 /// The storage classes a stored slot may hold (besides NULL), by its type: what a read
 /// checks before it compares or writes out a value (docs/JSON.md, "Damaged stores").
 public enum StoredClass {

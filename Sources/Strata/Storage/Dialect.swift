@@ -107,13 +107,6 @@ extension SQLiteDialect: QueryDialect {
     func isSame(_ a: String, _ b: String) -> String { "\(a) IS \(b)" }
     func isNotSame(_ a: String, _ b: String) -> String { "\(a) IS NOT \(b)" }
 
-    /// (Names are identifiers; a quote would still be doubled.)
-    func nameLiteral(_ name: String) -> String {
-        var out = "'"
-        for c in name { if c == "'" { out += "''" } else { out.append(c) } }
-        return out + "'"
-    }
-
     /// `(typeof(c) = 'integer' OR c IS NULL OR strata_damaged(…))`: typeof() reads the type from
     /// the record header without loading the value (SQLite's OPFLAG_TYPEOFARG); equalities with the
     /// likeliest class first measured a quarter cheaper than `typeof(c) IN (…)`.
@@ -129,18 +122,6 @@ extension SQLiteDialect: QueryDialect {
         }
         let tests = classes.map { "typeof(\(column)) = '\($0)'" }.joined(separator: " OR ")
         return "(\(tests) OR \(column) IS NULL OR strata_damaged(\(entity), \(attribute), \(key)))"
-    }
-
-    /// `(SELECT strata_damaged('Root', '_entity', _pk) FROM "Root" WHERE _entity < 'A' OR _entity > 'A'
-    /// AND _entity < 'B' OR … LIMIT 1)`: one index search (`_entity` is indexed in a hierarchy's
-    /// table) per gap between the names in binary order.
-    func unknownEntity(table: String, _ entities: [String], root: String) -> String {
-        let names = entities.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map(nameLiteral)
-        guard let first = names.first, let last = names.last else { return "NULL" }
-        var gaps = ["_entity < \(first)"]
-        for i in names.indices.dropFirst() { gaps.append("_entity > \(names[i - 1]) AND _entity < \(names[i])") }
-        gaps.append("_entity > \(last)")
-        return "(SELECT strata_damaged(\(nameLiteral(root)), '_entity', _pk) FROM \(quote(table)) WHERE \(gaps.joined(separator: " OR ")) LIMIT 1)"
     }
 
     /// `LIMIT coalesce(check, limit)`: SQLite computes a LIMIT once, before the first row (and a

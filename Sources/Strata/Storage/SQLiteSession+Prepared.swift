@@ -1,7 +1,7 @@
 /// Prepared fetches and cursors on SQLite.
 extension SQLiteSession {
     public func prepare(_ q: CompiledFetch) throws -> PreparedRead {
-        SQLitePreparedRead(session: self, compiled: q)
+        StorePreparedRead(session: self, compiled: q)
     }
 
     public func openCursor(_ q: CompiledFetch, pending: PendingReplay?) throws -> ObjectCursor {
@@ -15,36 +15,6 @@ extension SQLiteSession {
             throw StrataError(.internal, "the store made a session of another kind")
         }
         return try SQLiteObjectCursor(session: own, compiled: q, pending: pending)
-    }
-}
-
-/// A fetch compiled once: the SQL of its objects, count and identifiers, the plans,
-/// and which arguments take the variables' values; each run only binds them.
-final class SQLitePreparedRead: PreparedRead {
-    let session: SQLiteSession
-    let compiled: CompiledFetch
-    let queries: ObjectQueries
-    let countSQL: String
-    let identifiersSQL: String
-
-    init(session: SQLiteSession, compiled: CompiledFetch) {
-        self.session = session
-        self.compiled = compiled
-        queries = compiled.objectQueries
-        countSQL = compiled.countSQL
-        identifiersSQL = compiled.identifiersSQL
-    }
-
-    func fetchJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> JSONBuffer {
-        try session.fetchBuffer(queries, args: compiled.arguments(values), pending: pending)
-    }
-
-    func count(_ values: [SQLValue], pending: PendingReplay?) throws -> Int64 {
-        try session.count(sql: countSQL, args: compiled.arguments(values), pending: pending)
-    }
-
-    func identifiersJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> [UInt8] {
-        try session.identifiersJSON(root: compiled.root, sql: identifiersSQL, args: compiled.arguments(values), pending: pending)
     }
 }
 

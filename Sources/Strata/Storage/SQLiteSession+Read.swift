@@ -1,4 +1,4 @@
-extension SQLiteSession {
+extension SQLiteSession: CompiledReads {
     static func pkArray(_ pks: [Int64]) -> SQLValue {
         var bytes: [UInt8] = [UInt8(ascii: "[")]
         for (i, pk) in pks.enumerated() {

@@ -17,6 +17,17 @@ public struct StoredState: Sendable, Equatable {
     public var formatVersion: Int64?
     public var storeUUID: String?
 
+    /// The entity hashes of their stored JSON text: nil unless it is an object of strings.
+    static func entityHashes(_ text: String?) -> [String: String]? {
+        guard let text, case .object(let members)? = try? JSONValue.parse(text) else { return nil }
+        var hashes: [String: String] = [:]
+        for (name, value) in members {
+            guard case .string(let hash) = value else { return nil }
+            hashes[name] = hash
+        }
+        return hashes.count == members.count ? hashes : nil
+    }
+
     public init(schemaJSON: String? = nil, version: String? = nil, versionHash: String? = nil,
                 entityHashes: [String: String]? = nil, formatVersion: Int64? = nil, storeUUID: String? = nil) {
         self.schemaJSON = schemaJSON
