@@ -419,9 +419,11 @@ typedef struct strata_container strata_container;
  *   - Migrations run as on a store file, each stage one PostgreSQL
  *     transaction, under an advisory lock of the store: two processes opening
  *     an old store at once migrate it once, and the second opens the result.
- *     A didMigrate hook cannot read the previous version ("fromVersion"):
- *     the stage's DDL holds the tables until it commits (STRATA_ERR_INVALID
- *     naming "fromVersion").
+ *     A didMigrate hook reads the previous version ("fromVersion") as on a
+ *     store file: the stage copies the old version's tables into temporary
+ *     tables of its own transaction when it begins (the stage's DDL holds the
+ *     tables until it commits, so no other connection could read them), which
+ *     costs one pass over the store in each stage that has a didMigrate hook.
  *   - Persistent history is kept as in a store file; tokens follow commit
  *     order (a save takes its token last, holding the history's counter row
  *     until it commits), so a reader of the changes after a token never

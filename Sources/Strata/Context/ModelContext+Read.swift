@@ -25,9 +25,9 @@ extension ModelContext {
             throw StrataError(.invalid, "'fromVersion': \"\(version)\" cannot be read here (\(hint))", path: "/fromVersion")
         }
         guard previous.session != nil else {
-            throw StrataError(.invalid, "'fromVersion': \"\(version)\" cannot be read while this stage runs: the store does not keep the version "
-                              + "before a stage readable until the stage commits (an in-memory store; a PostgreSQL store, whose storage change "
-                              + "locks the tables it changes); read what didMigrate needs in willMigrate", path: "/fromVersion")
+            throw StrataError(.invalid, "'fromVersion': \"\(version)\" cannot be read while this stage runs: an in-memory store does not keep "
+                              + "the version before a stage readable until the stage commits; read what didMigrate needs in willMigrate",
+                              path: "/fromVersion")
         }
         return try FetchDescriptor.decode(value, schema: previous.schema, predicatePath: JSONPath() / "predicate", slotted: slotted)
     }

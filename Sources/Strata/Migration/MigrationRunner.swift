@@ -62,6 +62,9 @@ struct MigrationRunner {
         migrationLog("\(name): begin (\(planned.from.version) -> \(planned.to.version))")
         emit(name, "begin")
         let hooks = self.hooks[name]
+        // Beyond SwiftData: a didMigrate hook reads the old version ("fromVersion"), as committed
+        // before the stage began; the store keeps it from here on.
+        let previous = hooks?.didMigrate != nil ? try store.committedSession(schema: planned.from) : nil
         let operations = planned.stage?.willMigrate ?? []
         let policy = planned.stage?.onDuplicates ?? .error
         if !operations.isEmpty || hooks?.willMigrate != nil || policy != .error {
@@ -98,8 +101,7 @@ struct MigrationRunner {
             defer { context.expire() }
             context.name = name
             context.author = author
-            // Beyond SwiftData: the old version stays readable ("fromVersion"), as committed before the stage.
-            context.previousVersion = (planned.from, try store.committedSession(schema: planned.from))
+            context.previousVersion = (planned.from, previous)
             migrationLog("\(name): didMigrate hook")
             try call(hook, context, stage: name, which: "didMigrate")
         }

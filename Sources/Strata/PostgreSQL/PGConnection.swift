@@ -16,6 +16,9 @@ final class PGConnection {
     /// The constraint the last failed statement broke (PG_DIAG_CONSTRAINT_NAME), if any.
     private(set) var lastConstraint: String?
     private var nextName = 0
+    /// Keeps apart the prepared statements of reads whose names resolve to other tables (the
+    /// copies ``PostgresPreviousVersion`` reads): the same text prepared once for each.
+    var statementScope = ""
 
     /// Connects to `uri` (libpq's URI or key=value syntax).
     ///
@@ -155,7 +158,7 @@ final class PGConnection {
             case .blob: types += "b"
             }
         }
-        let key = types + ":" + sql
+        let key = statementScope + types + ":" + sql
         let name: String
         if let n = prepared[key] { name = n } else {
             if prepared.count >= 512 {

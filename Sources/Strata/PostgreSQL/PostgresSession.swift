@@ -16,14 +16,17 @@ public final class PostgresSession: StoreSession {
     private var outer: (depth: Int, changes: ChangeSet)?
     /// Whether the session works for the store's container (not a migration stage).
     let watchesVersion: Bool
+    /// For a didMigrate hook's reads of the stage's old version: the copies it reads.
+    let previous: PostgresPreviousVersion?
 
     /// How many times a save or read starts over after a serialization failure or a deadlock.
     static let retries = 8
 
-    init(store: PostgresStore, connection: PGConnection, schema: Schema? = nil) {
+    init(store: PostgresStore, connection: PGConnection, schema: Schema? = nil, previous: PostgresPreviousVersion? = nil) {
         self.pgStore = store
         self.connection = connection
         self.schema = schema ?? store.schema
+        self.previous = previous
         watchesVersion = schema == nil
     }
 
@@ -261,6 +264,7 @@ public final class PostgresSession: StoreSession {
     /// container's version, reports the migration.
     func lockedRead<T>(_ body: () throws -> T) throws -> T {
         try locked {
+            if let previous { return try previous.reading(connection, body) }
             do {
                 return try body()
             } catch let e as StrataError where watchesVersion && e.code != .incompatibleStore && !connection.isInTransaction {

@@ -349,10 +349,14 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
             PostgresSession(store: store, connection: connection, schema: schema)
         }
 
-        /// None: the stage's storage change holds its tables (PostgreSQL's DDL locks them until the
-        /// stage commits), so another connection reading the previous version would wait for the
-        /// hook that waits for it.
-        func committedSession(schema: Schema) throws -> StoreSession? { nil }
+        /// The stage's old version, copied at its start (``PostgresPreviousVersion``): another
+        /// connection cannot read it, since the stage's DDL holds the tables it changes until the
+        /// stage commits.
+        func committedSession(schema: Schema) throws -> StoreSession? {
+            let copies = try PostgresPreviousVersion(connection, layout: StoreLayout(schema), namespace: store.namespace,
+                                                     versionHash: schema.versionHash)
+            return PostgresSession(store: store, connection: connection, schema: schema, previous: copies)
+        }
 
         /// The shared plan (``StorageMigration``) spelled by ``PostgresDialect``, run inside the stage's
         /// transaction: PostgreSQL's DDL is transactional, so a failure leaves every table as it was.

@@ -70,8 +70,9 @@ public protocol StoreOpening: AnyObject {
     func session(schema: Schema) throws -> StoreSession
     /// A read-only session on the store as last committed (before the running
     /// ``migrate(_:)`` transaction), laid out as `schema`: what a didMigrate hook reads
-    /// of the previous version. Nil when the store cannot offer one (in memory; a store
-    /// whose storage change locks the tables it changes until the stage commits).
+    /// of the previous version. Asked for at the stage's start, before anything of the
+    /// stage runs, and used until the stage ends. Nil when the store cannot offer one
+    /// (a store in memory).
     func committedSession(schema: Schema) throws -> StoreSession?
     /// Carries the storage from `mapping.old` to `mapping.new`, inside ``migrate(_:)``: the
     /// steps of ``StorageMigration``, spelled by the store's ``MigrationDialect``.

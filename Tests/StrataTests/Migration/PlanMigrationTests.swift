@@ -242,29 +242,28 @@ final class PlanMigrationTests: MigrationTestCase {
         let ids = try makeV1Store()
         let v2 = schema("2.0.0", Self.trip(#"{"name": "when", "type": "string", "optional": true}"#) + ", " + Self.item)
         let planJSON = #"{"migrationPlan": {"schemas": [\#(v1), \#(v2)], "stages": [{"name": "v1toV2", "kind": "custom", "from": "1.0.0", "to": "2.0.0"}]}}"#
-        guard onSQLite else {
-            // PostgreSQL's storage change locks the tables it changes until the stage commits: no other
-            // connection reads the old version meanwhile, and the hook is told so (the stage fails).
-            let e = openError(config: planJSON) { c in
-                try c.setStageHooks(StageHooks(didMigrate: { ctx in
-                    _ = try self.descriptor(ctx, #"{"entity": "Trip", "fromVersion": "1.0.0", "propertiesToFetch": ["start_date"]}"#)
-                }), forStage: "v1toV2")
-            }
-            XCTAssertEqual(e?.code, .callback)
-            XCTAssertTrue(e?.message.contains(#"'fromVersion': "1.0.0" cannot be read while this stage runs"#) == true, e?.message ?? "")
-            XCTAssertEqual(try storedVersion(), "1.0.0")
-            return
-        }
         let container = try open(config: planJSON) { c in
-            try c.setStageHooks(StageHooks(didMigrate: { ctx in
-                let old = try self.descriptor(ctx, #"{"entity": "Trip", "fromVersion": "1.0.0", "propertiesToFetch": ["start_date"]}"#)
+            try c.setStageHooks(StageHooks(willMigrate: { ctx in
+                // Saved inside the stage: the old version is read as committed before the stage began.
+                try ctx.update(id: ids[1], patch: #"{"start_date": 99}"#)
+                _ = try ctx.save()
+            }, didMigrate: { ctx in
+                let old = try self.descriptor(ctx, #"{"entity": "Trip", "fromVersion": "1.0.0", "propertiesToFetch": ["start_date"], "sortBy": [{"key": "start_date", "order": "reverse"}]}"#)
                 let trips = try XCTUnwrap(JSONValue.parse(String(decoding: ctx.fetch(old), as: UTF8.self)).array)
-                XCTAssertEqual(trips.count, 3)
+                XCTAssertEqual(trips.map { $0["_id"]?.stringValue }, [ids[2], ids[1], ids[0]])
+                XCTAssertEqual(trips.map { $0["start_date"] }, [30, 20, 10].map { .string("1970-01-01T00:00:\($0)Z") })
                 for t in trips {
                     guard let id = t["_id"]?.stringValue, case .string(let date)? = t["start_date"] else { continue }
                     try ctx.update(id: id, patch: #"{"when": "\#(date)"}"#)
                 }
                 XCTAssertEqual(try ctx.fetchCount(old), 3)
+                // Between reads of the old version, the new one is read and saved as usual.
+                _ = try ctx.save()
+                XCTAssertEqual(try ctx.fetchCount(self.descriptor(ctx, #"{"entity": "Trip", "predicate": "$0.when != nil"}"#)), 3)
+                let paris = try self.descriptor(ctx, #"{"entity": "Trip", "fromVersion": "1.0.0", "predicate": "$0.name == \"Paris\"", "relationshipKeyPathsForPrefetching": ["items"]}"#)
+                let two = try XCTUnwrap(JSONValue.parse(String(decoding: ctx.fetch(paris), as: UTF8.self)).array)
+                XCTAssertEqual(two.map { $0["_id"]?.stringValue }, [ids[0], ids[2]])
+                XCTAssertEqual(two.map { $0["items"]?.array?.count }, [2, 1])
                 // Another version, or a key of the new version, is refused.
                 XCTAssertThrowsError(try self.descriptor(ctx, #"{"entity": "Trip", "fromVersion": "0.1"}"#))
                 XCTAssertThrowsError(try self.descriptor(ctx, #"{"entity": "Trip", "fromVersion": "1.0.0", "propertiesToFetch": ["when"]}"#))
