@@ -244,6 +244,28 @@ final class PGConnection {
         }
     }
 
+    /// How PostgreSQL runs `sql`: `{"sql": …, "parameterCount": n, "queryPlan": [{"id", "parent": 0,
+    /// "detail"}]}`, one entry a line of EXPLAIN's text (the shape of SQLite's explained plans).
+    func explainJSON(_ sql: String, _ args: [SQLValue]) throws -> [UInt8] {
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("sql"); w.string(sql)
+        w.key("parameterCount"); w.int(Int64(args.count))
+        w.key("queryPlan")
+        w.beginArray()
+        let rows = try query("EXPLAIN " + sql, args)
+        for r in 0..<rows.count {
+            w.beginObject()
+            w.key("id"); w.int(Int64(r))
+            w.key("parent"); w.int(0)
+            w.key("detail"); w.string(rows.string(r, 0))
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+        return w.bytes
+    }
+
     /// Forgets the prepared statements (after DDL changed the tables they read).
     func forgetPrepared() {
         if !prepared.isEmpty, !isInFailedTransaction { _ = try? execute(script: "DEALLOCATE ALL", reported: false) }

@@ -154,7 +154,7 @@ struct PostgresHistoryFilter {
     static let maxDepth = 500
 
     static func problem(_ f: HistoryFilter) -> String? {
-        let parameters = parameterCount(f)
+        let parameters = f.parameterCount
         if parameters > maxParameters {
             return "predicate too large: it compares with \(parameters) values, at most \(maxParameters) (a list given to 'in' counts as one)"
         }
@@ -243,25 +243,6 @@ struct PostgresHistoryFilter {
         case .constant, .isIn: return 1
         case .and(let parts), .or(let parts): return 1 + Junction.balancedDepth(parts.count) / 3 + (parts.map(depth).max() ?? 0)
         case .not(let inner): return 1 + depth(inner)
-        }
-    }
-
-    static func parameterCount(_ f: HistoryFilter) -> Int {
-        switch f {
-        case .constant: return 0
-        case .and(let parts), .or(let parts): return parts.reduce(0) { $0 + parameterCount($1) }
-        case .not(let inner): return parameterCount(inner)
-        case .compare, .isIn: return 1
-        case .changes(_, let test): return parameterCount(test)
-        }
-    }
-
-    static func parameterCount(_ t: HistoryEntityTest) -> Int {
-        switch t {
-        case .constant: return 0
-        case .isIn: return 1
-        case .and(let parts), .or(let parts): return parts.reduce(0) { $0 + parameterCount($1) }
-        case .not(let inner): return parameterCount(inner)
         }
     }
 }

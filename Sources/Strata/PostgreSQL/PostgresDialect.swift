@@ -197,29 +197,6 @@ extension PostgresDialect: QueryDialect {
     /// reads the LIMIT for its plan, which a check inside it would hide.
     var checksInPaging: Bool { false }
 
-    func fold(_ expression: String, options: Int) -> String { "strata_fold(\(expression), \(options))" }
-    func localizedStandardContains(_ text: String, _ foldedNeedle: String) -> String { "strata_lsc(\(text), \(foldedNeedle))" }
-    func foldedCompare(_ op: ComparisonOperator, _ text: String, _ folded: String, options: Int) -> String {
-        let code: Int
-        switch op {
-        case .equal: code = 0
-        case .notEqual: code = 1
-        case .less: code = 2
-        case .lessOrEqual: code = 3
-        case .greater: code = 4
-        case .greaterOrEqual: code = 5
-        }
-        return "strata_compare(\(text), \(folded), \(options & 3 | code << 2))"
-    }
-    func foldedTest(_ op: StringOperator, _ text: String, _ folded: String, options: Int) -> String {
-        switch op {
-        case .contains: return "strata_contains(\(text), \(folded), \(options & 3))"
-        case .hasPrefix: return "strata_has_prefix(\(text), \(folded), \(options & 3))"
-        case .hasSuffix: return "strata_has_suffix(\(text), \(folded), \(options & 3))"
-        case .localizedStandardContains: return localizedStandardContains(text, folded)
-        }
-    }
-    func length(_ expression: String) -> String { "strata_length(\(expression))" }
     func coalesce(_ terms: [String]) -> String { "coalesce(" + terms.joined(separator: ", ") + ")" }
     func isSame(_ a: String, _ b: String) -> String { "\(a) IS NOT DISTINCT FROM \(b)" }
     func isNotSame(_ a: String, _ b: String) -> String { "\(a) IS DISTINCT FROM \(b)" }

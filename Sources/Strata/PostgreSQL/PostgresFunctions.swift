@@ -15,7 +15,7 @@
 ///   folded `x` contains, starts or ends with `y` (already folded); false with a NULL,
 ///   true for an empty `y`.
 /// - `strata_compare(x text, y text, code integer) → boolean`: the comparison `code >> 2`
-///   (``SQLFunctions/compareCode(_:)``) of `x` folded with flags `code & 3` and `y`, in code
+///   (``ComparisonOperator/functionCode``) of `x` folded with flags `code & 3` and `y`, in code
 ///   point order; `==` is true for two NULLs, an ordering with a NULL false; never NULL.
 /// - `strata_lsc(x text, y text) → boolean`: localizedStandardContains, `y` folded with flags 3
 ///   (false with a NULL or an empty `y`).

@@ -362,31 +362,9 @@ struct PostgresHistorySnapshot: HistorySnapshot {
 
     /// The SQL of a request, its parameter count and PostgreSQL's plan (EXPLAIN's lines), as JSON.
     func explain(_ query: HistoryQuery) throws -> [UInt8] {
-        var w = JSONWriter()
-        w.beginObject()
-        guard present else {
-            w.key("sql"); w.null()
-            w.key("parameterCount"); w.int(0)
-            w.key("queryPlan"); w.beginArray(); w.endArray()
-            w.endObject()
-            return w.bytes
-        }
+        guard present else { return Array(#"{"sql":null,"parameterCount":0,"queryPlan":[]}"#.utf8) }
         let (sql, args) = select(query)
-        w.key("sql"); w.string(sql)
-        w.key("parameterCount"); w.int(Int64(args.count))
-        w.key("queryPlan")
-        w.beginArray()
-        let rows = try connection.query("EXPLAIN " + sql, args)
-        for r in 0..<rows.count {
-            w.beginObject()
-            w.key("id"); w.int(Int64(r))
-            w.key("parent"); w.int(0)
-            w.key("detail"); w.string(rows.string(r, 0))
-            w.endObject()
-        }
-        w.endArray()
-        w.endObject()
-        return w.bytes
+        return try connection.explainJSON(sql, args)
     }
 }
 

@@ -67,26 +67,7 @@ extension PostgresSession: CompiledReads {
 
     /// The SQL of a fetch, its parameter count and PostgreSQL's plan (EXPLAIN's text lines), as JSON.
     public func explain(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8] {
-        try read(pending) {
-            let sql = q.objectsSQL
-            var w = JSONWriter()
-            w.beginObject()
-            w.key("sql"); w.string(sql)
-            w.key("parameterCount"); w.int(Int64(q.args.count))
-            w.key("queryPlan")
-            w.beginArray()
-            let rows = try connection.query("EXPLAIN " + sql, q.args)
-            for r in 0..<rows.count {
-                w.beginObject()
-                w.key("id"); w.int(Int64(r))
-                w.key("parent"); w.int(0)
-                w.key("detail"); w.string(rows.string(r, 0))
-                w.endObject()
-            }
-            w.endArray()
-            w.endObject()
-            return w.bytes
-        }
+        try read(pending) { try connection.explainJSON(q.objectsSQL, q.args) }
     }
 
     public func related(_ id: ObjectID, _ rel: Relationship, pending: PendingReplay?) throws -> [ObjectID]? {

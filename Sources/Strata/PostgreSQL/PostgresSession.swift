@@ -10,8 +10,7 @@ public final class PostgresSession: StoreSession {
     public var store: DataStore { pgStore }
     let schema: Schema
     var dialect: PostgresDialect { pgStore.dialect }
-    private var reserved: [String: (next: Int64, limit: Int64)] = [:]
-    private var blockSize: Int64 = 64
+    private var keys = KeyBlocks()
     /// What saves inside `transaction` leave for its end.
     private var outer: (depth: Int, changes: ChangeSet)?
     /// Whether the session works for the store's container (not a migration stage).
@@ -41,21 +40,15 @@ public final class PostgresSession: StoreSession {
     /// a rollback never gives a key back (sequences are not transactional).
     public func reserveKeys(root: Entity, count: Int) throws -> Int64 {
         try locked {
-            let n = Int64(count)
-            if let r = reserved[root.name], r.limit - r.next >= n {
-                reserved[root.name] = (r.next + n, r.limit)
-                return r.next
+            try keys.take(root.name, count: count) { want in
+                let sequence = dialect.quote(PostgresDialect.sequenceName(dialect.table(root)))
+                try connection.execute(PostgresStore.lockKeys, [.text(sequence)])
+                defer { _ = try? connection.execute(PostgresStore.unlockKeys, [.text(sequence)]) }
+                guard case .int(let start)? = try connection.scalar(PostgresDialect.reserveKeys, [.text(sequence), .int(want)]), start >= 1 else {
+                    throw StrataError(.corrupt, "the key sequence of '\(root.name)' is damaged: no key can be reserved", entity: root.name)
+                }
+                return start
             }
-            let want = max(n, blockSize)
-            blockSize = min(blockSize * 2, 4096)
-            let sequence = dialect.quote(PostgresDialect.sequenceName(dialect.table(root)))
-            try connection.execute(PostgresStore.lockKeys, [.text(sequence)])
-            defer { _ = try? connection.execute(PostgresStore.unlockKeys, [.text(sequence)]) }
-            guard case .int(let start)? = try connection.scalar(PostgresDialect.reserveKeys, [.text(sequence), .int(want)]), start >= 1 else {
-                throw StrataError(.corrupt, "the key sequence of '\(root.name)' is damaged: no key can be reserved", entity: root.name)
-            }
-            reserved[root.name] = (start + n, start + want)
-            return start
         }
     }
 

@@ -4,6 +4,18 @@
 /// Comparison operators.
 public enum ComparisonOperator: String, CaseIterable, Sendable {
     case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+
+    /// The comparison's number in Strata's SQL functions (`strata_compare`'s code `>> 2`).
+    var functionCode: Int {
+        switch self {
+        case .equal: return 0
+        case .notEqual: return 1
+        case .less: return 2
+        case .lessOrEqual: return 3
+        case .greater: return 4
+        case .greaterOrEqual: return 5
+        }
+    }
 }
 
 /// String tests.

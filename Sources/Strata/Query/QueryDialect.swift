@@ -104,6 +104,23 @@ public protocol QueryDialect {
 
 // What every SQL engine of Strata spells alike: a store's dialect takes these unless its engine differs.
 extension QueryDialect {
+    // Every store installs Strata's text functions under the same names and arguments
+    // (SQLite's `SQLFunctions`, PostgreSQL's `PostgresFunctions`).
+    func fold(_ expression: String, options: Int) -> String { "strata_fold(\(expression), \(options))" }
+    func localizedStandardContains(_ text: String, _ foldedNeedle: String) -> String { "strata_lsc(\(text), \(foldedNeedle))" }
+    func foldedCompare(_ op: ComparisonOperator, _ text: String, _ folded: String, options: Int) -> String {
+        "strata_compare(\(text), \(folded), \(options & 3 | op.functionCode << 2))"
+    }
+    func foldedTest(_ op: StringOperator, _ text: String, _ folded: String, options: Int) -> String {
+        switch op {
+        case .contains: return "strata_contains(\(text), \(folded), \(options & 3))"
+        case .hasPrefix: return "strata_has_prefix(\(text), \(folded), \(options & 3))"
+        case .hasSuffix: return "strata_has_suffix(\(text), \(folded), \(options & 3))"
+        case .localizedStandardContains: return localizedStandardContains(text, folded)
+        }
+    }
+    func length(_ expression: String) -> String { "strata_length(\(expression))" }
+
     /// A standard SQL text literal (names are identifiers; a quote would still be doubled).
     func nameLiteral(_ name: String) -> String {
         var out = "'"

@@ -83,21 +83,6 @@ extension SQLiteDialect: QueryDialect {
     /// In the LIMIT: SQLite computes it once, and a WHERE term would cost `count(*)` its fast path.
     var checksInPaging: Bool { true }
 
-    func fold(_ expression: String, options: Int) -> String { "strata_fold(\(expression), \(options))" }
-    func localizedStandardContains(_ text: String, _ foldedNeedle: String) -> String { "strata_lsc(\(text), \(foldedNeedle))" }
-    func foldedCompare(_ op: ComparisonOperator, _ text: String, _ folded: String, options: Int) -> String {
-        "strata_compare(\(text), \(folded), \(options & 3 | SQLFunctions.compareCode(op) << 2))"
-    }
-    func foldedTest(_ op: StringOperator, _ text: String, _ folded: String, options: Int) -> String {
-        switch op {
-        case .contains: return "strata_contains(\(text), \(folded), \(options & 3))"
-        case .hasPrefix: return "strata_has_prefix(\(text), \(folded), \(options & 3))"
-        case .hasSuffix: return "strata_has_suffix(\(text), \(folded), \(options & 3))"
-        case .localizedStandardContains: return localizedStandardContains(text, folded)
-        }
-    }
-    func length(_ expression: String) -> String { "strata_length(\(expression))" }
-
     /// `coalesce(a, b, …)`, nested after every 100 arguments (SQLite takes at most 127).
     func coalesce(_ terms: [String]) -> String {
         if terms.count <= 100 { return "coalesce(" + terms.joined(separator: ", ") + ")" }

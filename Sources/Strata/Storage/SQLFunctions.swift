@@ -16,7 +16,7 @@ import Glibc
 /// - `strata_contains(x, y, flags)`, `strata_has_prefix(x, y, flags)`,
 ///   `strata_has_suffix(x, y, flags)`: 1 or 0 (0 with a NULL; an empty `y` is
 ///   contained, a prefix and a suffix).
-/// - `strata_compare(x, y, code)`: the comparison `code >> 2` (``compareCode(_:)``)
+/// - `strata_compare(x, y, code)`: the comparison `code >> 2` (``ComparisonOperator/functionCode``)
 ///   of folded `x` and `y` with flags `code & 3`, 1 or 0, NULL as ``Evaluation``
 ///   treats nil (`==` is 1 for two NULLs, ordering with a NULL is 0).
 /// - `strata_lsc(x, y)`: localizedStandardContains, `y` folded with flags 3; 1 or 0
@@ -38,18 +38,6 @@ import Glibc
 /// but `strata_fold`, whose result SQLite copies (SQLITE_TRANSIENT): two
 /// folded operands of one expression can be alive at once.
 enum SQLFunctions {
-    /// `strata_compare`'s operator code.
-    static func compareCode(_ op: ComparisonOperator) -> Int {
-        switch op {
-        case .equal: return 0
-        case .notEqual: return 1
-        case .less: return 2
-        case .lessOrEqual: return 3
-        case .greater: return 4
-        case .greaterOrEqual: return 5
-        }
-    }
-
     typealias Function = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
     /// A collation: two texts as (byte count, bytes); negative, zero or positive.
     typealias CollationFunction = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafeRawPointer?, Int32, UnsafeRawPointer?) -> Int32

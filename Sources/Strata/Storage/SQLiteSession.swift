@@ -15,8 +15,7 @@ public final class SQLiteSession: StoreSession {
     let schema: Schema
     var dialect: SQLiteDialect { sqliteStore.dialect }
     /// Reserved primary keys per root table: next free and limit (exclusive).
-    private var reserved: [String: (next: Int64, limit: Int64)] = [:]
-    private var blockSize: Int64 = 64
+    private var keys = KeyBlocks()
     /// Cached insert statements per entity (saves).
     var insertStatements: [ObjectIdentifier: Statement] = [:]
     /// Cached unique-key probes (`findUnique`) per entity and constraint.
@@ -57,31 +56,22 @@ public final class SQLiteSession: StoreSession {
     /// transaction, so that contexts (and processes) never hand out the same key.
     public func reserveKeys(root: Entity, count: Int) throws -> Int64 {
         try locked {
-            let n = Int64(count)
-            if let r = reserved[root.name], r.limit - r.next >= n {
-                reserved[root.name] = (r.next + n, r.limit)
-                return r.next
-            }
-            let want = max(n, blockSize)
-            blockSize = min(blockSize * 2, 4096)
-            let ownTransaction = !connection.isInTransaction
-            if ownTransaction { try connection.begin() }
-            let end: Int64
-            do {
-                if ownTransaction && watchesVersion { try checkStoredVersion() }
-                guard case .int(let e)? = try connection.statement(SQLiteDialect.reserveKeys).scalar([.text(root.name), .int(want)]), e > want else {
-                    throw StrataError(.corrupt, "the key sequence of '\(root.name)' (strata_sequence) is damaged or used up: no key can be reserved",
-                                      entity: root.name)
+            try keys.take(root.name, count: count) { want in
+                let ownTransaction = !connection.isInTransaction
+                if ownTransaction { try connection.begin() }
+                do {
+                    if ownTransaction && watchesVersion { try checkStoredVersion() }
+                    guard case .int(let end)? = try connection.statement(SQLiteDialect.reserveKeys).scalar([.text(root.name), .int(want)]), end > want else {
+                        throw StrataError(.corrupt, "the key sequence of '\(root.name)' (strata_sequence) is damaged or used up: no key can be reserved",
+                                          entity: root.name)
+                    }
+                    if ownTransaction { try connection.commit() }
+                    return end - want
+                } catch {
+                    if ownTransaction { connection.rollback() }
+                    throw error
                 }
-                end = e
-                if ownTransaction { try connection.commit() }
-            } catch {
-                if ownTransaction { connection.rollback() }
-                throw error
             }
-            let start = end - want
-            reserved[root.name] = (start + n, end)
-            return start
         }
     }
 
@@ -89,12 +79,12 @@ public final class SQLiteSession: StoreSession {
     /// this session has handed out or holds stay reserved in `strata_sequence`, so no
     /// other context is ever given them (its pending inserts may still use them).
     private func keepReservations() {
-        for (root, r) in reserved {
+        for (root, r) in keys.blocks {
             do {
                 try connection.execute(SQLiteDialect.keepKeys, [.text(root), .int(r.limit)])
             } catch {
                 // Not known to be reserved any more: hand out no key of this block.
-                reserved[root] = nil
+                keys.drop(root)
             }
         }
     }

@@ -176,6 +176,31 @@ public indirect enum HistoryEntityTest: Sendable, Equatable {
     case not(HistoryEntityTest)
 }
 
+extension HistoryFilter {
+    /// How many values a store binds for the filter: one a comparison, one a list.
+    var parameterCount: Int {
+        switch self {
+        case .constant: return 0
+        case .and(let parts), .or(let parts): return parts.reduce(0) { $0 + $1.parameterCount }
+        case .not(let inner): return inner.parameterCount
+        case .compare, .isIn: return 1
+        case .changes(_, let test): return test.parameterCount
+        }
+    }
+}
+
+extension HistoryEntityTest {
+    /// How many values a store binds for the test: one a list.
+    var parameterCount: Int {
+        switch self {
+        case .constant: return 0
+        case .isIn: return 1
+        case .and(let parts), .or(let parts): return parts.reduce(0) { $0 + $1.parameterCount }
+        case .not(let inner): return inner.parameterCount
+        }
+    }
+}
+
 public enum HistoryField: String, Sendable, Equatable {
     case sequence, timestamp, author, contextName
 }

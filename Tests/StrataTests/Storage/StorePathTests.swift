@@ -11,8 +11,8 @@ final class StorePathTests: StoreTestCase {
 
     func testURIsAndMemoryNamesAreRejected() throws {
         let cwd = FileManager.default.currentDirectoryPath
-        FileManager.default.changeCurrentDirectoryPath(tempDirectory)
-        defer { FileManager.default.changeCurrentDirectoryPath(cwd) }
+        XCTAssertTrue(FileManager.default.changeCurrentDirectoryPath(tempDirectory))
+        defer { _ = FileManager.default.changeCurrentDirectoryPath(cwd) }
         for path in [":memory:", "file:x.store?nolock=1", "file:x.store?mode=rwc", "file::memory:", "", "x.store/", tempDirectory] {
             let e = assertError(.invalid) { try open(path) }
             if path == ":memory:" { XCTAssertTrue(e?.message.contains("inMemory") == true, e?.message ?? "") }

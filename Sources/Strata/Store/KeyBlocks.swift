@@ -1,0 +1,26 @@
+/// The keys a session reserved in its store for each hierarchy and has not handed out
+/// yet. Keys are reserved in blocks that double from 64 to 4,096 keys, so a store
+/// reserves once per block, not once per object.
+struct KeyBlocks {
+    /// By root entity name: the next key to hand out and the end of its block.
+    private(set) var blocks: [String: (next: Int64, limit: Int64)] = [:]
+    private var blockSize: Int64 = 64
+
+    /// `count` consecutive keys of `root`'s hierarchy: from its block, or from a new block
+    /// of `want` keys whose first key `reserve(want)` returns.
+    mutating func take(_ root: String, count: Int, reserve: (_ want: Int64) throws -> Int64) rethrows -> Int64 {
+        let n = Int64(count)
+        if let b = blocks[root], b.limit - b.next >= n {
+            blocks[root] = (b.next + n, b.limit)
+            return b.next
+        }
+        let want = max(n, blockSize)
+        blockSize = min(blockSize * 2, 4096)
+        let start = try reserve(want)
+        blocks[root] = (start + n, start + want)
+        return start
+    }
+
+    /// Hands out no more key of `root`'s block.
+    mutating func drop(_ root: String) { blocks[root] = nil }
+}
