@@ -25,7 +25,7 @@ extension PredicateTextParser {
         "trimmingCharacters", "replacingOccurrences", "components", "split", "prefix", "suffix",
         "dropFirst", "dropLast", "filter", "map", "compactMap", "flatMap", "reduce", "first", "last",
         "min", "max", "sorted", "reversed", "count", "isEmpty", "firstIndex", "lastIndex", "range",
-        "localizedCompare", "localizedStandardCompare", "localizedCaseInsensitiveCompare", "description",
+        "localizedStandardCompare", "description",
         "distance", "addingTimeInterval", "timeIntervalSince", "isEqual", "elementsEqual", "hasPrefixes",
         "matches", "wholeMatch", "firstMatch", "evaluate",
     ]
@@ -177,10 +177,15 @@ extension PredicateTextParser {
     private static let knownMethods: Set<String> = [
         "contains", "hasPrefix", "hasSuffix", "starts", "localizedStandardContains",
         "localizedCaseInsensitiveContains", "allSatisfy", "compare", "caseInsensitiveCompare",
+        "localizedCompare", "localizedCaseInsensitiveCompare",
     ]
 
     private func checkMethod(_ name: String, _ pos: Int) throws {
         if Self.knownMethods.contains(name) { return }
+        if name == "localizedStandardCompare" {
+            throw predicateError("method 'localizedStandardCompare' is not supported in predicates", pos,
+                                 "sort by the key with \"comparator\": \"localizedStandard\" instead; compare(_:) compares by code point")
+        }
         if Self.unsupportedMethods.contains(name) {
             throw predicateError("method '\(name)' is not supported in predicates", pos)
         }
@@ -230,12 +235,14 @@ extension PredicateTextParser {
             switch n.kind {
             case .range(let lo, let hi, let closed):
                 guard o.isEmpty else { throw wrong("contains(_:) on a range") }
-                let value = try asExpression(x), lower = try asExpression(lo), upper = try asExpression(hi)
-                if closed { return Node(kind: .pred(.between(value, lower, upper, at: at)), start: start) }
-                return Node(kind: .pred(.conjunction([
-                    .comparison(.greaterOrEqual, value, lower, [], at: at),
-                    .comparison(.less, value, upper, [], at: at),
-                ], at: at)), start: start)
+                let value = try asExpression(x)
+                let lower = try lo.map(asExpression), upper = try hi.map(asExpression)
+                var bounds: [Predicate] = []
+                if let lower, let upper, closed { return Node(kind: .pred(.between(value, lower, upper, at: at)), start: start) }
+                if let lower { bounds.append(.comparison(.greaterOrEqual, value, lower, [], at: at)) }
+                if let upper { bounds.append(.comparison(closed ? .lessOrEqual : .less, value, upper, [], at: at)) }
+                if bounds.count == 1 { return Node(kind: .pred(bounds[0]), start: start) }
+                return Node(kind: .pred(.conjunction(bounds, at: at)), start: start)
             case .expr(.literal(.array, _)):
                 guard o.isEmpty else { throw wrong("contains(_:) on an array literal") }
                 return Node(kind: .pred(.inCollection(try asExpression(x), try receiver(n), at: at)), start: start)
@@ -252,11 +259,13 @@ extension PredicateTextParser {
         case "allSatisfy":
             guard let body = closureArgument(), args.first?.label == nil else { throw wrong("allSatisfy { ... }") }
             return Node(kind: .pred(.allSatisfy(try receiver(n), body, at: at)), start: start)
-        case "compare", "caseInsensitiveCompare":
+        case "compare", "caseInsensitiveCompare", "localizedCompare", "localizedCaseInsensitiveCompare":
+            // The localized forms compare as every Strata string comparison does, by Unicode scalar
+            // values (folded for case): no locale's collation (docs/predicates.md).
             guard let (x, o) = valueAndOptions(nil), name == "compare" || args.count == 1 else {
-                throw wrong(name == "compare" ? "compare(_:) or compare(_:options:)" : "caseInsensitiveCompare(_:)")
+                throw wrong(name == "compare" ? "compare(_:) or compare(_:options:)" : "\(name)(_:)")
             }
-            let options = name == "compare" ? o : .caseInsensitive
+            let options = name == "compare" ? o : name == "localizedCompare" ? [] : .caseInsensitive
             return Node(kind: .compareResult(try receiver(n), try asExpression(x), options), start: start)
         default:
             throw predicateError("unknown method '\(name)'", pos)

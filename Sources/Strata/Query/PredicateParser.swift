@@ -128,8 +128,8 @@ struct PredicateTextParser {
             case bool(Bool, Int)
             /// `c ? a : b`, at the `?`.
             case cond(Node, Node, Node, Int)
-            /// `lo...hi` / `lo..<hi`: only a receiver of `contains`.
-            case range(Node, Node, closed: Bool)
+            /// `lo...hi` / `lo..<hi`, or one-sided `lo...`, `...hi`, `..<hi`: only a receiver of `contains`.
+            case range(Node?, Node?, closed: Bool)
             /// `a.compare(b, options:)`: only an operand of `==`/`!=` with `.orderedX`.
             case compareResult(PredicateExpression, PredicateExpression, StringOptions)
         }
@@ -406,9 +406,12 @@ struct PredicateTextParser {
 
     private mutating func parseRange(_ lhs: Node) throws -> Node {
         let closed = tok.text == "..."
+        let opPos = tok.pos
         advance()
         if tok.isPunct(")") || tok.isPunct("]") || tok.kind == .end {
-            throw predicateError("one-sided ranges are not supported", tok.pos)
+            // `lo...`: Swift has no `lo..<`.
+            guard closed else { throw predicateError("a range 'lo..<' needs an upper bound (one-sided: 'lo...', '...hi', '..<hi')", opPos) }
+            return Node(kind: .range(lhs, nil, closed: true), start: lhs.start)
         }
         let rhs = try parsePrefix()
         if binaryLevel == .range { throw unexpected(tok) }
@@ -546,7 +549,12 @@ struct PredicateTextParser {
                 advance()
                 return Node(kind: .expr(.literal(.number("-" + text), at: loc(t.pos))), start: t.pos)
             case "...", "..<":
-                throw predicateError("one-sided ranges are not supported", t.pos)
+                // `...hi`, `..<hi`
+                try enter()
+                defer { depth -= 1 }
+                advance()
+                let upper = try parsePrefix()
+                return Node(kind: .range(nil, upper, closed: t.text == "..."), start: t.pos)
             case "[":
                 return try parseArrayLiteral()
             case ".":

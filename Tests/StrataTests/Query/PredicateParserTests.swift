@@ -254,6 +254,16 @@ final class PredicateParserTests: XCTestCase {
         check("(-2.5...$max).contains($0.score)", .between(kp("score"), num("-2.5"), v("max"), at: U))
         check("(1..<5).contains($0.n)", and(cmp(.greaterOrEqual, kp("n"), num("1")), cmp(.less, kp("n"), num("5"))),
               renders: "$0.n >= 1 && $0.n < 5")
+        // One-sided ranges: `lo...`, `...hi`, `..<hi`.
+        check("(now...).contains($0.startDate)", cmp(.greaterOrEqual, kp("startDate"), v("now")), renders: "$0.startDate >= now")
+        check("(...5).contains($0.n)", cmp(.lessOrEqual, kp("n"), num("5")), renders: "$0.n <= 5")
+        check("(..<5).contains($0.n)", cmp(.less, kp("n"), num("5")), renders: "$0.n < 5")
+        check("(..<(lo ?? 2)).contains($0.n)", cmp(.less, kp("n"), .coalesce(v("lo"), num("2"), at: U)))
+        check("(-1...).contains($0.n) && (...$0.m).contains(3)",
+              and(cmp(.greaterOrEqual, kp("n"), num("-1")), cmp(.lessOrEqual, num("3"), kp("m"))))
+        fails("(1..<).contains($0.n)", "a range 'lo..<' needs an upper bound", at: 3)
+        fails("(...).contains($0.n)", "unexpected ')'", at: 5)
+        fails("(...5) == 3", "a range can only be the receiver of contains", at: 1)
     }
 
     func testIsEmptyCountCoalesce() {
@@ -337,6 +347,11 @@ final class PredicateParserTests: XCTestCase {
         }
         check(".orderedSame == $0.name.caseInsensitiveCompare(\"x\")", cmp(.equal, kp("name"), str("x"), .caseInsensitive))
         check("$0.name.compare(\"x\") == .orderedAscending", cmp(.less, kp("name"), str("x")), renders: "$0.name < \"x\"")
+        // The localized forms compare by code point (folded for case), as every Strata string comparison.
+        check("$0.name.localizedCompare(\"x\") == .orderedAscending", cmp(.less, kp("name"), str("x")), renders: "$0.name < \"x\"")
+        check("$0.name.localizedCaseInsensitiveCompare(q) != .orderedDescending", cmp(.lessOrEqual, kp("name"), v("q"), .caseInsensitive))
+        fails("$0.name.localizedCompare(\"x\", options: .caseInsensitive) == .orderedSame", "localizedCompare(_:)", at: 9)
+        fails("$0.name.localizedStandardCompare(\"x\") == .orderedSame", "method 'localizedStandardCompare' is not supported", at: 9)
     }
 
     func testConditionalAsValue() {
