@@ -6,7 +6,9 @@
  * once (PQprepare, PQexecPrepared) with binary parameters, binary results, one statement per
  * read where SQL can say it (the relationship identifiers as correlated subqueries), related
  * objects merged from one query per relationship, a server-side cursor for batches, and the
- * insert in one transaction (INSERTs, or COPY). It does not link libstrata. What it shares with bench_raw (the JSON text, the trips JSON
+ * insert in one transaction (INSERTs, or COPY). It sorts as Strata's PostgreSQL store does
+ * (ascending attributes NULLS FIRST, then _pk) on tables with Strata's indexes (NULLS FIRST).
+ * It does not link libstrata. What it shares with bench_raw (the JSON text, the trips JSON
  * read for insert, the command line and the output): raw_common.h.
  *
  *   bench_raw_pg WORKLOAD URI N JSON [OUT]   as bench_raw; URI's search_path names the schema
@@ -218,24 +220,25 @@ static void put_trips(buf_t *b, const PGresult *r, rel_mode mode) {
 /* ---- insert ------------------------------------------------------------------ */
 
 /* The tables, indexes and constraints Strata's PostgreSQL store creates for
- * examples/trips/schema.json (the keys here come from the program, not from sequences). */
+ * examples/trips/schema.json (the keys here come from the program, not from sequences):
+ * plain indexes NULLS FIRST, the order its reads sort in (PostgresDialect.createIndex). */
 static const char *const DDL =
     "CREATE TABLE \"Trip\" (\"_pk\" bigint PRIMARY KEY, \"_entity\" text COLLATE \"C\" NOT NULL,"
     " \"name\" text COLLATE \"C\", \"destination\" text COLLATE \"C\", \"startDate\" double precision,"
     " \"endDate\" double precision, \"photo\" bytea, \"perdiem\" double precision, \"reason\" text COLLATE \"C\");"
-    "CREATE INDEX \"Trip.index(_entity)\" ON \"Trip\" (\"_entity\");"
+    "CREATE INDEX \"Trip.index(_entity)\" ON \"Trip\" (\"_entity\" NULLS FIRST);"
     "ALTER TABLE \"Trip\" ADD CONSTRAINT \"Trip.unique(name,startDate,endDate)\""
     " UNIQUE (\"name\", \"startDate\", \"endDate\") DEFERRABLE INITIALLY IMMEDIATE;"
-    "CREATE INDEX \"Trip.index(name)\" ON \"Trip\" (\"name\");"
-    "CREATE INDEX \"Trip.index(startDate)\" ON \"Trip\" (\"startDate\");"
-    "CREATE INDEX \"Trip.index(endDate)\" ON \"Trip\" (\"endDate\");"
+    "CREATE INDEX \"Trip.index(name)\" ON \"Trip\" (\"name\" NULLS FIRST);"
+    "CREATE INDEX \"Trip.index(startDate)\" ON \"Trip\" (\"startDate\" NULLS FIRST);"
+    "CREATE INDEX \"Trip.index(endDate)\" ON \"Trip\" (\"endDate\" NULLS FIRST);"
     "CREATE TABLE \"BucketListItem\" (\"_pk\" bigint PRIMARY KEY, \"_entity\" text COLLATE \"C\" NOT NULL,"
     " \"title\" text COLLATE \"C\", \"details\" text COLLATE \"C\", \"hasReservation\" bigint,"
     " \"isInPlan\" bigint, \"trip\" bigint);"
-    "CREATE INDEX \"BucketListItem.fk(trip)\" ON \"BucketListItem\" (\"trip\");"
+    "CREATE INDEX \"BucketListItem.fk(trip)\" ON \"BucketListItem\" (\"trip\" NULLS FIRST);"
     "CREATE TABLE \"LivingAccommodation\" (\"_pk\" bigint PRIMARY KEY, \"_entity\" text COLLATE \"C\" NOT NULL,"
     " \"address\" text COLLATE \"C\", \"placeName\" text COLLATE \"C\", \"trip\" bigint);"
-    "CREATE INDEX \"LivingAccommodation.fk(trip)\" ON \"LivingAccommodation\" (\"trip\");";
+    "CREATE INDEX \"LivingAccommodation.fk(trip)\" ON \"LivingAccommodation\" (\"trip\" NULLS FIRST);";
 
 static void insert_done(PGresult *r, const char *what) { PQclear(checked(r, PGRES_COMMAND_OK, what)); }
 
@@ -501,10 +504,10 @@ int main(int argc, char **argv) {
         t1 = bench_now();
     } else if (strcmp(workload, "contains") == 0 || strcmp(workload, "all") == 0) {
         /* Names are ASCII letters and spaces: ILIKE is the case-insensitive contains, lower()
-         * (code-point order, COLLATE "C") the localized standard order. */
+         * (code-point order, COLLATE "C") the localized standard order; NULLS FIRST as Strata sorts. */
         PGresult *r = query(strcmp(workload, "contains") == 0
                                 ? "SELECT " TRIP_COLUMNS TRIP_IDS " FROM \"Trip\" t WHERE t.\"name\" ILIKE '%a%'"
-                                  " ORDER BY lower(t.\"name\"), t._pk"
+                                  " ORDER BY lower(t.\"name\") ASC NULLS FIRST, t._pk ASC"
                                 : "SELECT " TRIP_COLUMNS TRIP_IDS " FROM \"Trip\" t ORDER BY t._pk");
         put_trips(b, r, REL_IDS);
         PQclear(r);
@@ -551,8 +554,9 @@ int main(int argc, char **argv) {
         raw_collect_begin(&out);
         static const Oid types[] = {FLOAT8_OID};
         static const int lengths[] = {8}, formats[] = {1};
+        /* Strata's order: the attribute ascending NULLS FIRST (Trip.index(startDate) is made so), then the key. */
         prepare("widget", "SELECT " TRIP_COLUMNS TRIP_IDS " FROM \"Trip\" t WHERE t.\"startDate\" >= $1"
-                " ORDER BY t.\"startDate\", t._pk LIMIT 1", 1, types);
+                " ORDER BY t.\"startDate\" ASC NULLS FIRST, t._pk ASC LIMIT 1", 1, types);
         char now[8];
         const char *params[] = {now};
         for (long k = 0; k < BENCH_WIDGET_CALLS; k++) {
