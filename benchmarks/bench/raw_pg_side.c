@@ -6,7 +6,10 @@
  * once (PQprepare, PQexecPrepared) with binary parameters, binary results, one statement per
  * read where SQL can say it (the relationship identifiers as correlated subqueries), related
  * objects merged from one query per relationship, a server-side cursor for batches, and the
- * insert in one transaction (INSERTs, or COPY). It does not link libstrata.
+ * insert in one transaction (INSERTs, or COPY). It sorts as Strata's PostgreSQL store does
+ * (ascending attributes NULLS FIRST, then _pk) on tables with Strata's indexes (NULLS FIRST).
+ * It does not link libstrata. What it shares with bench_raw (the JSON text, the trips JSON
+ * read for insert, the command line and the output): raw_common.h.
  *
  *   bench_raw_pg WORKLOAD URI N JSON [OUT]   as bench_raw; URI's search_path names the schema
  *                                            (options=-csearch_path%3D<schema>). WORKLOAD
@@ -20,12 +23,11 @@
  */
 #define _DEFAULT_SOURCE
 #include <endian.h>
-#include <json-c/json.h>
 #include <libpq-fe.h>
 
-#include "common.h"
-
 static const char *const PROG = "bench_raw_pg";
+#include "raw_common.h"
+
 static PGconn *conn;
 
 enum { INT8_OID = 20, TEXT_OID = 25, FLOAT8_OID = 701 };
@@ -86,73 +88,30 @@ static inline void set_f64(char *slot, double d) {
     set_i64(slot, (int64_t)v);
 }
 
-/* ---- JSON text from columns ------------------------------------------------ */
+/* ---- a row's values ------------------------------------------------------------ */
 
-static void put_string(buf_t *b, const char *s, int n) {
-    buf_reserve(b, (size_t)n * 6 + 2);
-    char *o = b->p + b->n;
-    *o++ = '"';
-    for (int i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\') { *o++ = (char)c; continue; }
-        *o++ = '\\';
-        switch (c) {
-        case '"': *o++ = '"'; break;
-        case '\\': *o++ = '\\'; break;
-        case '\n': *o++ = 'n'; break;
-        case '\r': *o++ = 'r'; break;
-        case '\t': *o++ = 't'; break;
-        default: o += sprintf(o, "u%04x", c); break;
-        }
-    }
-    *o++ = '"';
-    b->n = (size_t)(o - b->p);
-    b->p[b->n] = '\0';
+static raw_text text_col(const PGresult *r, int row, int col) {
+    raw_text t = {NULL, 0};
+    if (PQgetisnull(r, row, col)) return t;
+    t.p = PQgetvalue(r, row, col);
+    t.n = (size_t)PQgetlength(r, row, col);
+    return t;
 }
 
-static void put_text_col(buf_t *b, const PGresult *r, int row, int col) {
-    if (PQgetisnull(r, row, col)) { BUF_LIT(b, "null"); return; }
-    put_string(b, PQgetvalue(r, row, col), PQgetlength(r, row, col));
+static raw_real real_col(const PGresult *r, int row, int col) {
+    raw_real d = {0, PQgetisnull(r, row, col)};
+    if (!d.null) d.v = get_f64(r, row, col);
+    return d;
 }
 
-static void put_date_col(buf_t *b, const PGresult *r, int row, int col) {
-    if (PQgetisnull(r, row, col)) { BUF_LIT(b, "null"); return; }
-    buf_reserve(b, 32);
-    b->p[b->n++] = '"';
-    b->n += (size_t)bench_iso(b->p + b->n, get_f64(r, row, col));
-    b->p[b->n++] = '"';
-    b->p[b->n] = '\0';
+static int flag_col(const PGresult *r, int row, int col) {
+    return PQgetisnull(r, row, col) ? RAW_NULL : get_i64(r, row, col) != 0;
 }
 
-/* The shortest text that reads back as the same double; "2.0" for whole numbers. */
-static void put_double_col(buf_t *b, const PGresult *r, int row, int col) {
-    if (PQgetisnull(r, row, col)) { BUF_LIT(b, "null"); return; }
-    double v = get_f64(r, row, col);
-    char tmp[40];
-    for (int digits = 15; digits <= 17; digits++) {
-        snprintf(tmp, sizeof tmp, "%.*g", digits, v);
-        if (strtod(tmp, NULL) == v) break;
-    }
-    if (strpbrk(tmp, ".en") == NULL) strcat(tmp, ".0");
-    buf_puts(b, tmp);
-}
-
-static void put_bool_col(buf_t *b, const PGresult *r, int row, int col) {
-    if (PQgetisnull(r, row, col)) BUF_LIT(b, "null");
-    else if (get_i64(r, row, col)) BUF_LIT(b, "true");
-    else BUF_LIT(b, "false");
-}
-
-/* "_id":"Entity/pk","_entity":"Entity" from columns 0 (_pk) and 1 (_entity); the identifier
- * also into id (for the related objects' link back). */
-static void put_identity(buf_t *b, const PGresult *r, int row, char *id, size_t id_size) {
-    const char *entity = PQgetvalue(r, row, 1);
-    int n = snprintf(id, id_size, "%s/%lld", entity, (long long)get_i64(r, row, 0));
-    BUF_LIT(b, "{\"_id\":\"");
-    buf_put(b, id, (size_t)n);
-    BUF_LIT(b, "\",\"_entity\":\"");
-    buf_put(b, entity, (size_t)PQgetlength(r, row, 1));
-    buf_putc(b, '"');
+/* Columns 0 (_pk) and 1 (_entity). */
+static raw_identity identity_col(const PGresult *r, int row) {
+    raw_identity o = {(long long)get_i64(r, row, 0), PQgetvalue(r, row, 1), (size_t)PQgetlength(r, row, 1)};
+    return o;
 }
 
 /* A trip's columns; with TRIP_IDS also its bucket list's keys (an int8 array, column 9) and
@@ -161,6 +120,20 @@ static void put_identity(buf_t *b, const PGresult *r, int row, char *id, size_t 
                      "t.\"photo\", t.\"perdiem\", t.\"reason\""
 #define TRIP_IDS ", ARRAY(SELECT b._pk FROM \"BucketListItem\" b WHERE b.\"trip\" = t._pk ORDER BY b._pk)," \
                  " (SELECT l._pk FROM \"LivingAccommodation\" l WHERE l.\"trip\" = t._pk ORDER BY l._pk LIMIT 1)"
+
+/* A row of TRIP_COLUMNS. */
+static raw_trip trip_row(const PGresult *r, int row) {
+    raw_trip t;
+    t.id = identity_col(r, row);
+    t.name = text_col(r, row, 2);
+    t.destination = text_col(r, row, 3);
+    t.start = real_col(r, row, 4);
+    t.end = real_col(r, row, 5);
+    t.photo_null = PQgetisnull(r, row, 6);
+    t.perdiem = real_col(r, row, 7);
+    t.reason = text_col(r, row, 8);
+    return t;
+}
 
 typedef enum { REL_IDS, REL_OBJECTS, REL_NONE } rel_mode;
 
@@ -179,12 +152,6 @@ static int children_of(children_t *c, int64_t pk) {
     return c->row < c->n && get_i64(c->r, c->row, c->owner_col) == pk;
 }
 
-static void put_link_back(buf_t *b, const char *owner_id) {
-    BUF_LIT(b, ",\"trip\":\"");
-    buf_puts(b, owner_id);
-    BUF_LIT(b, "\"}");
-}
-
 /* The keys of a binary int8[] (one dimension, or empty) as identifiers of entity prefix. */
 static void put_key_array(buf_t *b, const PGresult *r, int row, int col, const char *prefix) {
     buf_putc(b, '[');
@@ -197,10 +164,7 @@ static void put_key_array(buf_t *b, const PGresult *r, int row, int col, const c
             uint64_t v;
             memcpy(&v, p + 4, 8);
             if (i) buf_putc(b, ',');
-            buf_putc(b, '"');
-            buf_puts(b, prefix);
-            buf_i64(b, (long long)be64toh(v));
-            buf_putc(b, '"');
+            raw_put_ref(b, prefix, (long long)be64toh(v));
             p += 12;
         }
     }
@@ -209,49 +173,21 @@ static void put_key_array(buf_t *b, const PGresult *r, int row, int col, const c
 
 /* One trip object from a row of TRIP_COLUMNS (TRIP_IDS for REL_IDS), its relationships as mode says. */
 static void put_trip(buf_t *b, const PGresult *r, int row, rel_mode mode) {
-    char id[96], child_id[96];
-    put_identity(b, r, row, id, sizeof id);
-    BUF_LIT(b, ",\"name\":");
-    put_text_col(b, r, row, 2);
-    BUF_LIT(b, ",\"destination\":");
-    put_text_col(b, r, row, 3);
-    BUF_LIT(b, ",\"startDate\":");
-    put_date_col(b, r, row, 4);
-    BUF_LIT(b, ",\"endDate\":");
-    put_date_col(b, r, row, 5);
-    if (!PQgetisnull(r, row, 6)) bench_die(PROG, "photo values are not generated");
-    BUF_LIT(b, ",\"photo\":null");
-    const char *entity = PQgetvalue(r, row, 1);
-    if (strcmp(entity, "BusinessTrip") == 0) {
-        BUF_LIT(b, ",\"perdiem\":");
-        put_double_col(b, r, row, 7);
-    } else if (strcmp(entity, "PersonalTrip") == 0) {
-        BUF_LIT(b, ",\"reason\":");
-        put_text_col(b, r, row, 8);
-    }
-    BUF_LIT(b, ",\"tripViews\":0");
+    char id[96];
+    raw_trip t = trip_row(r, row);
+    raw_put_trip_attributes(b, &t, id, sizeof id);
     if (mode == REL_IDS) {
         BUF_LIT(b, ",\"bucketList\":");
         put_key_array(b, r, row, 9, "BucketListItem/");
-        BUF_LIT(b, ",\"livingAccommodation\":");
-        if (PQgetisnull(r, row, 10)) {
-            BUF_LIT(b, "null}");
-        } else {
-            BUF_LIT(b, "\"LivingAccommodation/");
-            buf_i64(b, (long long)get_i64(r, row, 10));
-            BUF_LIT(b, "\"}");
-        }
+        int found = !PQgetisnull(r, row, 10);
+        raw_put_living_ref_end(b, found, found ? (long long)get_i64(r, row, 10) : 0);
     } else if (mode == REL_OBJECTS) {
-        int64_t pk = get_i64(r, row, 0);
+        int64_t pk = t.id.pk;
         children_t *c = &living_rows;
         BUF_LIT(b, ",\"livingAccommodation\":");
         if (children_of(c, pk)) { /* a to-one: the first row; any other is skipped by the next trip */
-            put_identity(b, c->r, c->row, child_id, sizeof child_id);
-            BUF_LIT(b, ",\"address\":");
-            put_text_col(b, c->r, c->row, 2);
-            BUF_LIT(b, ",\"placeName\":");
-            put_text_col(b, c->r, c->row, 3);
-            put_link_back(b, id);
+            raw_living l = {identity_col(c->r, c->row), text_col(c->r, c->row, 2), text_col(c->r, c->row, 3)};
+            raw_put_living(b, &l, id);
             c->row++;
         } else {
             BUF_LIT(b, "null");
@@ -260,16 +196,9 @@ static void put_trip(buf_t *b, const PGresult *r, int row, rel_mode mode) {
         BUF_LIT(b, ",\"bucketList\":[");
         for (int first = 1; children_of(c, pk); c->row++, first = 0) {
             if (!first) buf_putc(b, ',');
-            put_identity(b, c->r, c->row, child_id, sizeof child_id);
-            BUF_LIT(b, ",\"title\":");
-            put_text_col(b, c->r, c->row, 2);
-            BUF_LIT(b, ",\"details\":");
-            put_text_col(b, c->r, c->row, 3);
-            BUF_LIT(b, ",\"hasReservation\":");
-            put_bool_col(b, c->r, c->row, 4);
-            BUF_LIT(b, ",\"isInPlan\":");
-            put_bool_col(b, c->r, c->row, 5);
-            put_link_back(b, id);
+            raw_bucket x = {identity_col(c->r, c->row), text_col(c->r, c->row, 2), text_col(c->r, c->row, 3),
+                            flag_col(c->r, c->row, 4), flag_col(c->r, c->row, 5)};
+            raw_put_bucket(b, &x, id);
         }
         BUF_LIT(b, "]}");
     } else {
@@ -291,72 +220,25 @@ static void put_trips(buf_t *b, const PGresult *r, rel_mode mode) {
 /* ---- insert ------------------------------------------------------------------ */
 
 /* The tables, indexes and constraints Strata's PostgreSQL store creates for
- * examples/trips/schema.json (the keys here come from the program, not from sequences). */
+ * examples/trips/schema.json (the keys here come from the program, not from sequences):
+ * plain indexes NULLS FIRST, the order its reads sort in (PostgresDialect.createIndex). */
 static const char *const DDL =
     "CREATE TABLE \"Trip\" (\"_pk\" bigint PRIMARY KEY, \"_entity\" text COLLATE \"C\" NOT NULL,"
     " \"name\" text COLLATE \"C\", \"destination\" text COLLATE \"C\", \"startDate\" double precision,"
     " \"endDate\" double precision, \"photo\" bytea, \"perdiem\" double precision, \"reason\" text COLLATE \"C\");"
-    "CREATE INDEX \"Trip.index(_entity)\" ON \"Trip\" (\"_entity\");"
+    "CREATE INDEX \"Trip.index(_entity)\" ON \"Trip\" (\"_entity\" NULLS FIRST);"
     "ALTER TABLE \"Trip\" ADD CONSTRAINT \"Trip.unique(name,startDate,endDate)\""
     " UNIQUE (\"name\", \"startDate\", \"endDate\") DEFERRABLE INITIALLY IMMEDIATE;"
-    "CREATE INDEX \"Trip.index(name)\" ON \"Trip\" (\"name\");"
-    "CREATE INDEX \"Trip.index(startDate)\" ON \"Trip\" (\"startDate\");"
-    "CREATE INDEX \"Trip.index(endDate)\" ON \"Trip\" (\"endDate\");"
+    "CREATE INDEX \"Trip.index(name)\" ON \"Trip\" (\"name\" NULLS FIRST);"
+    "CREATE INDEX \"Trip.index(startDate)\" ON \"Trip\" (\"startDate\" NULLS FIRST);"
+    "CREATE INDEX \"Trip.index(endDate)\" ON \"Trip\" (\"endDate\" NULLS FIRST);"
     "CREATE TABLE \"BucketListItem\" (\"_pk\" bigint PRIMARY KEY, \"_entity\" text COLLATE \"C\" NOT NULL,"
     " \"title\" text COLLATE \"C\", \"details\" text COLLATE \"C\", \"hasReservation\" bigint,"
     " \"isInPlan\" bigint, \"trip\" bigint);"
-    "CREATE INDEX \"BucketListItem.fk(trip)\" ON \"BucketListItem\" (\"trip\");"
+    "CREATE INDEX \"BucketListItem.fk(trip)\" ON \"BucketListItem\" (\"trip\" NULLS FIRST);"
     "CREATE TABLE \"LivingAccommodation\" (\"_pk\" bigint PRIMARY KEY, \"_entity\" text COLLATE \"C\" NOT NULL,"
     " \"address\" text COLLATE \"C\", \"placeName\" text COLLATE \"C\", \"trip\" bigint);"
-    "CREATE INDEX \"LivingAccommodation.fk(trip)\" ON \"LivingAccommodation\" (\"trip\");";
-
-static const char *get_string(json_object *o, const char *key, const char *fallback) {
-    json_object *v = NULL;
-    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string)) return fallback;
-    return json_object_get_string(v);
-}
-
-static double get_date(json_object *o, const char *key) {
-    int ok = 0;
-    const char *s = get_string(o, key, NULL);
-    double v = s ? bench_parse_iso(s, &ok) : 0;
-    if (!ok) bench_die(PROG, "bad date in '%s'", key);
-    return v;
-}
-
-static int get_bool(json_object *o, const char *key) {
-    json_object *v = NULL;
-    return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
-}
-
-static json_object *parse_trips(const char *json) {
-    json_object *root = json_tokener_parse(json);
-    if (root == NULL || !json_object_is_type(root, json_type_array)) bench_die(PROG, "the trips JSON does not parse");
-    return root;
-}
-
-/* A trip's values as the columns take them. */
-typedef struct {
-    const char *entity, *name, *destination, *reason;
-    double start, end, perdiem;
-    int has_perdiem;
-} trip_values;
-
-static trip_values trip_of(json_object *t) {
-    trip_values v = {0};
-    json_object *x = NULL;
-    v.entity = get_string(t, "_entity", "Trip");
-    v.name = get_string(t, "name", NULL);
-    v.destination = get_string(t, "destination", NULL);
-    v.start = get_date(t, "startDate");
-    v.end = get_date(t, "endDate");
-    if (strcmp(v.entity, "BusinessTrip") == 0) {
-        v.has_perdiem = 1;
-        v.perdiem = json_object_object_get_ex(t, "perdiem", &x) ? json_object_get_double(x) : 0;
-    }
-    v.reason = strcmp(v.entity, "PersonalTrip") == 0 ? get_string(t, "reason", "unknown") : NULL;
-    return v;
-}
+    "CREATE INDEX \"LivingAccommodation.fk(trip)\" ON \"LivingAccommodation\" (\"trip\" NULLS FIRST);";
 
 static void insert_done(PGresult *r, const char *what) { PQclear(checked(r, PGRES_COMMAND_OK, what)); }
 
@@ -381,8 +263,8 @@ static void insert_rows(json_object *root) {
     exec("BEGIN");
     size_t n = json_object_array_length(root);
     for (size_t i = 0; i < n; i++) {
-        json_object *t = json_object_array_get_idx(root, i), *v = NULL;
-        trip_values tv = trip_of(t);
+        json_object *t = json_object_array_get_idx(root, i), *list = NULL;
+        raw_trip_values tv = raw_trip_of(t);
         set_i64(pk, (int64_t)i + 1);
         set_f64(start, tv.start);
         set_f64(end, tv.end);
@@ -391,24 +273,22 @@ static void insert_rows(json_object *root) {
                                      tv.reason};
         insert_done(PQexecPrepared(conn, "trip", 8, trip_params, trip_lengths, trip_formats, 0), "INSERT Trip");
         memcpy(owner, pk, 8);
-        if (json_object_object_get_ex(t, "livingAccommodation", &v) && json_object_is_type(v, json_type_object)) {
+        raw_living_values lv;
+        if (raw_living_of(t, &lv)) {
             set_i64(key, ++living_key);
-            const char *params[] = {key, get_string(v, "address", NULL), get_string(v, "placeName", NULL), owner};
+            const char *params[] = {key, lv.address, lv.place_name, owner};
             insert_done(PQexecPrepared(conn, "living", 4, params, living_lengths, living_formats, 0),
                         "INSERT LivingAccommodation");
         }
-        if (json_object_object_get_ex(t, "bucketList", &v)) {
-            size_t m = json_object_array_length(v);
-            for (size_t k = 0; k < m; k++) {
-                json_object *item = json_object_array_get_idx(v, k);
-                set_i64(key, ++bucket_key);
-                set_i64(has, get_bool(item, "hasReservation"));
-                set_i64(plan, get_bool(item, "isInPlan"));
-                const char *params[] = {key, get_string(item, "title", NULL), get_string(item, "details", ""), has, plan,
-                                        owner};
-                insert_done(PQexecPrepared(conn, "bucket", 6, params, bucket_lengths, bucket_formats, 0),
-                            "INSERT BucketListItem");
-            }
+        size_t m = raw_bucket_count(t, &list);
+        for (size_t k = 0; k < m; k++) {
+            raw_bucket_values bv = raw_bucket_of(list, k);
+            set_i64(key, ++bucket_key);
+            set_i64(has, bv.has_reservation);
+            set_i64(plan, bv.is_in_plan);
+            const char *params[] = {key, bv.title, bv.details, has, plan, owner};
+            insert_done(PQexecPrepared(conn, "bucket", 6, params, bucket_lengths, bucket_formats, 0),
+                        "INSERT BucketListItem");
         }
     }
     exec("COMMIT");
@@ -475,7 +355,7 @@ static void copy_rows(json_object *root) {
     copy_begin("COPY \"Trip\" (_pk, _entity, \"name\", \"destination\", \"startDate\", \"endDate\", \"perdiem\","
                " \"reason\") FROM STDIN");
     for (size_t i = 0; i < n; i++) {
-        trip_values tv = trip_of(json_object_array_get_idx(root, i));
+        raw_trip_values tv = raw_trip_of(json_object_array_get_idx(root, i));
         copy_int(&b, (long long)i + 1);
         copy_text(&b, tv.entity);
         copy_text(&b, tv.name);
@@ -491,14 +371,12 @@ static void copy_rows(json_object *root) {
     copy_begin("COPY \"LivingAccommodation\" (_pk, _entity, \"address\", \"placeName\", \"trip\") FROM STDIN");
     long long key = 0;
     for (size_t i = 0; i < n; i++) {
-        json_object *v = NULL;
-        if (!json_object_object_get_ex(json_object_array_get_idx(root, i), "livingAccommodation", &v) ||
-            !json_object_is_type(v, json_type_object))
-            continue;
+        raw_living_values lv;
+        if (!raw_living_of(json_object_array_get_idx(root, i), &lv)) continue;
         copy_int(&b, ++key);
         BUF_LIT(&b, "LivingAccommodation\t");
-        copy_text(&b, get_string(v, "address", NULL));
-        copy_text(&b, get_string(v, "placeName", NULL));
+        copy_text(&b, lv.address);
+        copy_text(&b, lv.place_name);
         copy_int(&b, (long long)i + 1);
         copy_row_end(&b);
     }
@@ -507,17 +385,16 @@ static void copy_rows(json_object *root) {
                " \"trip\") FROM STDIN");
     key = 0;
     for (size_t i = 0; i < n; i++) {
-        json_object *v = NULL;
-        if (!json_object_object_get_ex(json_object_array_get_idx(root, i), "bucketList", &v)) continue;
-        size_t m = json_object_array_length(v);
+        json_object *list = NULL;
+        size_t m = raw_bucket_count(json_object_array_get_idx(root, i), &list);
         for (size_t k = 0; k < m; k++) {
-            json_object *item = json_object_array_get_idx(v, k);
+            raw_bucket_values bv = raw_bucket_of(list, k);
             copy_int(&b, ++key);
             BUF_LIT(&b, "BucketListItem\t");
-            copy_text(&b, get_string(item, "title", NULL));
-            copy_text(&b, get_string(item, "details", ""));
-            copy_int(&b, get_bool(item, "hasReservation"));
-            copy_int(&b, get_bool(item, "isInPlan"));
+            copy_text(&b, bv.title);
+            copy_text(&b, bv.details);
+            copy_int(&b, bv.has_reservation);
+            copy_int(&b, bv.is_in_plan);
             copy_int(&b, (long long)i + 1);
             copy_row_end(&b);
         }
@@ -599,52 +476,40 @@ int main(int argc, char **argv) {
                        strcmp(argv[1], "version") == 0)) ||
         (argc == 3 && strcmp(argv[1], "vacuum") == 0))
         return housekeeping(argc, argv);
-    if (argc < 5) {
-        fprintf(stderr, "usage: %s WORKLOAD URI N JSON [OUT] | reset|drop URI SCHEMA | vacuum URI | dump|version URI OUT\n",
-                PROG);
-        return 2;
-    }
-    const char *workload = argv[1], *uri = argv[2], *json_path = argv[4];
-    long trips = atol(argv[3]);
-    const char *out_path = argc > 5 ? argv[5] : NULL;
-    buf_t b = {0}, outb = {0};
+    raw_args a = raw_args_of(argc, argv,
+                             "WORKLOAD URI N JSON [OUT] | reset|drop URI SCHEMA | vacuum URI | dump|version URI OUT");
+    const char *workload = a.workload;
+    raw_output out = {a.out_path, {0}, {0}, 1};
+    buf_t *b = &out.one;
     double t0, t1;
 
     if (strcmp(workload, "insert") == 0 || strcmp(workload, "insert-copy") == 0) {
         /* The driver gives a fresh, empty schema: the tables are made outside the clock. */
-        connect_to(uri);
+        connect_to(a.target);
         PQclear(PQexec(conn, "SET client_min_messages = warning"));
         exec(DDL);
-        char *json = bench_read_file(json_path, NULL);
-        if (json == NULL) bench_die(PROG, "cannot read %s", json_path);
-        t0 = bench_now();
-        json_object *root = parse_trips(json);
-        if (strcmp(workload, "insert") == 0) insert_rows(root);
-        else copy_rows(root);
-        json_object_put(root);
-        t1 = bench_now();
-        free(json);
+        double seconds = raw_timed_insert(a.json_path, strcmp(workload, "insert") == 0 ? insert_rows : copy_rows);
         PQfinish(conn);
-        bench_report(t1 - t0);
+        bench_report(seconds);
         return 0;
     }
 
-    connect_to(uri);
+    connect_to(a.target);
     /* As on Strata's side, the clock runs from an open connection (open: the whole process). */
     t0 = bench_now();
     if (strcmp(workload, "open") == 0) {
         PGresult *r = query("SELECT " TRIP_COLUMNS TRIP_IDS " FROM \"Trip\" t ORDER BY t._pk LIMIT 1");
-        put_trips(&b, r, REL_IDS);
+        put_trips(b, r, REL_IDS);
         PQclear(r);
         t1 = bench_now();
     } else if (strcmp(workload, "contains") == 0 || strcmp(workload, "all") == 0) {
         /* Names are ASCII letters and spaces: ILIKE is the case-insensitive contains, lower()
-         * (code-point order, COLLATE "C") the localized standard order. */
+         * (code-point order, COLLATE "C") the localized standard order; NULLS FIRST as Strata sorts. */
         PGresult *r = query(strcmp(workload, "contains") == 0
                                 ? "SELECT " TRIP_COLUMNS TRIP_IDS " FROM \"Trip\" t WHERE t.\"name\" ILIKE '%a%'"
-                                  " ORDER BY lower(t.\"name\"), t._pk"
+                                  " ORDER BY lower(t.\"name\") ASC NULLS FIRST, t._pk ASC"
                                 : "SELECT " TRIP_COLUMNS TRIP_IDS " FROM \"Trip\" t ORDER BY t._pk");
-        put_trips(&b, r, REL_IDS);
+        put_trips(b, r, REL_IDS);
         PQclear(r);
         t1 = bench_now();
     } else if (strcmp(workload, "prefetch") == 0) {
@@ -660,24 +525,21 @@ int main(int argc, char **argv) {
         living_rows.owner_col = 4;
         bucket_rows.n = PQntuples(bucket_rows.r);
         bucket_rows.owner_col = 6;
-        put_trips(&b, r, REL_OBJECTS);
+        put_trips(b, r, REL_OBJECTS);
         PQclear(r);
         PQclear(living_rows.r);
         PQclear(bucket_rows.r);
         t1 = bench_now();
     } else if (strcmp(workload, "properties") == 0) {
         PGresult *r = query("SELECT _pk, _entity, \"name\" FROM \"Trip\" ORDER BY _pk");
-        buf_putc(&b, '[');
-        char id[96];
+        buf_putc(b, '[');
         int n = PQntuples(r);
         for (int row = 0; row < n; row++) {
-            if (row) buf_putc(&b, ',');
-            put_identity(&b, r, row, id, sizeof id);
-            BUF_LIT(&b, ",\"name\":");
-            put_text_col(&b, r, row, 2);
-            buf_putc(&b, '}');
+            if (row) buf_putc(b, ',');
+            raw_identity o = identity_col(r, row);
+            raw_put_named(b, &o, text_col(r, row, 2));
         }
-        buf_putc(&b, ']');
+        buf_putc(b, ']');
         PQclear(r);
         t1 = bench_now();
     } else if (strcmp(workload, "count-ci") == 0 || strcmp(workload, "count-cs") == 0) {
@@ -687,34 +549,29 @@ int main(int argc, char **argv) {
         long long count = (long long)get_i64(r, 0, 0);
         PQclear(r);
         t1 = bench_now();
-        buf_i64(&b, count);
+        buf_i64(b, count);
     } else if (strcmp(workload, "widget") == 0 || strcmp(workload, "widget-fetch") == 0) {
-        int first = 1;
-        if (out_path) buf_putc(&outb, '[');
+        raw_collect_begin(&out);
         static const Oid types[] = {FLOAT8_OID};
         static const int lengths[] = {8}, formats[] = {1};
+        /* Strata's order: the attribute ascending NULLS FIRST (Trip.index(startDate) is made so), then the key. */
         prepare("widget", "SELECT " TRIP_COLUMNS TRIP_IDS " FROM \"Trip\" t WHERE t.\"startDate\" >= $1"
-                " ORDER BY t.\"startDate\", t._pk LIMIT 1", 1, types);
+                " ORDER BY t.\"startDate\" ASC NULLS FIRST, t._pk ASC LIMIT 1", 1, types);
         char now[8];
         const char *params[] = {now};
         for (long k = 0; k < BENCH_WIDGET_CALLS; k++) {
-            b.n = 0;
-            set_f64(now, (double)bench_widget_now(k, trips));
+            b->n = 0;
+            set_f64(now, (double)bench_widget_now(k, a.trips));
             PGresult *r = checked(PQexecPrepared(conn, "widget", 1, params, lengths, formats, 1), PGRES_TUPLES_OK, "widget");
-            put_trips(&b, r, REL_IDS);
+            put_trips(b, r, REL_IDS);
             PQclear(r);
-            if (out_path) {
-                if (!first) buf_putc(&outb, ',');
-                first = 0;
-                buf_put(&outb, b.p, b.n);
-            }
+            raw_collect(&out);
         }
         t1 = bench_now();
-        if (out_path) buf_putc(&outb, ']');
+        raw_collect_end(&out);
     } else if (strcmp(workload, "cursor") == 0) {
         /* A server-side cursor: each FETCH brings one batch, so the client holds one batch at a time. */
-        int first_batch = 1;
-        if (out_path) buf_putc(&outb, '[');
+        raw_collect_begin(&out);
         exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
         exec("DECLARE trips NO SCROLL CURSOR FOR SELECT " TRIP_COLUMNS TRIP_IDS " FROM \"Trip\" t ORDER BY t._pk");
         char fetch[64];
@@ -723,13 +580,9 @@ int main(int argc, char **argv) {
             PGresult *r = query(fetch);
             int rows = PQntuples(r);
             if (rows > 0) {
-                b.n = 0;
-                put_trips(&b, r, REL_IDS);
-                if (out_path) { /* the batch goes to the caller; here to the check's output */
-                    if (!first_batch) buf_putc(&outb, ',');
-                    first_batch = 0;
-                    buf_put(&outb, b.p, b.n);
-                }
+                b->n = 0;
+                put_trips(b, r, REL_IDS);
+                raw_collect(&out); /* the batch goes to the caller; here to the check's output */
             }
             PQclear(r);
             if (rows < BENCH_CURSOR_BATCH) break;
@@ -737,25 +590,11 @@ int main(int argc, char **argv) {
         exec("CLOSE trips");
         exec("COMMIT");
         t1 = bench_now();
-        if (out_path) buf_putc(&outb, ']');
+        raw_collect_end(&out);
     } else {
         bench_die(PROG, "unknown workload '%s'", workload);
     }
     PQfinish(conn);
-    if (out_path && getenv("BENCH_TAMPER")) { /* the check's own test: one digit of the output changed */
-        buf_t *t = outb.p ? &outb : &b;
-        for (size_t i = t->n; i-- > 0;)
-            if (t->p[i] >= '0' && t->p[i] <= '9') {
-                t->p[i] = (char)(t->p[i] == '9' ? '0' : t->p[i] + 1);
-                break;
-            }
-    }
-    if (out_path) {
-        if (outb.p) bench_write_file(PROG, out_path, outb.p, outb.n);
-        else bench_write_file(PROG, out_path, b.p ? b.p : "", b.n);
-    }
-    buf_free(&b);
-    buf_free(&outb);
-    bench_report(t1 - t0);
+    raw_finish(&out, t1 - t0);
     return 0;
 }

@@ -107,6 +107,25 @@ static strata_container *open_strata(const char *mode, const char *path) {
     return db;
 }
 
+/* A store of MODE at path and a context on it. */
+static strata_context *open_context(const char *mode, const char *path, strata_container **db) {
+    *db = open_strata(mode, path);
+    strata_context *ctx = NULL;
+    if (strata_context_new(*db, &ctx) != STRATA_OK) fail("strata_context_new");
+    return ctx;
+}
+
+static void close_context(strata_container *db, strata_context *ctx) {
+    strata_context_free(ctx);
+    strata_close(db);
+}
+
+/* The line of the case: total and save seconds (as milliseconds), and the peak RSS. */
+static int report(double total, double saving) {
+    printf("%.1f %.1f %ld\n", total * 1e3, saving * 1e3, peak_rss_kb());
+    return 0;
+}
+
 static sqlite3 *open_sqlite(const char *path) {
     sqlite3 *db = NULL;
     if (sqlite3_open(path, &db) != SQLITE_OK) sqlite_fail(db, "sqlite3_open");
@@ -163,14 +182,12 @@ static int run_insert(const char *mode, const char *path, long n) {
         sqlite3 *db = open_sqlite(path);
         t0 = now();
         sqlite_insert(db, 0, n);
-        t1 = t2 = now();
+        t2 = now();
         sqlite3_close(db);
-        printf("%.1f %.1f %ld\n", (t2 - t0) * 1e3, 0.0, peak_rss_kb());
-        return 0;
+        return report(t2 - t0, 0);
     }
-    strata_container *db = open_strata(mode, path);
-    strata_context *ctx = NULL;
-    if (strata_context_new(db, &ctx) != STRATA_OK) fail("strata_context_new");
+    strata_container *db;
+    strata_context *ctx = open_context(mode, path, &db);
     char *json = trips_json(0, n);
     t0 = now();
     if (strata_insert_many(ctx, "Trip", json, NULL) != STRATA_OK) fail("strata_insert_many");
@@ -178,10 +195,8 @@ static int run_insert(const char *mode, const char *path, long n) {
     if (strata_save(ctx) != STRATA_OK) fail("strata_save");
     t2 = now();
     free(json);
-    strata_context_free(ctx);
-    strata_close(db);
-    printf("%.1f %.1f %ld\n", (t2 - t0) * 1e3, (t2 - t1) * 1e3, peak_rss_kb());
-    return 0;
+    close_context(db, ctx);
+    return report(t2 - t0, t2 - t1);
 }
 
 static int run_update(const char *mode, const char *path, long n) {
@@ -205,14 +220,12 @@ static int run_update(const char *mode, const char *path, long n) {
         }
         sqlite3_finalize(st);
         if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) sqlite_fail(db, "COMMIT");
-        t1 = t2 = now();
+        t2 = now();
         sqlite3_close(db);
-        printf("%.1f %.1f %ld\n", (t2 - t0) * 1e3, 0.0, peak_rss_kb());
-        return 0;
+        return report(t2 - t0, 0);
     }
-    strata_container *db = open_strata(mode, path);
-    strata_context *ctx = NULL;
-    if (strata_context_new(db, &ctx) != STRATA_OK) fail("strata_context_new");
+    strata_container *db;
+    strata_context *ctx = open_context(mode, path, &db);
     char *json = trips_json(0, 2 * n);
     char *out_ids = NULL;
     if (strata_insert_many(ctx, "Trip", json, &out_ids) != STRATA_OK) fail("strata_insert_many");
@@ -233,10 +246,8 @@ static int run_update(const char *mode, const char *path, long n) {
     t2 = now();
     for (long i = 0; i < 2 * n; i++) free(ids[i]);
     free(ids);
-    strata_context_free(ctx);
-    strata_close(db);
-    printf("%.1f %.1f %ld\n", (t2 - t0) * 1e3, (t2 - t1) * 1e3, peak_rss_kb());
-    return 0;
+    close_context(db, ctx);
+    return report(t2 - t0, t2 - t1);
 }
 
 static int run_saves(const char *mode, const char *path, long n) {
@@ -247,12 +258,10 @@ static int run_saves(const char *mode, const char *path, long n) {
         for (long i = 0; i < n; i++) sqlite_insert(db, i, i + 1);
         t2 = now();
         sqlite3_close(db);
-        printf("%.1f %.1f %ld\n", (t2 - t0) * 1e3, 0.0, peak_rss_kb());
-        return 0;
+        return report(t2 - t0, 0);
     }
-    strata_container *db = open_strata(mode, path);
-    strata_context *ctx = NULL;
-    if (strata_context_new(db, &ctx) != STRATA_OK) fail("strata_context_new");
+    strata_container *db;
+    strata_context *ctx = open_context(mode, path, &db);
     t0 = now();
     for (long i = 0; i < n; i++) {
         char *json = trips_json(i, i + 1);
@@ -263,10 +272,8 @@ static int run_saves(const char *mode, const char *path, long n) {
         saving += now() - t1;
     }
     t2 = now();
-    strata_context_free(ctx);
-    strata_close(db);
-    printf("%.1f %.1f %ld\n", (t2 - t0) * 1e3, saving * 1e3, peak_rss_kb());
-    return 0;
+    close_context(db, ctx);
+    return report(t2 - t0, saving);
 }
 
 int main(int argc, char **argv) {
