@@ -187,7 +187,7 @@ static const char *const PLAN_TWO_STAGES =
     "{\"migrationPlan\": {\"schemas\": [" MIG_V1 ", " MIG_V2 ", " MIG_V3 "], \"stages\": [" STAGE_ADD_NOTE ","
     " {\"name\": \"tagsToOne\", \"kind\": \"lightweight\", \"from\": \"2\", \"to\": \"3\"}]}, \"history\": false}";
 
-typedef enum { STOP_NEVER, STOP_IN_WILL, STOP_IN_DID, STOP_IN_DID_UNSAVED, STOP_IN_COPY } stop_point;
+typedef enum { STOP_NEVER, STOP_IN_WILL, STOP_IN_WILL_UNSAVED, STOP_IN_DID, STOP_IN_DID_UNSAVED, STOP_IN_COPY } stop_point;
 
 typedef struct {
     stop_point stop;        /* where this open stops the server (once) */
@@ -208,13 +208,13 @@ static void stop_server_once(migration_run *r) {
     r->stopped = 1;
 }
 
-/* willMigrate (version 1): deletes the rows n < 10 and saves, then maybe stops the server. */
+/* willMigrate (version 1): deletes the rows n < 10, saved or left for Strata to save; then maybe stops the server. */
 static strata_status will_delete(strata_context *ctx, void *userdata) {
     migration_run *r = userdata;
     r->will_calls++;
     CHECK_STATUS(strata_delete_where(ctx, "Row", "{\"predicate\": \"$0.n < 10\"}"));
-    CHECK_STATUS(strata_save(ctx));
-    if (r->stop == STOP_IN_WILL) stop_server_once(r);
+    if (r->stop != STOP_IN_WILL_UNSAVED) CHECK_STATUS(strata_save(ctx));
+    if (r->stop == STOP_IN_WILL || r->stop == STOP_IN_WILL_UNSAVED) stop_server_once(r);
     return STRATA_OK;
 }
 
@@ -369,7 +369,7 @@ static int migration_loss(const char *what, const char *plan_json, stop_point st
     server("start");
     /* Stopped where meant: in willMigrate, in didMigrate (after willMigrate), in a copy. */
     CHECK(r.will_calls == (add_note ? 1 : 0));
-    CHECK(r.did_calls == (add_note && stop != STOP_IN_WILL ? 1 : 0));
+    CHECK(r.did_calls == (add_note && stop != STOP_IN_WILL && stop != STOP_IN_WILL_UNSAVED ? 1 : 0));
     CHECK((r.copy_events > 0) == (stop == STOP_IN_COPY));
     printf("  strata_open: %d (%s): %s\n", (int)st, strata_errstr(st), error);
     if (st == STRATA_OK) {
@@ -422,6 +422,8 @@ static int test_migration_loss(void) {
     int failed = 0;
     failed += migration_loss("by a willMigrate hook (its changes saved)", PLAN_ADD_NOTE, STOP_IN_WILL, 2000, "addNote",
                              "1", MIG_V1, 0, "2", MIG_V2);
+    failed += migration_loss("by a willMigrate hook (its changes left for Strata to save)", PLAN_ADD_NOTE,
+                             STOP_IN_WILL_UNSAVED, 2000, "addNote", "1", MIG_V1, 0, "2", MIG_V2);
     failed += migration_loss("by a didMigrate hook (its changes saved)", PLAN_ADD_NOTE, STOP_IN_DID, 2000, "addNote",
                              "1", MIG_V1, 0, "2", MIG_V2);
     failed += migration_loss("by a didMigrate hook (its changes left for Strata to save)", PLAN_ADD_NOTE,
