@@ -8,7 +8,8 @@
  *     one; identifiers unchanged, the store at 2.0.0 afterwards;
  *   - failing hooks (a strata_status, 9999, -5; willMigrate and didMigrate):
  *     STRATA_ERR_CALLBACK with "stage", "reason" and "hookStatus", the store file
- *     byte-for-byte as before, still a V1 store with all its rows;
+ *     byte-for-byte as before (on PostgreSQL: the same objects, stored version and
+ *     pg_dump of its schema), still a V1 store with all its rows;
  *   - a hook's ctx kept past the hook is stale (STRATA_ERR_MISUSE), and
  *     strata_context_free() of it inside the hook is ignored; so is a prepared
  *     fetch made on it, and a strata_open() of the store inside a hook fails
@@ -21,6 +22,9 @@
  *
  * The memcheck twin runs with STRATA_MEMCHECK=1: the copy-progress store is
  * then smaller (still a rebuild with copy events).
+ *
+ * Runs on store files and, with STRATA_TEST_STORE=postgres (postgres_test_migration_hooks),
+ * on PostgreSQL stores (check.h), where pg_dump comes from STRATA_TEST_POSTGRES_BIN.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +73,30 @@
 static char *schema(const char *version, const char *trip_attrs) {
     return check_strf("{\"version\": \"%s\", \"entities\": [{\"name\": \"Trip\", \"attributes\": [%s], " TRIP_RELS "}, "
                       OTHER_ENTITIES "]}", version, trip_attrs);
+}
+
+/*
+ * V4 and V5 (progress test): V3 with a Tag entity and a to-many Trip.tags without inverse (kept
+ * in pairs), which V5 makes a to-one Trip.tag (originalName "tags"): the link moves into Trip's
+ * rows, which rebuilds the table on PostgreSQL too (PostgreSQL drops a column in place).
+ */
+#define TAG_ENTITY "{\"name\": \"Tag\", \"attributes\": [{\"name\": \"label\", \"type\": \"string\"}]}"
+#define TRIP_TAGS "{\"name\": \"tags\", \"destination\": \"Tag\", \"toMany\": true}"
+#define TRIP_TAG "{\"name\": \"tag\", \"originalName\": \"tags\", \"destination\": \"Tag\", \"optional\": true}"
+
+/* A V3 schema with Tag and one more relationship of Trip's (malloc'd). */
+static char *schema_with_tags(const char *version, const char *trip_relationship) {
+    char *base = schema(version, ATTRS_V3);
+    const char *rels = "\"relationships\": [";
+    char *at = strstr(base, rels);
+    CHECK(at != NULL);
+    at += strlen(rels);
+    size_t end = strlen(base);
+    CHECK(end > 2 && base[end - 2] == ']' && base[end - 1] == '}');   /* ..."entities": [...]} */
+    char *out = check_strf("%.*s%s, %.*s, " TAG_ENTITY "]}", (int)(at - base), base, trip_relationship,
+                           (int)(end - 2 - (size_t)(at - base)), at);
+    free(base);
+    return out;
 }
 
 static const char *const ENTITIES[] = { "Trip", "BucketListItem", "LivingAccommodation" };
@@ -249,15 +277,98 @@ static file_image read_image(const char *path) {
     return im;
 }
 
-typedef struct { file_image main, wal; } store_image;
+/*
+ * What a store holds, to check that a failed migration or a check left it as it was. A store
+ * file: its bytes and its -wal file's. A PostgreSQL store (no file): every object as JSON (read
+ * by a read-only container of the store's schema), strata_check_store's answer (the stored
+ * version) and pg_dump of the store's schema, tables, indexes, functions and rows, less the
+ * sequences' values (nextval is never rolled back: a failed stage may use keys up).
+ */
+typedef struct {
+    file_image main, wal;
+    char *objects, *check, *dump;   /* PostgreSQL */
+} store_image;
 
-static store_image read_store(const char *path) {
-    char *wal = check_strf("%s-wal", path);
-    store_image s = { read_image(path), read_image(wal) };
-    free(wal);
-    CHECK(s.main.exists && s.main.len > 0);
+/* The PostgreSQL schema of a store URI of test_store_path: its search_path option. */
+static char *postgres_schema_of(const char *uri) {
+    const char *key = "search_path%3D";
+    const char *p = strstr(uri, key);
+    CHECK(p != NULL);
+    p += strlen(key);
+    return check_strf("%.*s", (int)strcspn(p, "&"), p);
+}
+
+/* pg_dump of the store's schema (DDL and rows), without sequence values and the dump's random \restrict key. */
+static char *postgres_dump(const char *uri) {
+    const char *bin = getenv("STRATA_TEST_POSTGRES_BIN");
+    CHECK(bin != NULL && bin[0] != '\0');
+    char *ns = postgres_schema_of(uri);
+    char *cmd = check_strf("'%s/pg_dump' --no-owner --no-privileges --schema='%s' --dbname='%s'", bin, ns, uri);
+    fflush(stdout);
+    fflush(stderr);
+    FILE *p = popen(cmd, "r");
+    CHECK(p != NULL);
+    check_buf dump = {0};
+    check_buf_add(&dump, "");
+    char *line = NULL;
+    size_t cap = 0;
+    int tables = 0;
+    while (getline(&line, &cap, p) != -1) {
+        if (strncmp(line, "SELECT pg_catalog.setval(", 25) == 0 || strncmp(line, "\\restrict ", 10) == 0 ||
+                strncmp(line, "\\unrestrict ", 12) == 0)
+            continue;
+        tables += strncmp(line, "CREATE TABLE ", 13) == 0;
+        check_buf_add(&dump, line);
+    }
+    free(line);
+    int status = pclose(p);
+    if (status != 0) {
+        fprintf(stderr, "pg_dump of the schema %s failed (status %d)\n", ns, status);
+        exit(1);
+    }
+    CHECK(tables > 0);   /* the store's, not an empty dump */
+    free(cmd);
+    free(ns);
+    return dump.s;
+}
+
+/* The store at `path`, whose stored schema is `schema_json` (NULL: V1). */
+static store_image read_store_of(const char *path, const char *schema_json) {
+    store_image s = { { 0, NULL, 0 }, { 0, NULL, 0 }, NULL, NULL, NULL };
+    if (!check_postgres()) {
+        char *wal = check_strf("%s-wal", path);
+        s.main = read_image(path);
+        s.wal = read_image(wal);
+        free(wal);
+        CHECK(s.main.exists && s.main.len > 0);
+        return s;
+    }
+    char *v1 = schema("1.0.0", ATTRS_V1);
+    char *config = check_strf("{\"schema\": %s, \"readOnly\": true, \"automaticMigration\": false}", schema_json ? schema_json : v1);
+    strata_container *db = check_open(config, path);
+    strata_context *ctx = check_context(db);
+    json_object *all = all_objects(ctx);
+    for (size_t i = 0; i < json_object_array_length(all); i++)
+        CHECK(json_object_is_type(json_object_array_get_idx(all, i), json_type_array));   /* every read succeeded */
+    s.objects = strdup(json_object_to_json_string_ext(all, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    CHECK(s.objects != NULL);
+    json_object_put(all);
+    strata_context_free(ctx);
+    strata_close(db);
+    strata_config *cfg = NULL;
+    CHECK_STATUS(strata_config_new(config, &cfg));
+    CHECK_STATUS(strata_check_store(path, cfg, &s.check));
+    strata_config_free(cfg);
+    json_object *check = parse_json_or_die(s.check);
+    CHECK(check_str_member(check, "storedVersion") != NULL);
+    json_object_put(check);
+    s.dump = postgres_dump(path);
+    free(config);
+    free(v1);
     return s;
 }
+
+static store_image read_store(const char *path) { return read_store_of(path, NULL); }
 
 static void check_same_image(const file_image *a, const file_image *b, const char *what) {
     if (a->exists != b->exists) {
@@ -272,12 +383,46 @@ static void check_same_image(const file_image *a, const file_image *b, const cha
     }
 }
 
-static void check_store_unchanged(const store_image *before, const char *path) {
+static void check_same_text(const char *before, const char *after, const char *what) {
+    if (strcmp(before, after) == 0) return;
+    size_t first = 0;
+    while (before[first] != '\0' && before[first] == after[first]) first++;
+    size_t from = first > 200 ? first - 200 : 0;
+    fprintf(stderr, "%s changed, first difference at character %zu:\n  before: ...%.400s\n  after:  ...%.400s\n",
+            what, first, before + from, after + from);
+    exit(1);
+}
+
+static void free_store_image(store_image *s) {
+    free(s->main.bytes);
+    free(s->wal.bytes);
+    free(s->objects);
+    strata_free(s->check);
+    free(s->dump);
+}
+
+/* The PostgreSQL store as `before`: the same objects, stored version and dump. */
+static void check_postgres_unchanged(const store_image *before, const char *path, const char *schema_json) {
+    store_image after = read_store_of(path, schema_json);
+    check_same_text(before->objects, after.objects, "the store's objects");
+    check_same_text(before->check, after.check, "strata_check_store's answer (the stored version)");
+    check_same_text(before->dump, after.dump, "pg_dump of the store's schema");
+    free_store_image(&after);
+}
+
+static void check_store_unchanged_of(const store_image *before, const char *path, const char *schema_json) {
+    if (check_postgres()) {
+        check_postgres_unchanged(before, path, schema_json);
+        return;
+    }
     store_image after = read_store(path);
     check_same_image(&before->main, &after.main, path);
     check_same_image(&before->wal, &after.wal, "the -wal file");
-    free(after.main.bytes);
-    free(after.wal.bytes);
+    free_store_image(&after);
+}
+
+static void check_store_unchanged(const store_image *before, const char *path) {
+    check_store_unchanged_of(before, path, NULL);
 }
 
 /*
@@ -285,18 +430,20 @@ static void check_store_unchanged(const store_image *before, const char *path) {
  * none (SQLite's read-only connection to a WAL store creates it; it holds no
  * change).
  */
-static void check_store_content_unchanged(const store_image *before, const char *path) {
+static void check_store_content_unchanged_of(const store_image *before, const char *path, const char *schema_json) {
+    if (check_postgres()) {
+        check_postgres_unchanged(before, path, schema_json);
+        return;
+    }
     store_image after = read_store(path);
     check_same_image(&before->main, &after.main, path);
     if (!before->wal.exists && after.wal.exists && after.wal.len == 0) after.wal.exists = 0;
     check_same_image(&before->wal, &after.wal, "the -wal file");
-    free(after.main.bytes);
-    free(after.wal.bytes);
+    free_store_image(&after);
 }
 
-static void free_store_image(store_image *s) {
-    free(s->main.bytes);
-    free(s->wal.bytes);
+static void check_store_content_unchanged(const store_image *before, const char *path) {
+    check_store_content_unchanged_of(before, path, NULL);
 }
 
 /* ---- hooks ---------------------------------------------------------------- */
@@ -830,11 +977,15 @@ static void test_progress(void) {
     char *path = seed_store_extra("hooks_progress.store", extra);
 
     char *v1 = schema("1.0.0", ATTRS_V1), *v2 = schema("2.0.0", ATTRS_V2), *v3 = schema("3.0.0", ATTRS_V3);
+    char *v4 = schema_with_tags("4.0.0", TRIP_TAGS), *v5 = schema_with_tags("5.0.0", TRIP_TAG);
     char *json = check_strf(
-        "{\"migrationPlan\": {\"schemas\": [%s, %s, %s], \"stages\": ["
+        "{\"migrationPlan\": {\"schemas\": [%s, %s, %s, %s, %s], \"stages\": ["
         "{\"name\": \"migrateV1toV2\", \"kind\": \"custom\", \"from\": \"1.0.0\", \"to\": \"2.0.0\","
         " \"willMigrate\": [{\"op\": \"deduplicate\", \"entity\": \"Trip\", \"by\": [\"name\"], \"keep\": \"first\"}]},"
-        "{\"name\": \"dropDestination\", \"kind\": \"lightweight\", \"from\": \"2.0.0\", \"to\": \"3.0.0\"}]}}", v1, v2, v3);
+        "{\"name\": \"dropDestination\", \"kind\": \"lightweight\", \"from\": \"2.0.0\", \"to\": \"3.0.0\"},"
+        "{\"name\": \"addTags\", \"kind\": \"lightweight\", \"from\": \"3.0.0\", \"to\": \"4.0.0\"},"
+        "{\"name\": \"tagsToOne\", \"kind\": \"lightweight\", \"from\": \"4.0.0\", \"to\": \"5.0.0\"}]}}",
+        v1, v2, v3, v4, v5);
     strata_config *cfg = new_config(json);
     int freed = 0;
     progress_log *log = calloc(1, sizeof *log);
@@ -845,11 +996,20 @@ static void test_progress(void) {
     strata_container *db = NULL;
     CHECK_STATUS(strata_open(path, cfg, &db));
     printf("%zu progress events, e.g. %s\n", log->count, log->count ? log->events[log->count - 1] : "-");
-    const char *const stages[] = { "migrateV1toV2", "dropDestination" };
+    const char *const stages[] = { "migrateV1toV2", "dropDestination", "addTags", "tagsToOne" };
     int64_t trips = 3 + extra;
-    size_t copies = check_events(log, stages, 2, "dropDestination", "Trip", trips);
-    CHECK(copies >= 2);                        /* at least "0 of n" and "n of n" */
-    if (!under_memcheck) CHECK(copies >= 4);   /* 120,003 rows: batches in between */
+    /* The rebuilds of Trip: SQLite rebuilds the table that loses a column (dropDestination),
+       PostgreSQL drops the column in place; both rebuild it when the pairs become a column. */
+    const char *const rebuilds[] = { "dropDestination", "tagsToOne" };
+    for (size_t r = check_postgres() ? 1 : 0; r < 2; r++) {
+        size_t copies = check_events(log, stages, 4, rebuilds[r], "Trip", trips);
+        if (copies < 2 || (!under_memcheck && copies < 4)) {
+            /* at least "0 of n" and "n of n"; of 120,003 rows, batches in between */
+            fprintf(stderr, "stage %s: %zu copy events of Trip (%zu events in all)\n", rebuilds[r], copies, log->count);
+            for (size_t i = 0; i < log->count; i++) fprintf(stderr, "  %s\n", log->events[i]);
+            exit(1);
+        }
+    }
     /* The custom stage announced its willMigrate. */
     int saw_will = 0;
     for (size_t i = 0; i < log->count; i++)
@@ -888,6 +1048,8 @@ static void test_progress(void) {
     free(v1);
     free(v2);
     free(v3);
+    free(v4);
+    free(v5);
     free(path);
 }
 
@@ -1062,7 +1224,7 @@ static void test_check_store(void) {
     CHECK_STATUS(strata_save(ctx));
     strata_context_free(ctx);
     strata_close(db);
-    store_image other_before = read_store(other_path);
+    store_image other_before = read_store_of(other_path, retyped);
 
     o = check_store_json(other_path, cfg);
     CHECK_STR_EQ(check_str_member(o, "status"), "incompatible");
@@ -1072,7 +1234,7 @@ static void test_check_store(void) {
     stages = check_member(o, "stages");
     CHECK(stages != NULL && json_object_array_length(stages) == 0);
     json_object_put(o);
-    check_store_content_unchanged(&other_before, other_path);
+    check_store_content_unchanged_of(&other_before, other_path, retyped);
     free_store_image(&other_before);
 
     /* And opening it is refused as check_store said, the file untouched. */
