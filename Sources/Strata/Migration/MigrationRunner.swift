@@ -108,11 +108,23 @@ struct MigrationRunner {
         try store.writeDeclaration(of: planned.to)
     }
 
-    /// Runs a user hook; what it leaves unsaved is saved. Its failure is `.callback`.
+    /// Runs a user hook; what it leaves unsaved is saved. Its failure is `.callback`; a failure
+    /// of that save is the save's own (a constraint, a lost connection), as in any save.
     private func call(_ hook: StageHooks.Hook, _ context: ModelContext, stage: String, which: String) throws {
+        try run(hook, context, stage: stage, which: which)
+        if context.hasChanges {
+            do {
+                _ = try context.save()
+            } catch var e as StrataError where e.stage == nil {
+                e.message = "saving what the \(which) hook left unsaved: " + e.message
+                throw e
+            }
+        }
+    }
+
+    private func run(_ hook: StageHooks.Hook, _ context: ModelContext, stage: String, which: String) throws {
         do {
             try hook(context)
-            if context.hasChanges { _ = try context.save() }
         } catch let e as StrataError {
             // A status of the hook's own (a C hook's return, `StageHooks.failure`) is the message;
             // an error with a stage is another migration's, one the hook ran, and is quoted.
