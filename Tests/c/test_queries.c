@@ -646,6 +646,16 @@ static void test_expressions(strata_context *ctx) {
                 "{\"==\": [{\"key\": \"livingAccommodation.placeName\"}, \"Hotel\"]}", NULL, "", "BE");
     expect_both(ctx, "Trip", "$0.livingAccommodation!.address.hasPrefix(\"1 \")",
                 "{\"hasPrefix\": [{\"key\": \"livingAccommodation.address\"}, \"1 \"]}", NULL, "", "B");
+    /* A force unwrap of nil fails the evaluation: the object is left out, under ! too (as Foundation
+       throws for it), while ?. gives nil, which is != "Hotel". */
+    expect_both(ctx, "Trip", "$0.livingAccommodation!.placeName != \"Hotel\"",
+                "{\"!=\": [{\"key\": \"livingAccommodation!.placeName\"}, \"Hotel\"]}", NULL, "", "AD");
+    expect_both(ctx, "Trip", "!($0.livingAccommodation!.placeName == \"Hotel\")",
+                "{\"not\": {\"==\": [{\"key\": \"livingAccommodation!.placeName\"}, \"Hotel\"]}}", NULL, "", "AD");
+    expect_both(ctx, "Trip", "$0.livingAccommodation?.placeName != \"Hotel\"",
+                "{\"!=\": [{\"key\": \"livingAccommodation.placeName\"}, \"Hotel\"]}", NULL, "", "ACDFG");
+    expect_both(ctx, "Trip", "$0.livingAccommodation == nil || $0.livingAccommodation!.placeName != \"Hotel\"",
+                NULL, NULL, "", "ACDFG");
     expect_both(ctx, "Trip", "$0.livingAccommodation?.placeName < \"Z\"",
                 "{\"<\": [{\"key\": \"livingAccommodation.placeName\"}, \"Z\"]}", NULL, "", "ABDE");
     expect_both(ctx, "BucketListItem", NULL, "{\"==\": [{\"key\": \"trip.name\"}, \"Nobody\"]}", NULL, "", "");

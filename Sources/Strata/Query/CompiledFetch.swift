@@ -84,7 +84,7 @@ public struct CompiledFetch {
             ? dialect.unknownEntity(table: dialect.table(root), root.descendants.map(\.name), root: root.name) : nil
         // A predicate folded to true is no condition at all (docs/predicates.md §3).
         var predicate: String?
-        if let p = d.predicate, p.constantValue != true { predicate = c.predicate(p) }
+        if let p = d.predicate?.lowered, p.constantValue != true { predicate = c.predicate(p) }
         var order: [String] = []
         for key in d.sortBy {
             let col = c.column(key.ref)

@@ -160,7 +160,7 @@ public struct FetchDescriptor {
         try so.finish()
         let parts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         let keyAt = SourceLocation(jsonPath: (p / "key").description)
-        let ref = try checker.resolve(scope: 0, path: parts, at: keyAt)
+        let ref = try checker.resolve(scope: 0, plain: parts, at: keyAt)
         // Sort keys join their to-one hops in the same query as the predicate.
         do { try checker.countJoins(ref, keyAt) } catch var error as StrataError {
             error.entity = e.name
@@ -219,7 +219,7 @@ public struct FetchDescriptor {
             try checker.checkKeyPaths(tree)
             let typed = try checker.check(tree)
             // SQLite binds at most 250,000 parameters (Debian's build; 32,766 by default elsewhere).
-            let parameters = PredicateCompiler.parameterCount(typed)
+            let parameters = PredicateCompiler.parameterCount(typed.lowered)
             if parameters > PredicateChecker.maxParameters {
                 throw checker.fail("predicate too large: it compares with \(parameters) values, at most \(PredicateChecker.maxParameters) (equalities of one key path joined with || count as one)", tree.location)
             }

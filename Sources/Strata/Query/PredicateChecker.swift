@@ -13,6 +13,11 @@ struct PredicateChecker {
     private var nilTest = false
     /// Per scope (innermost last), the to-one hops its key paths join, with the tables each takes.
     private var joins: [[String: Int]] = [[:]]
+    /// What the condition being typed needs to be evaluated without failing (its unwrapped
+    /// key paths not nil), innermost condition last (``TypedPredicate/guarded(_:_:)``).
+    private var requirements: [[TypedPredicate]] = []
+    /// The most nodes the conditions a predicate lowers to may have (``TypedPredicate/loweredSizes``).
+    static let maxLoweredNodes = 4_000
     /// Tables the key paths of one scope may join: SQLite joins at most 64 in
     /// one SELECT, and the statement around a predicate joins some of its own.
     static let maxJoins = 32
@@ -65,7 +70,15 @@ struct PredicateChecker {
         nilTest = false
         defer { nilTest = outerNilTest }
         let t = try checkNode(p)
-        try limitDepth(PredicateCompiler.depth(t), p.location)
+        if t.isFallible {
+            let (whenTrue, whenFalse) = t.loweredSizes
+            if max(whenTrue, whenFalse) > PredicateChecker.maxLoweredNodes {
+                throw fail("predicate too complex: its force unwraps ('!') under alternating !, && and || would need conditions of more than \(PredicateChecker.maxLoweredNodes) parts (use ?. and ?? instead)", p.location)
+            }
+            try limitDepth(max(PredicateCompiler.depth(t.whenTrue), PredicateCompiler.depth(t.whenFalse)), p.location)
+        } else {
+            try limitDepth(PredicateCompiler.depth(t), p.location)
+        }
         return t
     }
 
@@ -79,22 +92,67 @@ struct PredicateChecker {
     private mutating func checkNode(_ p: Predicate) throws -> TypedPredicate {
         switch p {
         case .constant(let b, _): return .constant(b)
-        case .value(let e): return try condition(e)
+        case .value(let e): return try atom { try $0.condition(e) }
         case .conjunction(let parts, _): return try conjunction(parts)
         case .disjunction(let parts, _): return try disjunction(parts)
         case .negation(let inner, _): return try negation(inner)
-        case .comparison(let op, let a, let b, let options, let at): return try comparison(op, a, b, options, at)
-        case .string(let op, let a, let b, let options, let at): return try stringTest(op, a, b, options, at)
-        case .inCollection(let element, let collection, let at): return try membership(element, collection, at)
+        case .comparison(let op, let a, let b, let options, let at): return try atom { try $0.comparison(op, a, b, options, at) }
+        case .string(let op, let a, let b, let options, let at): return try atom { try $0.stringTest(op, a, b, options, at) }
+        case .inCollection(let element, let collection, let at): return try atom { try $0.membership(element, collection, at) }
         case .between(let x, let lo, let hi, let at):
             return try check(.conjunction([.comparison(.greaterOrEqual, x, lo, [], at: at),
                                            .comparison(.lessOrEqual, x, hi, [], at: at)], at: at))
         case .typeCheck(let scope, let name, let at): return try typeCheck(scope, name, at)
-        case .anySatisfy(let seq, let inner, _): return try quantifier(any: true, seq, inner)
-        case .allSatisfy(let seq, let inner, _): return try quantifier(any: false, seq, inner)
-        case .isEmpty(let e, let at): return try emptiness(e, at)
+        case .anySatisfy(let seq, let inner, _): return try atom { try $0.quantifier(any: true, seq, inner) }
+        case .allSatisfy(let seq, let inner, _): return try atom { try $0.quantifier(any: false, seq, inner) }
+        case .isEmpty(let e, let at): return try atom { try $0.emptiness(e, at) }
         case .conditional(let test, let a, let b, _): return try conditional(test, a, b)
         }
+    }
+
+    /// Types `e` for its type alone: what it needs is not noted (it is not evaluated).
+    private mutating func typeOnly(_ e: PredicateExpression, expected: ValueType?) throws -> TypedExpression {
+        let depth = requirements.count
+        requirements.append([])
+        defer { requirements.removeLast(requirements.count - depth) }
+        return try value(e, expected: expected)
+    }
+
+    /// Notes what the value being typed needs (nothing outside a condition).
+    private mutating func note(_ needs: [TypedPredicate]) {
+        guard !needs.isEmpty, !requirements.isEmpty else { return }
+        requirements[requirements.count - 1] += needs
+    }
+
+    /// Types one condition; what its values need to be evaluated without failing guards it.
+    private mutating func atom(_ body: (inout PredicateChecker) throws -> TypedPredicate) throws -> TypedPredicate {
+        requirements.append([])
+        let t: TypedPredicate
+        do { t = try body(&self) } catch { requirements.removeLast(); throw error }
+        let needs = requirements.removeLast()
+        return needs.isEmpty ? t : .guarded(needs, t)
+    }
+
+    /// Notes what evaluating `ref` needs: each prefix unwrapped with `!` that can be nil is not nil.
+    private mutating func require(_ ref: KeyPathRef, _ path: [String], _ at: SourceLocation) throws {
+        guard !ref.forced.isEmpty, !requirements.isEmpty else { return }
+        let names = path.map(PredicateChecker.unmarked)
+        for k in ref.forced {
+            let prefix = try resolve(scope: ref.scope, path: Array(names[0..<k]), at: at)
+            let type: ValueType
+            switch prefix.end {
+            case .attribute(let a) where a.isOptional: type = .attribute(a.type)
+            case .toOne(let r): type = .object(r.destination)
+            default: continue  // never nil: a required attribute, a to-many relationship
+            }
+            let need = TypedPredicate.compare(.notEqual, .keyPath(prefix, type), .constant(.null, .null), domain: type, options: [])
+            note([need])
+        }
+    }
+
+    /// A key path component without its force-unwrap mark (`livingAccommodation!`).
+    static func unmarked(_ component: String) -> String {
+        component.hasSuffix("!") ? String(component.dropLast()) : component
     }
 
     /// A value used as a condition: it must be a bool (or nil); a constant folds.
@@ -112,7 +170,8 @@ struct PredicateChecker {
         var out: [TypedPredicate] = []
         for part in parts {
             let t = try check(part)
-            if t.constantValue == false { return .constant(false) }
+            // What comes before still runs, and may fail.
+            if t.constantValue == false { return out.contains(where: \.isFallible) ? .and(out + [t]) : .constant(false) }
             if t.constantValue == true { continue }
             // `a && (b && c)` is one conjunction.
             if case .and(let inner) = t { out += inner } else { out.append(t) }
@@ -126,7 +185,7 @@ struct PredicateChecker {
         var out: [TypedPredicate] = []
         for part in parts {
             let t = try check(part)
-            if t.constantValue == true { return .constant(true) }
+            if t.constantValue == true { return out.contains(where: \.isFallible) ? .or(out + [t]) : .constant(true) }
             if t.constantValue == false { continue }
             if case .or(let inner) = t { out += inner } else { out.append(t) }
         }
@@ -166,6 +225,7 @@ struct PredicateChecker {
             throw fail("'\(ref.text)' is not a to-many relationship", kat)
         }
         try countJoins(ref, kat)
+        try require(ref, path, kat)
         scopes.append(rel.destination)
         joins.append([:])
         defer { scopes.removeLast(); joins.removeLast() }
@@ -182,7 +242,7 @@ struct PredicateChecker {
     private mutating func emptiness(_ e: PredicateExpression, _ at: SourceLocation) throws -> TypedPredicate {
         if case .keyPath(let scope, let path, let kat) = e {
             let ref = try resolve(scope: scope, path: path, at: kat)
-            if case .toMany = ref.end { try countJoins(ref, kat); return .isEmptyMany(ref) }
+            if case .toMany = ref.end { try countJoins(ref, kat); try require(ref, path, kat); return .isEmptyMany(ref) }
         }
         let t = try value(e, expected: nil)
         switch t.type {
@@ -438,6 +498,7 @@ struct PredicateChecker {
     private mutating func keyPathValue(_ scope: Int, _ path: [String], _ at: SourceLocation) throws -> TypedExpression {
         let ref = try resolve(scope: scope, path: path, at: at)
         try countJoins(ref, at)
+        try require(ref, path, at)
         switch ref.end {
         case .attribute(let a):
             if a.externalStorage && !nilTest {
@@ -478,7 +539,7 @@ struct PredicateChecker {
     private mutating func countValue(_ inner: PredicateExpression, _ at: SourceLocation) throws -> TypedExpression {
         if case .keyPath(let scope, let path, let kat) = inner {
             let ref = try resolve(scope: scope, path: path, at: kat)
-            if case .toMany = ref.end { try countJoins(ref, kat); return .count(ref) }
+            if case .toMany = ref.end { try countJoins(ref, kat); try require(ref, path, kat); return .count(ref) }
         }
         let t = try value(inner, expected: nil)
         switch t.type {
@@ -498,33 +559,62 @@ struct PredicateChecker {
     private mutating func conditionalValue(_ test: Predicate, _ a: PredicateExpression, _ b: PredicateExpression,
                                            _ expected: ValueType?, _ at: SourceLocation) throws -> TypedExpression {
         let t = try check(test)
+        let depthBefore = requirements.count
         if let c = t.constantValue {
             // A literal branch still takes the type of the other (`false ? $0.startDate : "2026-01-01T00:00:00Z"` is a date).
             let (chosen, other) = c ? (a, b) : (b, a)
-            if isLiteralLike(chosen) && !isLiteralLike(other), let to = try? value(other, expected: expected), to.type != .null {
+            if isLiteralLike(chosen) && !isLiteralLike(other), let to = try? typeOnly(other, expected: expected), to.type != .null {
                 return try value(chosen, expected: to.type)
             }
             return try value(chosen, expected: expected)
         }
         // A literal branch takes the type of a key path branch (a url, where a string is expected), else the expected one.
-        var ta = try value(a, expected: expected)
-        var tb = try value(b, expected: isLiteralLike(b) && !isLiteralLike(a) && ta.type != .null ? ta.type : expected)
-        if isLiteralLike(a) && !isLiteralLike(b) && tb.type != .null { ta = try value(a, expected: tb.type) }
+        var ta: TypedExpression, tb: TypedExpression
+        do {
+            requirements.append([])
+            ta = try value(a, expected: expected)
+            var needsA = requirements.removeLast()
+            requirements.append([])
+            tb = try value(b, expected: isLiteralLike(b) && !isLiteralLike(a) && ta.type != .null ? ta.type : expected)
+            let needsB = requirements.removeLast()
+            if isLiteralLike(a) && !isLiteralLike(b) && tb.type != .null {
+                requirements.append([])
+                ta = try value(a, expected: tb.type)
+                needsA = requirements.removeLast()
+            }
+            // The test runs first; then the branch it picks.
+            if t.isFallible || !needsA.isEmpty || !needsB.isEmpty {
+                note([.anyOf([.allOf([t.whenTrue] + needsA), .allOf([t.whenFalse] + needsB)])])
+            }
+        } catch {
+            requirements.removeLast(requirements.count - depthBefore)
+            throw error
+        }
         let type = try unify(ta.type, tb.type, at)
         if type == .attribute(.double) {
             if case .constant(.int(let i), _) = ta { ta = .constant(.double(Double(i)), type) }
             if case .constant(.int(let i), _) = tb { tb = .constant(.double(Double(i)), type) }
         }
-        return .conditional(t, ta, tb, type)
+        return .conditional(t.lowered, ta, tb, type)
     }
 
     /// `a ?? b`: `b` takes `a`'s type; a constant `a` folds to itself, or to `b` when nil.
     private mutating func coalesceValue(_ a: PredicateExpression, _ b: PredicateExpression,
                                         _ expected: ValueType?, _ at: SourceLocation) throws -> TypedExpression {
         let ta = try value(a, expected: expected)
-        let tb = try value(b, expected: ta.type == .null ? expected : ta.type)
+        requirements.append([])
+        let tb: TypedExpression
+        do { tb = try value(b, expected: ta.type == .null ? expected : ta.type) } catch { requirements.removeLast(); throw error }
+        // `b` is evaluated only when `a` is nil: so is what it needs.
+        let needs = requirements.removeLast()
         let type = try unify(ta.type, tb.type, at)
-        if let c = ta.constantValue { return c.isNull ? tb : ta }
+        if let c = ta.constantValue {
+            if c.isNull { note(needs) }
+            return c.isNull ? tb : ta
+        }
+        if !needs.isEmpty {
+            note([.anyOf([.compare(.notEqual, ta, .constant(.null, .null), domain: ta.type, options: []), .allOf(needs)])])
+        }
         return .coalesce(ta, tb, type)
     }
 
@@ -678,7 +768,16 @@ struct PredicateChecker {
         }
     }
 
-    func resolve(scope: Int, path: [String], at: SourceLocation) throws -> KeyPathRef {
+    /// The key path `path` from the object in `scope`; a component marked `!` (force-unwrapped)
+    /// is noted in ``KeyPathRef/forced``.
+    func resolve(scope: Int, path marked: [String], at: SourceLocation) throws -> KeyPathRef {
+        var ref = try resolve(scope: scope, plain: marked.map(PredicateChecker.unmarked), at: at)
+        ref.forced = marked.indices.filter { marked[$0].hasSuffix("!") }.map { $0 + 1 }
+        return ref
+    }
+
+    /// A key path without marks (sort keys and fetched properties take none).
+    func resolve(scope: Int, plain path: [String], at: SourceLocation) throws -> KeyPathRef {
         guard scope < scopes.count else { throw fail("no object in scope \(scope)", at) }
         var entity = scopes[scopes.count - 1 - scope]
         var hops: [Relationship] = []

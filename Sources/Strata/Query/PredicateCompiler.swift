@@ -257,6 +257,10 @@ struct PredicateCompiler {
         case .boolValue(let e):
             let x = dialect.truth(expression(e))
             return safe ? dialect.coalesce([x, dialect.boolean(false)]) : x
+        case .guarded:
+            // Fetches compile the lowered condition (``TypedPredicate/lowered``); as one condition, a
+            // guard is its requirements and its condition.
+            return predicate(p.whenTrue, safe: safe)
         }
     }
 
@@ -347,6 +351,7 @@ extension PredicateCompiler {
         case .conditional(let t, let a, let b):
             return max(3 + depth(t), 6 + depth(a, safe: true), 6 + depth(b, safe: true))
         case .boolValue(let e): return wrap + depth(e)
+        case .guarded: return depth(p.whenTrue, safe: safe)
         }
     }
 
@@ -390,6 +395,7 @@ extension PredicateCompiler {
         case .isA(_, let entities): return entities.count
         case .isEmptyString(let e), .boolValue(let e): return parameterCount(e)
         case .conditional(let t, let a, let b): return parameterCount(t) + parameterCount(a) + parameterCount(b)
+        case .guarded(let requires, let inner): return requires.reduce(parameterCount(inner)) { $0 + parameterCount($1) }
         }
     }
 

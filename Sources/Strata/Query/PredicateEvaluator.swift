@@ -13,15 +13,28 @@ protocol EvaluatedObject: AnyObject {
 /// The differential tests check the two against each other.
 struct PredicateEvaluator {
     func evaluate(_ p: TypedPredicate, on object: EvaluatedObject) -> Bool {
-        evaluate(p, [object])
+        evaluate(p, [object]) == true
     }
 
-    func evaluate(_ p: TypedPredicate, _ scopes: [EvaluatedObject]) -> Bool {
+    /// True or false, or nil when the evaluation fails (a guard's requirement does not hold),
+    /// as Foundation evaluates: left to right, `&&`, `||` and `?:` short-circuiting. Over
+    /// related objects (`contains { }`, `allSatisfy { }`) a failure for one fails the whole.
+    func evaluate(_ p: TypedPredicate, _ scopes: [EvaluatedObject]) -> Bool? {
         switch p {
         case .constant(let b): return b
-        case .and(let parts): return parts.allSatisfy { evaluate($0, scopes) }
-        case .or(let parts): return parts.contains { evaluate($0, scopes) }
-        case .not(let inner): return !evaluate(inner, scopes)
+        case .and(let parts):
+            for part in parts {
+                guard let r = evaluate(part, scopes) else { return nil }
+                if !r { return false }
+            }
+            return true
+        case .or(let parts):
+            for part in parts {
+                guard let r = evaluate(part, scopes) else { return nil }
+                if r { return true }
+            }
+            return false
+        case .not(let inner): return evaluate(inner, scopes).map { !$0 }
         case .compare(let op, let a, let b, let domain, let options):
             return Evaluation.compare(op, value(a, scopes), value(b, scopes), domain: domain, options: options)
         case .string(let op, let a, let b, let options):
@@ -34,18 +47,26 @@ struct PredicateEvaluator {
             let o = scopes[scopes.count - 1 - scope]
             return entities.contains { $0 === o.entity }
         case .any(let ref, let inner):
-            return many(ref, scopes).contains { evaluate(inner, scopes + [$0]) }
+            let results = many(ref, scopes).map { evaluate(inner, scopes + [$0]) }
+            if results.contains(where: { $0 == nil }) { return nil }
+            return results.contains(true)
         case .all(let ref, let inner):
-            return many(ref, scopes).allSatisfy { evaluate(inner, scopes + [$0]) }
+            let results = many(ref, scopes).map { evaluate(inner, scopes + [$0]) }
+            if results.contains(where: { $0 == nil }) { return nil }
+            return !results.contains(false)
         case .isEmptyMany(let ref):
             return many(ref, scopes).isEmpty
         case .isEmptyString(let e):
             return value(e, scopes).isEmptyText
         case .conditional(let t, let a, let b):
-            return evaluate(t, scopes) ? evaluate(a, scopes) : evaluate(b, scopes)
+            guard let test = evaluate(t, scopes) else { return nil }
+            return test ? evaluate(a, scopes) : evaluate(b, scopes)
         case .boolValue(let e):
             if case .int(let i) = value(e, scopes) { return i != 0 }
             return false
+        case .guarded(let requires, let inner):
+            for r in requires where evaluate(r, scopes) != true { return nil }
+            return evaluate(inner, scopes)
         }
     }
 
@@ -79,7 +100,7 @@ struct PredicateEvaluator {
             if case .text(let s) = value(inner, scopes) { return .int(Int64(s.unicodeScalars.count)) }
             return .null
         case .conditional(let t, let a, let b, _):
-            return evaluate(t, scopes) ? value(a, scopes) : value(b, scopes)
+            return evaluate(t, scopes) == true ? value(a, scopes) : value(b, scopes)
         case .coalesce(let a, let b, _):
             let x = value(a, scopes)
             return x.isNull ? value(b, scopes) : x

@@ -40,7 +40,16 @@ extension PredicateTextParser {
                 }
                 n = try member(n, tok)
             } else if tok.isPunct("!") && !tok.spaceBefore {
-                guard case .expr = n.kind else { throw unexpected(tok) }
+                // A force unwrap: a key path component marked `!` (the evaluation fails where it is nil).
+                guard case .expr(let e) = n.kind else { throw unexpected(tok) }
+                guard case .keyPath(let scope, var path, let at) = e else {
+                    throw predicateError("force unwrap ('!') applies to key paths here", tok.pos, "give a value for nil with ??")
+                }
+                // `$0!`: an object is never nil.
+                if let last = path.indices.last, !path[last].hasSuffix("!") {
+                    path[last] += "!"
+                    n.kind = .expr(.keyPath(scope: scope, path: path, at: at))
+                }
                 advance()
             } else if tok.isPunct("[") && !tok.spaceBefore {
                 throw predicateError("subscripts are not supported", tok.pos)

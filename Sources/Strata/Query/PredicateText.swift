@@ -210,6 +210,8 @@ struct PredicateRenderer {
     // MARK: Names and literals
 
     static func pathComponent(_ name: String) -> String {
+        // A component unwrapped with `!` (``PredicateChecker/unmarked(_:)``).
+        if name.hasSuffix("!"), name.count > 1 { return pathComponent(String(name.dropLast())) + "!" }
         if PredicateSyntax.isIdentifier(name) && !PredicateSyntax.specialMembers.contains(name) { return name }
         return "`\(name)`"
     }

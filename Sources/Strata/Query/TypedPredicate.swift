@@ -33,6 +33,8 @@ indirect enum ValueType: Equatable, CustomStringConvertible {
 }
 
 /// A resolved key path: from the object at `scope`, through to-one `hops`, to `end`.
+/// `forced` lists the prefixes unwrapped with `!` (`$0.livingAccommodation!.placeName`:
+/// 1, the first hop), by their number of components.
 struct KeyPathRef {
     enum End {
         case attribute(Attribute)
@@ -45,6 +47,7 @@ struct KeyPathRef {
     let hops: [Relationship]
     let end: End
     let text: String
+    var forced: [Int] = []
 }
 
 /// A value, bound and type-checked against the model.
@@ -89,6 +92,10 @@ indirect enum TypedPredicate {
     case isEmptyString(TypedExpression)
     case conditional(TypedPredicate, TypedPredicate, TypedPredicate)
     case boolValue(TypedExpression)
+    /// A condition whose evaluation fails (Foundation throws) unless every one of `requires`
+    /// holds: a nil unwrapped with `!` along the way. Such a failure anywhere on the path the
+    /// evaluation takes leaves the object out (``PredicateFailures``).
+    case guarded([TypedPredicate], TypedPredicate)
 
     var constantValue: Bool? {
         if case .constant(let b) = self { return b }

@@ -206,6 +206,16 @@ final class DifferentialTests: StoreTestCase {
         ("Trip", "searchText.isEmpty ? true : $0.name.localizedStandardContains(searchText)", #"{"searchText": ""}"#),
         ("Trip", "#Predicate<Trip> { trip in trip.endDate >= now && trip.code == code }", #"{"now": "2024-06-01T00:00:00Z", "code": "e621e1f8-c36c-495a-93fc-0c247a3e6e5f"}"#),
         ("Trip", #"$0.photo == "AAEC" || $0.website!.contains("zürich")"#, "{}"),
+        // Force unwraps: a nil fails the evaluation, and the object is left out, under ! too.
+        ("Trip", #"$0.livingAccommodation!.placeName != "Second""#, "{}"),
+        ("Trip", #"!($0.livingAccommodation!.placeName == "Second")"#, "{}"),
+        ("Trip", #"$0.livingAccommodation == nil || $0.livingAccommodation!.placeName != "Second""#, "{}"),
+        ("Trip", #"$0.livingAccommodation!.placeName != "Second" || $0.livingAccommodation == nil"#, "{}"),
+        ("Trip", #"!($0.rating! > 2 && false)"#, "{}"),
+        ("Trip", "($0.flag ? $0.rating! : 0) < 3", "{}"),
+        ("Trip", "($0.rating ?? $0.livingAccommodation!.trip!.rating!) >= 0", "{}"),
+        ("Trip", "!$0.bucketList.contains { $0.trip!.livingAccommodation!.placeName == $0.title }", "{}"),
+        ("Trip", "$0.bucketList.allSatisfy { $0.trip?.livingAccommodation!.placeName != nil }", "{}"),
     ]
 
     func testHandWrittenTextPredicatesAgree() throws {

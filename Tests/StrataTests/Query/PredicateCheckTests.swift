@@ -20,6 +20,15 @@ final class PredicateCheckTests: StoreTestCase {
         }
     }
 
+    /// `{"or": [{"and": [{"or": [… a! …, x]}, x]}, x]}` of `depth` levels, each first part unwrapping.
+    static func alternatingUnwraps(_ depth: Int) -> String {
+        var s = #"{"==": [{"key": "livingAccommodation!.placeName"}, "x"]}"#
+        for i in 0..<depth {
+            s = #"{"\#(i % 2 == 0 ? "and" : "or")": [\#(s), {"!=": [{"key": "livingAccommodation!.address"}, "y\#(i)"]}, {"==": [{"key": "rating!"}, \#(i)]}]}"#
+        }
+        return s
+    }
+
     /// A descriptor of Trip with a predicate and optional bindings.
     static func p(_ predicate: String, bindings: String = "{}") -> String {
         #"{"entity": "Trip", "predicate": \#(predicate), "bindings": \#(bindings)}"#
@@ -100,6 +109,10 @@ final class PredicateCheckTests: StoreTestCase {
         Bad(#"{"entity": "Nope"}"#, ["unknown entity 'Nope'"], path: "/entity"),
         Bad(#"{"predicate": true}"#, ["missing 'entity'"], path: "/entity"),
         Bad(#"{"entity": "Trip", "sortBy": [{"key": "nope"}]}"#, ["unknown key path 'nope'"], path: "/sortBy/0/key"),
+        // Sort keys take no force unwrap.
+        Bad(#"{"entity": "Trip", "sortBy": [{"key": "livingAccommodation!.placeName"}]}"#, ["'Trip' has no attribute or relationship 'livingAccommodation!'"], path: "/sortBy/0/key"),
+        // Force unwraps under many alternating && and ||: the conditions they lower to would be too large.
+        Bad(p(PredicateCheckTests.alternatingUnwraps(14)), ["predicate too complex", "force unwraps"], path: "/predicate/or/0/and/0/or/0/and/0/or/0/and/0/or/0"),
         Bad(#"{"entity": "Trip", "sortBy": [{"key": "name"}, {"key": "bucketList"}]}"#, ["cannot sort by 'bucketList'", "not an attribute"], path: "/sortBy/1/key"),
         Bad(#"{"entity": "Trip", "sortBy": [{"key": "notes"}]}"#, ["cannot sort by json attribute 'notes'"], path: "/sortBy/0/key"),
         Bad(#"{"entity": "Trip", "sortBy": [{"key": "name", "order": "descending"}]}"#, ["'order' must be \"forward\" or \"reverse\""], path: "/sortBy/0/order"),

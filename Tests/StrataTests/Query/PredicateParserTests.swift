@@ -221,8 +221,13 @@ final class PredicateParserTests: XCTestCase {
         check("$0.livingAccommodation?.placeName == \"Hotel\"",
               cmp(.equal, kp("livingAccommodation", "placeName"), str("Hotel")),
               renders: "$0.livingAccommodation.placeName == \"Hotel\"")
+        // A force unwrap marks its component: the evaluation fails where it is nil.
         check("$0.livingAccommodation!.placeName == \"Hotel\"",
-              cmp(.equal, kp("livingAccommodation", "placeName"), str("Hotel")))
+              cmp(.equal, kp("livingAccommodation!", "placeName"), str("Hotel")),
+              renders: "$0.livingAccommodation!.placeName == \"Hotel\"")
+        check("$0.website!.contains(\"x\") && $0!.name == \"y\"",
+              and(.string(.contains, kp("website!"), str("x"), [], at: U), cmp(.equal, kp("name"), str("y"))))
+        fails("searchText!.isEmpty", "force unwrap ('!') applies to key paths here", at: 11)
         check("$0.livingAccommodation == nil", cmp(.equal, kp("livingAccommodation"), lit(.null)),
               renders: "$0.livingAccommodation == nil")
         check("$0.livingAccommodation != nil", cmp(.notEqual, kp("livingAccommodation"), lit(.null)))

@@ -194,8 +194,14 @@ struct PredicateGenerator {
         return out
     }
 
-    private func keyJSON(_ key: Key, _ scope: Int) -> JSONValue {
-        scope == 0 ? obj("key", .string(key.path)) : .object([("key", .string(key.path)), ("scope", .number(String(scope)))])
+    /// A key path; one in eight that can be nil is force-unwrapped (`!`) at its first hop or its end,
+    /// so that the evaluation fails where it is nil (in the nil tests too: `$0.a! == nil` fails, never true).
+    private mutating func keyJSON(_ key: Key, _ scope: Int) -> JSONValue {
+        var path = key.path
+        if key.optional && rng.chance(0.125) {
+            if let dot = path.firstIndex(of: ".") { path.insert("!", at: dot) } else { path += "!" }
+        }
+        return scope == 0 ? obj("key", .string(path)) : .object([("key", .string(path)), ("scope", .number(String(scope)))])
     }
 
     private mutating func randomKey(_ type: T, optionalOnly: Bool = false) -> (JSONValue, Key)? {
