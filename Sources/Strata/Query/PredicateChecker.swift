@@ -150,6 +150,9 @@ struct PredicateChecker {
         }
     }
 
+    /// The last key path component that names the object itself (`$0.trip?.persistentModelID`).
+    static let identity = "persistentModelID"
+
     /// A key path component without its force-unwrap mark (`livingAccommodation!`).
     static func unmarked(_ component: String) -> String {
         component.hasSuffix("!") ? String(component.dropLast()) : component
@@ -785,6 +788,11 @@ struct PredicateChecker {
         if path.isEmpty { return KeyPathRef(scope: scope, hops: [], end: .object, text: "$\(scope)") }
         for (i, name) in path.enumerated() {
             let last = i == path.count - 1
+            if last && name == PredicateChecker.identity && entity.attributeByName[name] == nil && entity.relationshipByName[name] == nil {
+                // SwiftData's `persistentModelID`: the object the path reaches, compared by identity.
+                guard let hop = hops.last else { return KeyPathRef(scope: scope, hops: [], end: .object, text: text) }
+                return KeyPathRef(scope: scope, hops: Array(hops.dropLast()), end: .toOne(hop), text: text)
+            }
             if let a = entity.attributeByName[name] {
                 guard last else { throw fail("'\(name)' in key path '\(text)' is an attribute; only to-one relationships can be followed", at) }
                 if a.isTransient { throw fail("transient attribute '\(entity.name).\(name)' is not stored and cannot be used in a predicate", at) }

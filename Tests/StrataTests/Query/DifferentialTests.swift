@@ -206,6 +206,12 @@ final class DifferentialTests: StoreTestCase {
         ("Trip", "searchText.isEmpty ? true : $0.name.localizedStandardContains(searchText)", #"{"searchText": ""}"#),
         ("Trip", "#Predicate<Trip> { trip in trip.endDate >= now && trip.code == code }", #"{"now": "2024-06-01T00:00:00Z", "code": "e621e1f8-c36c-495a-93fc-0c247a3e6e5f"}"#),
         ("Trip", #"$0.photo == "AAEC" || $0.website!.contains("zürich")"#, "{}"),
+        // Identity: SwiftData's persistentModelID.
+        ("Trip", "$0.persistentModelID == id || $0.persistentModelID != other", #"{"id": "Trip/3", "other": "Trip/4"}"#),
+        ("Trip", "ids.contains($0.persistentModelID)", #"{"ids": ["Trip/1", "Trip/5", "Trip/999", null]}"#),
+        ("Trip", "$0.livingAccommodation?.trip?.persistentModelID == $0.persistentModelID", "{}"),
+        ("BucketListItem", "$0.trip?.persistentModelID == tripID", #"{"tripID": "Trip/2"}"#),
+        ("BucketListItem", "$0.trip!.persistentModelID != tripID", #"{"tripID": "Trip/2"}"#),
         // Force unwraps: a nil fails the evaluation, and the object is left out, under ! too.
         ("Trip", #"$0.livingAccommodation!.placeName != "Second""#, "{}"),
         ("Trip", #"!($0.livingAccommodation!.placeName == "Second")"#, "{}"),

@@ -228,6 +228,7 @@ final class PredicateParserTests: XCTestCase {
         check("$0.website!.contains(\"x\") && $0!.name == \"y\"",
               and(.string(.contains, kp("website!"), str("x"), [], at: U), cmp(.equal, kp("name"), str("y"))))
         fails("searchText!.isEmpty", "force unwrap ('!') applies to key paths here", at: 11)
+        check("$0.trip?.persistentModelID == id", cmp(.equal, kp("trip", "persistentModelID"), v("id")))
         check("$0.livingAccommodation == nil", cmp(.equal, kp("livingAccommodation"), lit(.null)),
               renders: "$0.livingAccommodation == nil")
         check("$0.livingAccommodation != nil", cmp(.notEqual, kp("livingAccommodation"), lit(.null)))
