@@ -42,11 +42,15 @@ public indirect enum PredicateExpression: Equatable, Sendable {
     case conditional(Predicate, PredicateExpression, PredicateExpression, at: SourceLocation)
     /// `a ?? b`
     case coalesce(PredicateExpression, PredicateExpression, at: SourceLocation)
+    /// `$0.bucketList.filter { !$0.isInPlan }`: the related objects that satisfy the closure (its
+    /// scope 0 is the element); only counted, tested for emptiness, or the receiver of `contains { }`
+    /// and `allSatisfy { }`.
+    case filtered(PredicateExpression, Predicate, at: SourceLocation)
 
     public var location: SourceLocation {
         switch self {
         case .keyPath(_, _, let at), .variable(_, let at), .literal(_, let at), .count(_, let at),
-             .conditional(_, _, _, let at), .coalesce(_, _, let at):
+             .conditional(_, _, _, let at), .coalesce(_, _, let at), .filtered(_, _, let at):
             return at
         }
     }

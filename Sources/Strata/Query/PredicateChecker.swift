@@ -220,6 +220,21 @@ struct PredicateChecker {
     /// `contains(where:)` (`any`) or `allSatisfy` over a to-many key path: the closure is
     /// checked in a new scope of the relationship's destination; a constant closure folds.
     private mutating func quantifier(any isAny: Bool, _ seq: PredicateExpression, _ inner: Predicate) throws -> TypedPredicate {
+        if case .filtered(let source, let body, let fat) = seq {
+            // Over the objects a filter keeps: contains { f && p }, allSatisfy { !f || p }.
+            let (ref, f) = try filtered(source, body, fat)
+            guard case .toMany(let rel) = ref.end else { return .constant(false) }
+            scopes.append(rel.destination)
+            joins.append([:])
+            defer { scopes.removeLast(); joins.removeLast() }
+            let t = try check(inner)
+            let body = isAny ? TypedPredicate.allOf([f, t]) : TypedPredicate.anyOf([.negated(f), t])
+            if let c = body.constantValue {
+                if isAny { return c ? .not(.isEmptyMany(ref)) : .constant(false) }
+                return c ? .constant(true) : .isEmptyMany(ref)
+            }
+            return isAny ? .any(ref, body) : .all(ref, body)
+        }
         guard case .keyPath(let scope, let path, let kat) = seq else {
             throw fail("'\(isAny ? "contains(where:)" : "allSatisfy")' needs a to-many key path", seq.location)
         }
@@ -243,6 +258,11 @@ struct PredicateChecker {
 
     /// `isEmpty` of a to-many key path, a string (a constant folds) or an array literal.
     private mutating func emptiness(_ e: PredicateExpression, _ at: SourceLocation) throws -> TypedPredicate {
+        if case .filtered(let source, let body, let fat) = e {
+            let (ref, f) = try filtered(source, body, fat)
+            if let c = f.constantValue { return c ? .isEmptyMany(ref) : .constant(true) }
+            return .not(.any(ref, f))
+        }
         if case .keyPath(let scope, let path, let kat) = e {
             let ref = try resolve(scope: scope, path: path, at: kat)
             if case .toMany = ref.end { try countJoins(ref, kat); try require(ref, path, kat); return .isEmptyMany(ref) }
@@ -494,7 +514,26 @@ struct PredicateChecker {
         case .count(let inner, let at): return try countValue(inner, at)
         case .conditional(let test, let a, let b, let at): return try conditionalValue(test, a, b, expected, at)
         case .coalesce(let a, let b, let at): return try coalesceValue(a, b, expected, at)
+        case .filtered(_, _, let at):
+            throw fail("'filter' gives related objects, not a value: count them, test isEmpty, or use contains { } or allSatisfy { } on them", at)
         }
+    }
+
+    /// `source.filter { body }`: the to-many key path, and the closure checked for its objects.
+    private mutating func filtered(_ source: PredicateExpression, _ body: Predicate, _ at: SourceLocation) throws -> (KeyPathRef, TypedPredicate) {
+        guard case .keyPath(let scope, let path, let kat) = source else {
+            throw fail("'filter' needs a to-many key path", source.location)
+        }
+        let ref = try resolve(scope: scope, path: path, at: kat)
+        guard case .toMany(let rel) = ref.end else {
+            throw fail("'\(ref.text)' is not a to-many relationship: 'filter' applies to to-many relationships", kat)
+        }
+        try countJoins(ref, kat)
+        try require(ref, path, kat)
+        scopes.append(rel.destination)
+        joins.append([:])
+        defer { scopes.removeLast(); joins.removeLast() }
+        return (ref, try check(body))
     }
 
     /// A key path, typed by what it ends at; an external-storage attribute only in a test for nil.
@@ -540,6 +579,13 @@ struct PredicateChecker {
 
     /// `count` of a to-many key path, a string (in Unicode scalars) or an array literal; constants fold.
     private mutating func countValue(_ inner: PredicateExpression, _ at: SourceLocation) throws -> TypedExpression {
+        if case .filtered(let source, let body, let fat) = inner {
+            let (ref, f) = try filtered(source, body, fat)
+            if let c = f.constantValue { return c ? .count(ref) : .constant(.int(0), .attribute(.int)) }
+            // The count fails where the closure fails for one of the objects.
+            if f.isFallible { note([.negated(.any(ref, f.fails))]) }
+            return .countWhere(ref, f.lowered)
+        }
         if case .keyPath(let scope, let path, let kat) = inner {
             let ref = try resolve(scope: scope, path: path, at: kat)
             if case .toMany = ref.end { try countJoins(ref, kat); try require(ref, path, kat); return .count(ref) }
@@ -730,7 +776,9 @@ struct PredicateChecker {
             guard schema.entity(named: name) != nil else { throw fail("unknown entity '\(name)' in 'is'", at) }
         case .anySatisfy(let seq, let inner, _), .allSatisfy(let seq, let inner, _):
             try checkKeyPaths(seq)
-            guard case .keyPath(let scope, let path, let at) = seq,
+            var source = seq
+            if case .filtered(let s, _, _) = seq { source = s }
+            guard case .keyPath(let scope, let path, let at) = source,
                   case .toMany(let rel) = try resolve(scope: scope, path: path, at: at).end else { return }
             scopes.append(rel.destination)
             defer { scopes.removeLast() }
@@ -749,6 +797,13 @@ struct PredicateChecker {
         case .conditional(let t, let a, let b, _):
             try checkKeyPaths(t); try checkKeyPaths(a); try checkKeyPaths(b)
         case .coalesce(let a, let b, _): try checkKeyPaths(a); try checkKeyPaths(b)
+        case .filtered(let source, let body, _):
+            try checkKeyPaths(source)
+            guard case .keyPath(let scope, let path, let at) = source,
+                  case .toMany(let rel) = try resolve(scope: scope, path: path, at: at).end else { return }
+            scopes.append(rel.destination)
+            defer { scopes.removeLast() }
+            try checkKeyPaths(body)
         }
     }
 

@@ -298,6 +298,7 @@ struct PredicateCompiler {
         case .parameter(let slot, _): return bindSlot(slot, [])
         case .list(let values, _): return bind(SQLValue.jsonArray(values))
         case .count(let ref): return subquery(ref, select: "count(*)", inner: nil)
+        case .countWhere(let ref, let p): return subquery(ref, select: "count(*)") { c in c.predicate(p) }
         case .length(let inner): return dialect.length(expression(inner))
         case .conditional(let t, let a, let b, _):
             return "CASE WHEN \(predicate(t)) THEN \(expression(a)) ELSE \(expression(b)) END"
@@ -371,6 +372,7 @@ extension PredicateCompiler {
         switch e {
         case .keyPath, .constant, .parameter, .list: return 1
         case .count: return 14
+        case .countWhere(_, let p): return 14 + depth(p)
         case .length(let inner): return 3 + depth(inner)
         case .conditional(let t, let a, let b, _): return max(3 + depth(t), 6 + depth(a), 6 + depth(b))
         case .coalesce:
@@ -402,6 +404,7 @@ extension PredicateCompiler {
     static func parameterCount(_ e: TypedExpression) -> Int {
         switch e {
         case .keyPath, .count: return 0
+        case .countWhere(_, let p): return parameterCount(p)
         case .constant, .parameter, .list: return 1
         case .length(let inner): return parameterCount(inner)
         case .conditional(let t, let a, let b, _): return parameterCount(t) + parameterCount(a) + parameterCount(b)

@@ -96,6 +96,7 @@ struct PredicateEvaluator {
         case .parameter: return .null  // prepared fetches run in SQL only
         case .list: return .null
         case .count(let ref): return .int(Int64(many(ref, scopes).count))
+        case .countWhere(let ref, let p): return .int(Int64(many(ref, scopes).filter { evaluate(p, scopes + [$0]) == true }.count))
         case .length(let inner):
             if case .text(let s) = value(inner, scopes) { return .int(Int64(s.unicodeScalars.count)) }
             return .null

@@ -146,12 +146,17 @@ enum PredicateJSON {
             return .conditional(try predicate(ops[0], path / "cond" / 0), try expression(ops[1], path / "cond" / 1),
                                 try expression(ops[2], path / "cond" / 2), at: loc(path))
         }
+        if let arg = o.value("filter") {
+            try o.finish()
+            let ops = try operands(arg, 2, "filter", path / "filter")
+            return .filtered(try expression(ops[0], path / "filter" / 0), try predicate(ops[1], path / "filter" / 1), at: loc(path))
+        }
         if let arg = o.value("??") {
             try o.finish()
             let ops = try operands(arg, 2, "??", path / "??")
             return .coalesce(try expression(ops[0], path / "??" / 0), try expression(ops[1], path / "??" / 1), at: loc(path))
         }
         let first = members.first?.0 ?? ""
-        throw fail("unknown expression '\(first)' (known: key, var, count, cond, ??, date, uuid, decimal, data, url, or a literal)", path / first)
+        throw fail("unknown expression '\(first)' (known: key, var, count, cond, ??, filter, date, uuid, decimal, data, url, or a literal)", path / first)
     }
 }

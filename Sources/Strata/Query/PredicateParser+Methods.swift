@@ -19,11 +19,11 @@ private struct Arg {
 }
 
 extension PredicateTextParser {
-    private static let closureMethods: Set<String> = ["contains", "allSatisfy"]
+    private static let closureMethods: Set<String> = ["contains", "allSatisfy", "filter"]
     private static let unsupportedMethods: Set<String> = [
         "lowercased", "uppercased", "capitalized", "localizedLowercase", "localizedUppercase",
         "trimmingCharacters", "replacingOccurrences", "components", "split", "prefix", "suffix",
-        "dropFirst", "dropLast", "filter", "map", "compactMap", "flatMap", "reduce", "first", "last",
+        "dropFirst", "dropLast", "map", "compactMap", "flatMap", "reduce", "first", "last",
         "min", "max", "sorted", "reversed", "count", "isEmpty", "firstIndex", "lastIndex", "range",
         "localizedStandardCompare", "description",
         "distance", "addingTimeInterval", "timeIntervalSince", "isEqual", "elementsEqual", "hasPrefixes",
@@ -186,7 +186,7 @@ extension PredicateTextParser {
     private static let knownMethods: Set<String> = [
         "contains", "hasPrefix", "hasSuffix", "starts", "localizedStandardContains",
         "localizedCaseInsensitiveContains", "allSatisfy", "compare", "caseInsensitiveCompare",
-        "localizedCompare", "localizedCaseInsensitiveCompare",
+        "localizedCompare", "localizedCaseInsensitiveCompare", "filter",
     ]
 
     private func checkMethod(_ name: String, _ pos: Int) throws {
@@ -265,6 +265,9 @@ extension PredicateTextParser {
         case "localizedCaseInsensitiveContains":
             guard args.count == 1 else { throw wrong("localizedCaseInsensitiveContains(_:)") }
             return try stringTest(.contains, nil, .caseInsensitive)
+        case "filter":
+            guard let body = closureArgument(), args.first?.label == nil else { throw wrong("filter { ... }") }
+            return Node(kind: .expr(.filtered(try receiver(n), body, at: at)), start: start)
         case "allSatisfy":
             guard let body = closureArgument(), args.first?.label == nil else { throw wrong("allSatisfy { ... }") }
             return Node(kind: .pred(.allSatisfy(try receiver(n), body, at: at)), start: start)

@@ -92,6 +92,7 @@ struct PredicateRenderer {
         case .conditional(let t, let a, let b, _):
             return forcesName(t, level) || forcesName(a, level) || forcesName(b, level)
         case .coalesce(let a, let b, _): return forcesName(a, level) || forcesName(b, level)
+        case .filtered(let c, let body, _): return forcesName(c, level) || forcesName(body, level + 1)
         }
     }
 
@@ -195,6 +196,8 @@ struct PredicateRenderer {
             return ("(\(wrap(predicate(t), 3)) ? \(wrap(expression(a), 3)) : \(wrap(expression(b), 3)))", 8)
         case .coalesce(let a, let b, _):
             return ("\(wrap(expression(a), 5)) ?? \(wrap(expression(b), 4))", 4)
+        case .filtered(let c, let body, _):
+            return ("\(receiver(c)).filter \(closure(body))", 8)
         }
     }
 

@@ -58,6 +58,8 @@ indirect enum TypedExpression {
     case parameter(Int, ValueType)
     case list([SQLValue], ValueType)
     case count(KeyPathRef)
+    /// The related objects of a to-many key path that satisfy a condition (it cannot fail), counted.
+    case countWhere(KeyPathRef, TypedPredicate)
     case length(TypedExpression)
     case conditional(TypedPredicate, TypedExpression, TypedExpression, ValueType)
     case coalesce(TypedExpression, TypedExpression, ValueType)
@@ -65,7 +67,7 @@ indirect enum TypedExpression {
     var type: ValueType {
         switch self {
         case .keyPath(_, let t), .constant(_, let t), .parameter(_, let t), .list(_, let t), .conditional(_, _, _, let t), .coalesce(_, _, let t): return t
-        case .count, .length: return .attribute(.int)
+        case .count, .countWhere, .length: return .attribute(.int)
         }
     }
 

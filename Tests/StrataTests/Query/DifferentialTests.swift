@@ -206,6 +206,12 @@ final class DifferentialTests: StoreTestCase {
         ("Trip", "searchText.isEmpty ? true : $0.name.localizedStandardContains(searchText)", #"{"searchText": ""}"#),
         ("Trip", "#Predicate<Trip> { trip in trip.endDate >= now && trip.code == code }", #"{"now": "2024-06-01T00:00:00Z", "code": "e621e1f8-c36c-495a-93fc-0c247a3e6e5f"}"#),
         ("Trip", #"$0.photo == "AAEC" || $0.website!.contains("zürich")"#, "{}"),
+        // filter { } as SwiftData writes it.
+        ("Trip", "$0.bucketList.filter { !$0.isInPlan }.count > 0", "{}"),
+        ("Trip", "$0.bucketList.filter({ $0.isInPlan }).isEmpty && !$0.bucketList.isEmpty", "{}"),
+        ("Trip", "$0.bucketList.filter { $0.isInPlan }.count == $0.bucketList.count", "{}"),
+        ("Trip", "$0.bucketList.filter { $0.isInPlan }.contains { $0.title.localizedStandardContains(\"a\") }", "{}"),
+        ("Trip", "$0.bucketList.filter { $0.trip!.livingAccommodation!.placeName != \"x\" }.allSatisfy { $0.isInPlan }", "{}"),
         // Identity: SwiftData's persistentModelID.
         ("Trip", "$0.persistentModelID == id || $0.persistentModelID != other", #"{"id": "Trip/3", "other": "Trip/4"}"#),
         ("Trip", "ids.contains($0.persistentModelID)", #"{"ids": ["Trip/1", "Trip/5", "Trip/999", null]}"#),

@@ -52,6 +52,7 @@ private func strip(_ e: Expr) -> Expr {
     case .count(let x, _): return .count(strip(x), at: U)
     case .conditional(let t, let a, let b, _): return .conditional(strip(t), strip(a), strip(b), at: U)
     case .coalesce(let a, let b, _): return .coalesce(strip(a), strip(b), at: U)
+    case .filtered(let c, let q, _): return .filtered(strip(c), strip(q), at: U)
     }
 }
 
@@ -77,6 +78,7 @@ private func offsets(_ e: Expr) -> [Int?] {
     case .count(let x, _): return [e.location.textOffset] + offsets(x)
     case .conditional(let t, let a, let b, _): return [e.location.textOffset] + offsets(t) + offsets(a) + offsets(b)
     case .coalesce(let a, let b, _): return [e.location.textOffset] + offsets(a) + offsets(b)
+    case .filtered(let c, let q, _): return [e.location.textOffset] + offsets(c) + offsets(q)
     }
 }
 
@@ -229,6 +231,13 @@ final class PredicateParserTests: XCTestCase {
               and(.string(.contains, kp("website!"), str("x"), [], at: U), cmp(.equal, kp("name"), str("y"))))
         fails("searchText!.isEmpty", "force unwrap ('!') applies to key paths here", at: 11)
         check("$0.trip?.persistentModelID == id", cmp(.equal, kp("trip", "persistentModelID"), v("id")))
+        // filter { } as SwiftData writes it: counted, tested for emptiness, or searched.
+        check("$0.bucketList.filter { !$0.isInPlan }.count > 0",
+              cmp(.greater, count(.filtered(kp("bucketList"), not(.value(kp("isInPlan"))), at: U)), num("0")),
+              renders: "$0.bucketList.filter { !$0.isInPlan }.count > 0")
+        check("$0.bucketList.filter({ $0.isInPlan }).isEmpty", .isEmpty(.filtered(kp("bucketList"), .value(kp("isInPlan")), at: U), at: U),
+              renders: "$0.bucketList.filter { $0.isInPlan }.isEmpty")
+        fails("$0.bucketList.filter(\"x\").isEmpty", "filter { ... }", at: 15)
         check("$0.livingAccommodation == nil", cmp(.equal, kp("livingAccommodation"), lit(.null)),
               renders: "$0.livingAccommodation == nil")
         check("$0.livingAccommodation != nil", cmp(.notEqual, kp("livingAccommodation"), lit(.null)))
@@ -701,6 +710,7 @@ final class PredicateParserTests: XCTestCase {
             case .count(let x, _): return valid(x)
             case .conditional(let t, let a, let b, _): return valid(t) && valid(a) && valid(b)
             case .coalesce(let a, let b, _): return valid(a) && valid(b)
+            case .filtered(let c, let q, _): return valid(c) && valid(q)
             }
         }
         var checked = 0

@@ -152,16 +152,28 @@ struct PredicateGenerator {
         }
     }
 
+    /// A to-many key path, or (one in three, while nesting allows) the objects of it a closure keeps.
+    private mutating func manySource(_ path: String, _ kind: Kind) -> JSONValue {
+        guard quantifierDepth < 2, rng.chance(0.33) else { return obj("key", .string(path)) }
+        quantifierDepth += 1
+        scopes.append(kind)
+        let inner = predicate()
+        scopes.removeLast()
+        quantifierDepth -= 1
+        return obj("filter", .array([obj("key", .string(path)), inner]))
+    }
+
     private mutating func quantifier() -> JSONValue? {
         guard quantifierDepth < 2 else { return nil }
         let (path, kind) = rng.pick(Self.toMany(scopes.last!))
+        let source = manySource(path, kind)
         quantifierDepth += 1
         scopes.append(kind)
         let inner = predicate()
         scopes.removeLast()
         quantifierDepth -= 1
         let name = rng.chance(0.6) ? "any" : "all"
-        return obj(name, .array([obj("key", .string(path)), inner]))
+        return obj(name, .array([source, inner]))
     }
 
     private mutating func leaf() -> JSONValue {
@@ -280,8 +292,8 @@ struct PredicateGenerator {
     private mutating func isEmpty() -> JSONValue {
         switch rng.int(0...5) {
         case 0, 1:
-            let (path, _) = rng.pick(Self.toMany(scopes.last!))
-            return obj("isEmpty", obj("key", .string(path)))
+            let (path, kind) = rng.pick(Self.toMany(scopes.last!))
+            return obj("isEmpty", manySource(path, kind))
         case 2:
             return obj("isEmpty", bind(.string(rng.pick(["", "x", "Zürich"]))))
         case 3:
@@ -295,8 +307,8 @@ struct PredicateGenerator {
         let o = rng.pick(["==", "!=", "<", "<=", ">", ">="])
         let counted: JSONValue
         if rng.chance(0.6) {
-            let (path, _) = rng.pick(Self.toMany(scopes.last!))
-            counted = obj("count", obj("key", .string(path)))
+            let (path, kind) = rng.pick(Self.toMany(scopes.last!))
+            counted = obj("count", manySource(path, kind))
         } else {
             counted = obj("count", randomKey(.string)!.0)
         }
