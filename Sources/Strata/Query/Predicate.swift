@@ -80,13 +80,16 @@ public indirect enum Predicate: Equatable, Sendable {
     case isEmpty(PredicateExpression, at: SourceLocation)
     /// `test ? a : b` between predicates.
     case conditional(Predicate, Predicate, Predicate, at: SourceLocation)
+    /// `p ?? d`: a condition on an optional chain (`$0.livingAccommodation?.address.contains(q)`),
+    /// `d` where the chain is nil. `p == true` is `p ?? false`.
+    case orElse(Predicate, Predicate, at: SourceLocation)
 
     public var location: SourceLocation {
         switch self {
         case .constant(_, let at), .conjunction(_, let at), .disjunction(_, let at), .negation(_, let at),
              .comparison(_, _, _, _, let at), .string(_, _, _, _, let at), .inCollection(_, _, let at),
              .between(_, _, _, let at), .typeCheck(_, _, let at), .anySatisfy(_, _, let at),
-             .allSatisfy(_, _, let at), .isEmpty(_, let at), .conditional(_, _, _, let at):
+             .allSatisfy(_, _, let at), .isEmpty(_, let at), .conditional(_, _, _, let at), .orElse(_, _, let at):
             return at
         case .value(let e): return e.location
         }

@@ -107,7 +107,43 @@ struct PredicateChecker {
         case .allSatisfy(let seq, let inner, _): return try atom { try $0.quantifier(any: false, seq, inner) }
         case .isEmpty(let e, let at): return try atom { try $0.emptiness(e, at) }
         case .conditional(let test, let a, let b, _): return try conditional(test, a, b)
+        case .orElse(let p, let d, _): return try orElse(p, d)
         }
+    }
+
+    /// `p ?? d`: `d` where the optional chain `p` tests is nil, else `p` (a condition that tests
+    /// no optional value is itself).
+    private mutating func orElse(_ p: Predicate, _ d: Predicate) throws -> TypedPredicate {
+        let chainIsNil = try nilChain(p)
+        let t = try check(p)
+        guard let chainIsNil else { return t }
+        let td = try check(d)
+        if let c = chainIsNil.constantValue { return c ? td : t }
+        return .conditional(chainIsNil, td, t)
+    }
+
+    /// Whether the value a condition tests through an optional chain is nil; nil when it tests none.
+    private mutating func nilChain(_ p: Predicate) throws -> TypedPredicate? {
+        switch p {
+        case .negation(let q, _): return try nilChain(q)
+        case .string(_, let a, _, _, let at): return try isNil(a, at)
+        case .value(let e): return try isNil(e, e.location)
+        case .isEmpty(let e, let at), .anySatisfy(let e, _, let at), .allSatisfy(let e, _, let at): return try isNil(e, at)
+        default: return nil
+        }
+    }
+
+    /// `e == nil` for a key path; for a to-many one, whether the object holding it is nil.
+    private mutating func isNil(_ e: PredicateExpression, _ at: SourceLocation) throws -> TypedPredicate? {
+        var source = e
+        if case .filtered(let s, _, _) = e { source = s }
+        guard case .keyPath(let scope, let path, let kat) = source, !path.isEmpty else { return nil }
+        var target = path
+        if case .toMany = try resolve(scope: scope, path: path, at: kat).end {
+            guard path.count > 1 else { return nil }
+            target = Array(path.dropLast())
+        }
+        return try atom { try $0.comparison(.equal, .keyPath(scope: scope, path: target, at: kat), .literal(.null, at: at), [], at) }
     }
 
     /// Types `e` for its type alone: what it needs is not noted (it is not evaluated).
@@ -786,6 +822,7 @@ struct PredicateChecker {
         case .isEmpty(let e, _): try checkKeyPaths(e)
         case .conditional(let t, let a, let b, _):
             try checkKeyPaths(t); try checkKeyPaths(a); try checkKeyPaths(b)
+        case .orElse(let p, let d, _): try checkKeyPaths(p); try checkKeyPaths(d)
         }
     }
 

@@ -87,6 +87,9 @@ enum PredicateJSON {
                 return .conditional(try predicate(ops[0], p / 0), try predicate(ops[1], p / 1), try predicate(ops[2], p / 2), at: loc(path))
             case "value":
                 return .value(try expression(arg, p))
+            case "??":
+                let ops = try operands(arg, 2, op, p)
+                return .orElse(try predicate(ops[0], p / 0), try predicate(ops[1], p / 1), at: loc(path))
             default:
                 if let c = ComparisonOperator(rawValue: op) {
                     let ops = try operands(arg, 2, op, p)
@@ -96,7 +99,7 @@ enum PredicateJSON {
                     let ops = try operands(arg, 2, op, p)
                     return .string(s, try expression(ops[0], p / 0), try expression(ops[1], p / 1), options, at: loc(path))
                 }
-                throw fail("unknown predicate operator '\(op)' (known: and or not == != < <= > >= in between contains hasPrefix hasSuffix localizedStandardContains is any all isEmpty cond value)", p)
+                throw fail("unknown predicate operator '\(op)' (known: and or not == != < <= > >= in between contains hasPrefix hasSuffix localizedStandardContains is any all isEmpty cond value ??)", p)
             }
         default:
             throw fail("expected a predicate (an operator object, true/false, or #Predicate text), found \(v.typeName)", path)

@@ -400,6 +400,10 @@ struct PredicateTextParser {
         defer { depth -= 1 }
         advance()
         let rhs = try parseBinary(.coalesce)
+        if case .pred(let p) = lhs.kind {
+            // `$0.livingAccommodation?.address.localizedStandardContains(q) ?? false`
+            return Node(kind: .pred(.orElse(p, try asPredicate(rhs), at: loc(op))), start: lhs.start)
+        }
         let e = PredicateExpression.coalesce(try asExpression(lhs), try asExpression(rhs), at: loc(op))
         return Node(kind: .expr(e), start: lhs.start)
     }
@@ -429,6 +433,14 @@ struct PredicateTextParser {
             other = lhs
         }
         guard let (a, b, options) = result, let other else {
+            // A condition on an optional chain compared with a bool: `… .contains(q) == true` is
+            // `… ?? false`; `== false` is `!… ?? false`; `!= true` is `!… ?? true`; `!= false` is `… ?? true`.
+            for (condition, value) in [(lhs, rhs), (rhs, lhs)] {
+                guard case .pred(let p) = condition.kind, case .bool(let b, _) = value.kind, op == .equal || op == .notEqual else { continue }
+                let matches = (op == .equal) == b
+                let test: Predicate = matches ? p : .negation(p, at: loc(opPos))
+                return .orElse(test, .constant(op == .notEqual, at: loc(opPos)), at: loc(opPos))
+            }
             return .comparison(op, try asExpression(lhs), try asExpression(rhs), [], at: loc(opPos))
         }
         var order: String?

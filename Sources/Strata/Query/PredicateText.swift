@@ -81,6 +81,7 @@ struct PredicateRenderer {
         case .isEmpty(let e, _): return forcesName(e, level)
         case .conditional(let a, let b, let c, _):
             return forcesName(a, level) || forcesName(b, level) || forcesName(c, level)
+        case .orElse(let a, let b, _): return forcesName(a, level) || forcesName(b, level)
         }
     }
 
@@ -171,6 +172,8 @@ struct PredicateRenderer {
             return ("\(receiver(e, property: true)).isEmpty", 8)
         case .conditional(let t, let a, let b, _):
             return ("(\(wrap(predicate(t), 3)) ? \(wrap(predicate(a), 3)) : \(wrap(predicate(b), 3)))", 8)
+        case .orElse(let p, let d, _):
+            return ("\(wrap(predicate(p), 5)) ?? \(wrap(predicate(d), 4))", 4)
         }
     }
 

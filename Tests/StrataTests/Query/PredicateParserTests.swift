@@ -41,6 +41,7 @@ private func strip(_ p: Pred) -> Pred {
     case .allSatisfy(let c, let q, _): return .allSatisfy(strip(c), strip(q), at: U)
     case .isEmpty(let e, _): return .isEmpty(strip(e), at: U)
     case .conditional(let a, let b, let c, _): return .conditional(strip(a), strip(b), strip(c), at: U)
+    case .orElse(let a, let b, _): return .orElse(strip(a), strip(b), at: U)
     }
 }
 
@@ -69,6 +70,7 @@ private func offsets(_ p: Pred) -> [Int?] {
     case .anySatisfy(let c, let q, _), .allSatisfy(let c, let q, _): return [p.location.textOffset] + offsets(c) + offsets(q)
     case .isEmpty(let e, _): return [p.location.textOffset] + offsets(e)
     case .conditional(let a, let b, let c, _): return [p.location.textOffset] + offsets(a) + offsets(b) + offsets(c)
+    case .orElse(let a, let b, _): return [p.location.textOffset] + offsets(a) + offsets(b)
     }
 }
 
@@ -231,6 +233,13 @@ final class PredicateParserTests: XCTestCase {
               and(.string(.contains, kp("website!"), str("x"), [], at: U), cmp(.equal, kp("name"), str("y"))))
         fails("searchText!.isEmpty", "force unwrap ('!') applies to key paths here", at: 11)
         check("$0.trip?.persistentModelID == id", cmp(.equal, kp("trip", "persistentModelID"), v("id")))
+        // Optional chains as Swift forces them: `?? false`, `== true`.
+        let lsc = Pred.string(.localizedStandardContains, kp("livingAccommodation", "address"), v("q"), [], at: U)
+        check("$0.livingAccommodation?.address.localizedStandardContains(q) ?? false", .orElse(lsc, .constant(false, at: U), at: U),
+              renders: "$0.livingAccommodation.address.localizedStandardContains(q) ?? false")
+        check("$0.livingAccommodation?.address.localizedStandardContains(q) == true", .orElse(lsc, .constant(false, at: U), at: U))
+        check("false != $0.livingAccommodation?.address.localizedStandardContains(q)", .orElse(lsc, .constant(true, at: U), at: U))
+        check("$0.livingAccommodation?.address.localizedStandardContains(q) == false", .orElse(not(lsc), .constant(false, at: U), at: U))
         // filter { } as SwiftData writes it: counted, tested for emptiness, or searched.
         check("$0.bucketList.filter { !$0.isInPlan }.count > 0",
               cmp(.greater, count(.filtered(kp("bucketList"), not(.value(kp("isInPlan"))), at: U)), num("0")),
@@ -435,7 +444,9 @@ final class PredicateParserTests: XCTestCase {
         fails("$0.a && 5", "expected a condition", at: 9)
         fails("$0.a && \"x\"", "expected a condition", at: 9)
         fails("$0 || $0.a", "expected a condition", at: 1)
-        fails("($0.a > 1) == true", "expected a value", at: 1)
+        // A condition compared with a bool is itself (a comparison is never nil).
+        check("($0.a > 1) == true", .orElse(cmp(.greater, kp("a"), num("1")), .constant(false, at: U), at: U))
+        fails("($0.a > 1) == 1", "expected a value", at: 1)
         fails("$0.a ? 1", "expected ':'", at: 9)
         fails("\"a\\qb\" == $0.x", "invalid escape", at: 3)
         fails("$0.x == \"\\(y)\"", "string interpolation", at: 10)
@@ -702,6 +713,7 @@ final class PredicateParserTests: XCTestCase {
             case .anySatisfy(let c, let q, _), .allSatisfy(let c, let q, _): return valid(c) && valid(q)
             case .isEmpty(let e, _): return valid(e)
             case .conditional(let a, let b, let c, _): return valid(a) && valid(b) && valid(c)
+            case .orElse(let a, let b, _): return valid(a) && valid(b)
             }
         }
         func valid(_ e: Expr) -> Bool {

@@ -259,7 +259,9 @@ struct PredicateGenerator {
         }
         if rng.chance(0.1) { swap(&receiver, &needle) }
         let options = name == "localizedStandardContains" ? "" : rng.pick(Self.optionChoices)
-        return op(name, [receiver, needle], options: options)
+        let test = op(name, [receiver, needle], options: options)
+        // `$0.livingAccommodation?.address.contains(x) ?? true`: the default where the chain is nil.
+        return rng.chance(0.12) ? obj("??", .array([test, .bool(rng.chance(0.5))])) : test
     }
 
     private mutating func membership() -> JSONValue {
@@ -293,7 +295,8 @@ struct PredicateGenerator {
         switch rng.int(0...5) {
         case 0, 1:
             let (path, kind) = rng.pick(Self.toMany(scopes.last!))
-            return obj("isEmpty", manySource(path, kind))
+            let test = obj("isEmpty", manySource(path, kind))
+            return rng.chance(0.15) ? obj("??", .array([test, .bool(rng.chance(0.5))])) : test
         case 2:
             return obj("isEmpty", bind(.string(rng.pick(["", "x", "Zürich"]))))
         case 3:
