@@ -177,9 +177,10 @@ struct PredicateChecker {
             let prefix = try resolve(scope: ref.scope, path: Array(names[0..<k]), at: at)
             let type: ValueType
             switch prefix.end {
-            case .attribute(let a) where a.isOptional: type = .attribute(a.type)
+            case .attribute(let a) where a.isOptional || !prefix.casts.isEmpty: type = .attribute(a.type)
             case .toOne(let r): type = .object(r.destination)
-            default: continue  // never nil: a required attribute, a to-many relationship
+            case .object where !prefix.casts.isEmpty: type = .object(prefix.casts[prefix.casts.count - 1].entity)
+            default: continue  // never nil: a required attribute, a to-many relationship, the object itself
             }
             let need = TypedPredicate.compare(.notEqual, .keyPath(prefix, type), .constant(.null, .null), domain: type, options: [])
             note([need])
@@ -876,32 +877,83 @@ struct PredicateChecker {
         guard scope < scopes.count else { throw fail("no object in scope \(scope)", at) }
         var entity = scopes[scopes.count - 1 - scope]
         var hops: [Relationship] = []
+        var casts: [(hops: Int, entity: Entity)] = []
         let text = path.joined(separator: ".")
         if path.isEmpty { return KeyPathRef(scope: scope, hops: [], end: .object, text: "$\(scope)") }
+        func ref(_ end: KeyPathRef.End, _ hops: [Relationship]) -> KeyPathRef {
+            var r = KeyPathRef(scope: scope, hops: hops, end: end, text: text)
+            r.casts = casts
+            return r
+        }
+        /// The object so far as an `e` (nil where it is another entity).
+        func cast(to e: Entity) {
+            if !entity.isKind(of: e) { casts.append((hops.count, e)) }
+            entity = e
+        }
         for (i, name) in path.enumerated() {
             let last = i == path.count - 1
+            if let target = PredicateChecker.castTarget(name) {
+                // `as?`: to a subentity (checked) or to the entity or an ancestor (nothing to check).
+                guard let e = schema.entity(named: target) else { throw fail("unknown entity '\(target)' in 'as?' of key path '\(text)'", at) }
+                guard e.isKind(of: entity) || entity.isKind(of: e) else {
+                    throw fail("'\(entity.name)' objects can never be '\(target)' (not a subentity), in key path '\(text)'", at)
+                }
+                if e.isKind(of: entity) { cast(to: e) }
+                guard last else { continue }
+                // The object itself (its identity), nil where it is not one.
+                guard let hop = hops.last else { return ref(.object, []) }
+                return ref(.toOne(hop), Array(hops.dropLast()))
+            }
             if last && name == PredicateChecker.identity && entity.attributeByName[name] == nil && entity.relationshipByName[name] == nil {
                 // SwiftData's `persistentModelID`: the object the path reaches, compared by identity.
-                guard let hop = hops.last else { return KeyPathRef(scope: scope, hops: [], end: .object, text: text) }
-                return KeyPathRef(scope: scope, hops: Array(hops.dropLast()), end: .toOne(hop), text: text)
+                guard let hop = hops.last else { return ref(.object, []) }
+                return ref(.toOne(hop), Array(hops.dropLast()))
+            }
+            if entity.attributeByName[name] == nil && entity.relationshipByName[name] == nil, let e = try subentityDeclaring(name, of: entity, text, at) {
+                // A member of one subentity: the key path is nil for the others (`$0.perdiem` of a Trip).
+                cast(to: e)
             }
             if let a = entity.attributeByName[name] {
                 guard last else { throw fail("'\(name)' in key path '\(text)' is an attribute; only to-one relationships can be followed", at) }
                 if a.isTransient { throw fail("transient attribute '\(entity.name).\(name)' is not stored and cannot be used in a predicate", at) }
-                return KeyPathRef(scope: scope, hops: hops, end: .attribute(a), text: text)
+                return ref(.attribute(a), hops)
             }
             guard let r = entity.relationshipByName[name] else {
                 throw fail("unknown key path '\(text)': '\(entity.name)' has no attribute or relationship '\(name)'", at)
             }
             if r.isToMany {
                 guard last else { throw fail("key path '\(text)' goes through to-many '\(name)'; use contains(where:), allSatisfy, count or isEmpty", at) }
-                return KeyPathRef(scope: scope, hops: hops, end: .toMany(r), text: text)
+                guard casts.isEmpty else {
+                    throw fail("key path '\(text)': a to-many relationship of a subentity is not supported after a cast; test the entity with 'is' and use a closure over the relationship of the subentity's own fetch", at)
+                }
+                return ref(.toMany(r), hops)
             }
-            if last { return KeyPathRef(scope: scope, hops: hops, end: .toOne(r), text: text) }
+            if last { return ref(.toOne(r), hops) }
             hops.append(r)
             entity = r.destination
         }
         throw fail("empty key path", at)
+    }
+
+    /// The entity named by a cast component of a key path (`as:BusinessTrip`), if it is one.
+    static func castTarget(_ component: String) -> String? {
+        component.hasPrefix("as:") ? String(component.dropFirst(3)) : nil
+    }
+
+    /// The one subentity of `entity` that declares a member `name` (nil when none does).
+    /// - Throws: `.invalid` when several unrelated subentities declare one.
+    private func subentityDeclaring(_ name: String, of entity: Entity, _ text: String, _ at: SourceLocation) throws -> Entity? {
+        var declaring: [Entity] = []
+        for d in entity.descendants where d !== entity {
+            let owner = d.attributeByName[name]?.entity ?? d.relationshipByName[name]?.entity
+            if let owner, !declaring.contains(where: { $0 === owner }) { declaring.append(owner) }
+        }
+        // A member declared by an entity and by its own subentity is the ancestor's.
+        declaring = declaring.filter { e in !declaring.contains { $0 !== e && e.isKind(of: $0) } }
+        guard declaring.count <= 1 else {
+            throw fail("'\(name)' in key path '\(text)' belongs to several subentities of '\(entity.name)' (\(declaring.map(\.name).joined(separator: ", "))): say which with as?, e.g. ($0 as? \(declaring[0].name))?.\(name)", at)
+        }
+        return declaring.first
     }
 }
 

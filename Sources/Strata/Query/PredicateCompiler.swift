@@ -116,6 +116,20 @@ struct PredicateCompiler {
     }
 
     mutating func column(_ ref: KeyPathRef) -> String {
+        let value = plainColumn(ref)
+        guard !ref.casts.isEmpty else { return value }
+        // Nil where an object on the way is not of the entity the key path casts it to.
+        var checks: [String] = []
+        let path = ref.path
+        for cast in ref.casts {
+            let prefix = KeyPathRef(scope: ref.scope, hops: Array(path[0..<min(cast.hops, path.count)]), end: .object, text: "")
+            let alias = hopAlias(prefix)
+            checks.append("\(alias).\(dialect.entityColumn) IN (\(cast.entity.descendants.map { bind(.text($0.name)) }.joined(separator: ", ")))")
+        }
+        return "CASE WHEN \(checks.joined(separator: " AND ")) THEN \(value) END"
+    }
+
+    private mutating func plainColumn(_ ref: KeyPathRef) -> String {
         let alias = hopAlias(ref)
         switch ref.end {
         case .attribute(let a):
@@ -370,7 +384,8 @@ extension PredicateCompiler {
 
     static func depth(_ e: TypedExpression) -> Int {
         switch e {
-        case .keyPath, .constant, .parameter, .list: return 1
+        case .keyPath(let ref, _): return ref.casts.isEmpty ? 1 : 6
+        case .constant, .parameter, .list: return 1
         case .count: return 14
         case .countWhere(_, let p): return 14 + depth(p)
         case .length(let inner): return 3 + depth(inner)
@@ -403,7 +418,8 @@ extension PredicateCompiler {
 
     static func parameterCount(_ e: TypedExpression) -> Int {
         switch e {
-        case .keyPath, .count: return 0
+        case .keyPath(let ref, _): return ref.casts.reduce(0) { $0 + $1.entity.descendants.count }
+        case .count: return 0
         case .countWhere(_, let p): return parameterCount(p)
         case .constant, .parameter, .list: return 1
         case .length(let inner): return parameterCount(inner)

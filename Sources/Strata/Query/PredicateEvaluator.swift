@@ -72,7 +72,17 @@ struct PredicateEvaluator {
 
     /// The object at the end of a key path's to-one hops, or nil.
     private func hop(_ ref: KeyPathRef, _ scopes: [EvaluatedObject]) -> EvaluatedObject? {
-        var o: EvaluatedObject? = scopes[scopes.count - 1 - ref.scope]
+        let start = scopes[scopes.count - 1 - ref.scope]
+        if !ref.casts.isEmpty {
+            // Nil where an object on the way is not of the entity the key path casts it to.
+            var o: EvaluatedObject? = start
+            var k = 0
+            for cast in ref.casts {
+                while k < cast.hops { o = o?.related(ref.path[k]).first; k += 1 }
+                guard let object = o, object.entity.isKind(of: cast.entity) else { return nil }
+            }
+        }
+        var o: EvaluatedObject? = start
         for r in ref.hops { o = o?.related(r).first }
         return o
     }

@@ -464,7 +464,7 @@ struct PredicateTextParser {
 
     /// `n is Entity`, at `is` (or `as`).
     private mutating func typeCheck(_ n: Node) throws -> Node {
-        if tok.text == "as" { throw predicateError("casts ('as') are not supported", tok.pos) }
+        if tok.text == "as" { return try cast(n) }
         let isPos = tok.pos
         advance()
         guard tok.isName, tok.kind == .quotedIdent || !PredicateSyntax.reserved.contains(tok.text) else {
@@ -476,6 +476,26 @@ struct PredicateTextParser {
             throw predicateError("'is' applies only to $0 or a closure parameter", n.start)
         }
         return Node(kind: .pred(.typeCheck(scope: scope, entity: entity, at: loc(isPos))), start: n.start)
+    }
+
+    /// `n as? Entity`: a key path component `as:Entity` (nil where the object is another entity).
+    private mutating func cast(_ n: Node) throws -> Node {
+        let asPos = tok.pos
+        advance()
+        guard tok.isPunct("?"), !tok.spaceBefore else {
+            if tok.isPunct("!") { throw predicateError("forced casts ('as!') are not supported", asPos, "use 'as?' with '?.' and '??', or test with 'is'") }
+            throw predicateError("expected 'as?'", asPos, "a cast to an entity is 'as? Entity'")
+        }
+        advance()
+        guard tok.isName, tok.kind == .quotedIdent || !PredicateSyntax.reserved.contains(tok.text) else {
+            throw predicateError("expected an entity name after 'as?'", tok.pos, "found \(tok.quoted)")
+        }
+        let entity = tok.text
+        advance()
+        guard case .expr(.keyPath(let scope, let path, let at)) = n.kind else {
+            throw predicateError("'as?' applies to $0, a closure parameter or a key path", n.start)
+        }
+        return Node(kind: .expr(.keyPath(scope: scope, path: path + ["as:" + entity], at: at)), start: n.start)
     }
 
     private mutating func parsePrefix() throws -> Node {

@@ -183,8 +183,16 @@ struct PredicateRenderer {
         switch e {
         case .keyPath(let scope, let path, _):
             var s = reference(scope)
+            var afterCast = false
             for component in path {
-                s += "."
+                if let target = PredicateChecker.castTarget(PredicateChecker.unmarked(component)) {
+                    let forced = component.hasSuffix("!")
+                    s = "(\(s) as? \(Self.name(target)))" + (forced ? "!" : "")
+                    afterCast = !forced
+                    continue
+                }
+                s += afterCast ? "?." : "."
+                afterCast = false
                 s += Self.pathComponent(component)
             }
             return (s, 8)

@@ -48,6 +48,15 @@ struct KeyPathRef {
     let end: End
     let text: String
     var forced: [Int] = []
+    /// Down-casts on the way (`($0 as? BusinessTrip)?.perdiem`, or `$0.perdiem` of a Trip, implied):
+    /// where the object after `hops` of ``path`` is not an `entity`, the key path is nil.
+    var casts: [(hops: Int, entity: Entity)] = []
+
+    /// Every to-one hop to the object the key path reads: `hops`, and a to-one end's relationship.
+    var path: [Relationship] {
+        if case .toOne(let r) = end { return hops + [r] }
+        return hops
+    }
 }
 
 /// A value, bound and type-checked against the model.

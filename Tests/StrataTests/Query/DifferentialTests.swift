@@ -206,6 +206,12 @@ final class DifferentialTests: StoreTestCase {
         ("Trip", "searchText.isEmpty ? true : $0.name.localizedStandardContains(searchText)", #"{"searchText": ""}"#),
         ("Trip", "#Predicate<Trip> { trip in trip.endDate >= now && trip.code == code }", #"{"now": "2024-06-01T00:00:00Z", "code": "e621e1f8-c36c-495a-93fc-0c247a3e6e5f"}"#),
         ("Trip", #"$0.photo == "AAEC" || $0.website!.contains("zürich")"#, "{}"),
+        // Inheritance: casts, and a subentity's attribute on a Trip.
+        ("Trip", "($0 as? BusinessTrip)?.perdiem ?? 0 > 50", "{}"),
+        ("Trip", "$0.perdiem > 50 || $0.reason == .family", "{}"),
+        ("Trip", "($0 as? BusinessTrip) != nil && !($0 is BusinessTrip) == false", "{}"),
+        ("Trip", "($0 as? BusinessTrip)!.perdiem < 100", "{}"),
+        ("BucketListItem", "($0.trip as? PersonalTrip)?.reason == .wellness || $0.trip?.perdiem == nil", "{}"),
         // Optional chains as Swift forces them.
         ("Trip", #"$0.livingAccommodation?.address.localizedStandardContains("a") ?? false"#, "{}"),
         ("Trip", #"$0.livingAccommodation?.placeName.isEmpty ?? true"#, "{}"),
@@ -308,9 +314,12 @@ final class DifferentialTests: StoreTestCase {
                             _ context: ModelContext, _ graph: ObjectGraph, _ stats: inout Stats) {
         var m = members
         var sort: [JSONValue] = []
+        var keys = ["name", "rating", "score", "budget", "startDate", "flag", "code", "livingAccommodation.placeName",
+                    "livingAccommodation.trip.name", "website", "photo"]
+        // A subentity's attribute sorts a Trip fetch too (nil for the other trips).
+        if members.contains(where: { $0.0 == "entity" && $0.1 == .string("Trip") }) { keys += ["perdiem", "reason"] }
         for _ in 0..<gen.rng.int(1...3) {
-            let key = gen.rng.pick(["name", "rating", "score", "budget", "startDate", "flag", "code", "livingAccommodation.placeName",
-                                    "livingAccommodation.trip.name", "website", "photo"])
+            let key = gen.rng.pick(keys)
             var s: [(String, JSONValue)] = [("key", .string(key))]
             if gen.rng.chance(0.5) { s.append(("order", .string("reverse"))) }
             if gen.rng.chance(0.3) { s.append(("comparator", .string("binary"))) }

@@ -44,7 +44,11 @@ final class PredicateCheckTests: StoreTestCase {
         Bad(p(#"{"==": [{"key": "name.count"}, 1]}"#), ["'name' in key path 'name.count' is an attribute"], path: "/predicate/==/0/key"),
         Bad(p(#"{"==": [{"key": "tripViews"}, 1]}"#), ["transient attribute 'Trip.tripViews'"], path: "/predicate/==/0/key"),
         Bad(p(#"{"==": [{"key": "name", "scope": 1}, "x"]}"#), ["no object in scope 1"], path: "/predicate/==/0/key"),
-        Bad(p(#"{"==": [{"key": "reason"}, "family"]}"#), ["'Trip' has no attribute or relationship 'reason'"], path: "/predicate/==/0/key"),
+        // A subentity's attribute is nil for the other trips; a cast must reach a subentity.
+        Bad(p(#"{"==": [{"key": "reason"}, "holiday"]}"#), ["not a value of enum attribute 'PersonalTrip.reason'", "family"], path: "/predicate/==/1"),
+        Bad(p(#"{"==": [{"key": "as:Tag.name"}, "x"]}"#), ["'Trip' objects can never be 'Tag'"], path: "/predicate/==/0/key"),
+        Bad(p(#"{"==": [{"key": "as:Nope.name"}, "x"]}"#), ["unknown entity 'Nope' in 'as?'"], path: "/predicate/==/0/key"),
+        Bad(p(#"{"==": [{"key": "livingAccommodation.reason"}, "x"]}"#), ["'LivingAccommodation' has no attribute or relationship 'reason'"], path: "/predicate/==/0/key"),
         // Type mismatches.
         Bad(p(#"{"==": [{"key": "name"}, 5]}"#), ["type mismatch", "expected string", "number"], path: "/predicate/==/1"),
         Bad(p(#"{">": [{"key": "startDate"}, "tomorrow"]}"#), ["expected a date value", "ISO-8601"], path: "/predicate/>/1"),

@@ -479,7 +479,12 @@ final class PredicateParserTests: XCTestCase {
         fails("$0.a == 1 ===", "unexpected '==='", at: 11)
         fails("{ $0.a }.b", "unexpected '.'", at: 9)
         fails("$0.a == \u{7}", "unexpected character U+0007", at: 9)
-        fails("$0.a as? Int", "casts ('as') are not supported", at: 6)
+        fails("$0.a as! Trip", "forced casts ('as!') are not supported", at: 6)
+        fails("$0.a as Trip", "expected 'as?'", at: 6)
+        fails("($0.a > 1) as? Trip", "'as?' applies to $0, a closure parameter or a key path", at: 1)
+        check("($0 as? BusinessTrip)?.perdiem ?? 0 > 50",
+              cmp(.greater, .coalesce(kp("as:BusinessTrip", "perdiem"), num("0"), at: U), num("50")),
+              renders: "(($0 as? BusinessTrip)?.perdiem ?? 0) > 50")
         fails("$0.a.contains { }", "unexpected '}'", at: 17)
     }
 

@@ -72,6 +72,12 @@ struct PredicateGenerator {
             ]
             if e == "PersonalTrip" { keys.append(Key(path: "reason", type: .reason, optional: false)) }
             if e == "BusinessTrip" { keys.append(Key(path: "perdiem", type: .double, optional: false)) }
+            if e == "Trip" {
+                // A subentity's attribute on a Trip: nil for the other trips, implied or cast with as?.
+                keys.append(Key(path: "perdiem", type: .double, optional: true))
+                keys.append(Key(path: "as:BusinessTrip.perdiem", type: .double, optional: true))
+                keys.append(Key(path: "as:PersonalTrip.reason", type: .reason, optional: true))
+            }
             return keys
         case .item:
             return [
@@ -85,6 +91,8 @@ struct PredicateGenerator {
                 Key(path: "trip.budget", type: .decimal, optional: true),
                 Key(path: "trip.livingAccommodation.placeName", type: .string, optional: true),
                 Key(path: "trip", type: .object("Trip"), optional: true),
+                Key(path: "trip.perdiem", type: .double, optional: true),
+                Key(path: "trip.as:PersonalTrip.reason", type: .reason, optional: true),
             ]
         case .tag:
             return [Key(path: "name", type: .string, optional: false)]
