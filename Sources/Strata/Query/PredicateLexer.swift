@@ -365,7 +365,8 @@ struct PredicateLexer {
                 if n2 == "=" { throw fail("unexpected '==='", start, "identity comparison is not supported; use '=='") }
                 return take("==")
             }
-            throw fail("unexpected '='", start, "use '==' to compare")
+            // Only `if let name = …` takes one (the parser says "use '=='" anywhere else).
+            return take("=")
         case "<": return take(n1 == "=" ? "<=" : "<")
         case ">": return take(n1 == "=" ? ">=" : ">")
         case "&":

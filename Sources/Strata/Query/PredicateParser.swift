@@ -144,6 +144,9 @@ struct PredicateTextParser {
     private var i = 0
     /// Closure parameter names, innermost last; nil for an unnamed (`$0`) closure.
     private var scopes: [String?] = []
+    /// Names `if let` binds, innermost last: the key path each stands for, in the scope of the
+    /// closure nesting (`scopes.count`) where it was bound.
+    private var aliases: [(name: String, scope: Int, path: [String], nesting: Int)] = []
     var depth = 0
 
     init(tokens: [PredicateToken]) { self.tokens = tokens }
@@ -155,6 +158,7 @@ struct PredicateTextParser {
     func loc(_ pos: Int) -> SourceLocation { SourceLocation(textOffset: pos) }
 
     func unexpected(_ t: PredicateToken) -> StrataError {
+        if t.isPunct("=") { return predicateError("unexpected '='", t.pos, "use '==' to compare") }
         return predicateError("unexpected \(t.named)", t.pos)
     }
 
@@ -266,6 +270,48 @@ struct PredicateTextParser {
         }
         advance()
         return try asPredicate(body)
+    }
+
+    /// `if let name = keyPath { … } else { … }` (also `else if let …`): the body where the key path
+    /// (an optional relationship, attribute or cast) is not nil, with `name` standing for it.
+    private mutating func parseIfLet() throws -> Node {
+        let ifPos = tok.pos
+        try enter()
+        defer { depth -= 1 }
+        advance()
+        guard tok.isKeyword("let") else {
+            throw predicateError("only 'if let name = value { … } else { … }' is supported", ifPos, "use '? :' for other conditions")
+        }
+        advance()
+        guard tok.kind == .ident, !PredicateSyntax.reserved.contains(tok.text) else {
+            throw predicateError("expected a name after 'if let'", tok.pos, "found \(tok.quoted)")
+        }
+        let name = tok.text
+        advance()
+        _ = try expect("=")
+        let bound = try parseTernary()
+        guard case .expr(.keyPath(let scope, let path, let at)) = bound.kind, !path.isEmpty else {
+            throw predicateError("'if let' binds a key path or a cast of one here", bound.start, "e.g. if let a = $0.livingAccommodation { … }")
+        }
+        aliases.append((name, scope, path, scopes.count))
+        let body = try parseBraced()
+        aliases.removeLast()
+        guard tok.isKeyword("else") else {
+            throw predicateError("expected 'else'", tok.pos, "an 'if let' in a predicate needs an else branch")
+        }
+        advance()
+        let other = tok.isKeyword("if") ? try parseIfLet() : try parseBraced()
+        let test = Predicate.comparison(.notEqual, .keyPath(scope: scope, path: path, at: at), .literal(.null, at: loc(ifPos)), [], at: loc(ifPos))
+        return Node(kind: .cond(Node(kind: .pred(test), start: ifPos), body, other, ifPos), start: ifPos)
+    }
+
+    /// `{ value }` or `{ return value }` of an `if let`.
+    private mutating func parseBraced() throws -> Node {
+        _ = try expect("{")
+        if tok.isKeyword("return") { advance() }
+        let body = try parseTernary()
+        _ = try expect("}")
+        return body
     }
 
     // MARK: Context conversion
@@ -556,11 +602,20 @@ struct PredicateTextParser {
                 case "nil":
                     advance()
                     return Node(kind: .expr(.literal(.null, at: loc(t.pos))), start: t.pos)
+                case "if":
+                    return try parseIfLet()
                 default:
                     if PredicateSyntax.reserved.contains(t.text) { throw unexpected(t) }
                 }
             }
-            if let index = scopes.lastIndex(where: { $0 == t.text }) {
+            let parameter = scopes.lastIndex(where: { $0 == t.text })
+            // An `if let` name, unless a closure inside its body declares a parameter of that name.
+            if let alias = aliases.last(where: { $0.name == t.text }), (parameter ?? -1) < alias.nesting {
+                advance()
+                let scope = alias.scope + scopes.count - alias.nesting
+                return Node(kind: .expr(.keyPath(scope: scope, path: alias.path, at: loc(t.pos))), start: t.pos)
+            }
+            if let index = parameter {
                 advance()
                 let scope = scopes.count - 1 - index
                 return Node(kind: .expr(.keyPath(scope: scope, path: [], at: loc(t.pos))), start: t.pos)

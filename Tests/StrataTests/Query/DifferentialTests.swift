@@ -212,6 +212,9 @@ final class DifferentialTests: StoreTestCase {
         ("Trip", "($0 as? BusinessTrip) != nil && !($0 is BusinessTrip) == false", "{}"),
         ("Trip", "($0 as? BusinessTrip)!.perdiem < 100", "{}"),
         ("BucketListItem", "($0.trip as? PersonalTrip)?.reason == .wellness || $0.trip?.perdiem == nil", "{}"),
+        ("Trip", "if let b = $0 as? BusinessTrip { b.perdiem > 50 } else { false }", "{}"),
+        ("Trip", "if let a = $0.livingAccommodation { a.placeName.contains(\"e\") } else if let p = $0 as? PersonalTrip { p.reason == .family } else { $0.flag }", "{}"),
+        ("Trip", "if let a = $0.livingAccommodation { $0.bucketList.contains { $0.title.count > a.placeName.count } } else { false }", "{}"),
         // Optional chains as Swift forces them.
         ("Trip", #"$0.livingAccommodation?.address.localizedStandardContains("a") ?? false"#, "{}"),
         ("Trip", #"$0.livingAccommodation?.placeName.isEmpty ?? true"#, "{}"),

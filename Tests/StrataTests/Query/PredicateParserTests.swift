@@ -479,6 +479,21 @@ final class PredicateParserTests: XCTestCase {
         fails("$0.a == 1 ===", "unexpected '==='", at: 11)
         fails("{ $0.a }.b", "unexpected '.'", at: 9)
         fails("$0.a == \u{7}", "unexpected character U+0007", at: 9)
+        // if let, as Swift's #Predicate writes it.
+        check("if let b = $0 as? BusinessTrip { b.perdiem > 50 } else { false }",
+              .conditional(cmp(.notEqual, kp("as:BusinessTrip"), lit(.null)), cmp(.greater, kp("as:BusinessTrip", "perdiem"), num("50")),
+                           .constant(false, at: U), at: U))
+        check("if let a = $0.livingAccommodation { return a.placeName == \"x\" } else if let t = $0.bucketList.first { true } else { $0.flag }",
+              .conditional(cmp(.notEqual, kp("livingAccommodation"), lit(.null)), cmp(.equal, kp("livingAccommodation", "placeName"), str("x")),
+                           .conditional(cmp(.notEqual, kp("bucketList", "first"), lit(.null)), .constant(true, at: U), .value(kp("flag")), at: U), at: U))
+        // A name bound outside a closure, used inside it, reaches the outer object.
+        check("if let a = $0.livingAccommodation { $0.tags.contains { $0.name == a.placeName } } else { false }",
+              .conditional(cmp(.notEqual, kp("livingAccommodation"), lit(.null)),
+                           .anySatisfy(kp("tags"), cmp(.equal, kp("name"), .keyPath(scope: 1, path: ["livingAccommodation", "placeName"], at: U)), at: U),
+                           .constant(false, at: U), at: U))
+        fails("if $0.flag { true } else { false }", "only 'if let name = value { … } else { … }' is supported", at: 1)
+        fails("if let a = $0.livingAccommodation { a.placeName == \"x\" }", "expected 'else'", at: 57)
+        fails("if let a = 3 { true } else { false }", "'if let' binds a key path", at: 12)
         fails("$0.a as! Trip", "forced casts ('as!') are not supported", at: 6)
         fails("$0.a as Trip", "expected 'as?'", at: 6)
         fails("($0.a > 1) as? Trip", "'as?' applies to $0, a closure parameter or a key path", at: 1)
