@@ -90,13 +90,16 @@ extension ModelContainer {
         let stored: StoredState?
         let formatVersion: Int64
         let path: String
+        let name: StoreName
         switch place {
         case .postgreSQL(let uri):
             stored = try PostgresStore.storedState(uri: uri, options: configuration.storeOptions)
             formatVersion = PostgresStore.formatVersion
             path = "the PostgreSQL store"
+            name = .server("the PostgreSQL database")
         case .file(let file):
             path = file ?? location
+            name = .file(path)
             stored = try SQLiteStore.storedState(path: path)
             formatVersion = SQLiteStore.formatVersion
         }
@@ -123,7 +126,7 @@ extension ModelContainer {
             w.endObject()
             return w.string
         }
-        switch opener.decide(stored, location: path, readOnly: configuration.readOnly, formatVersion: formatVersion) {
+        switch opener.decide(stored, name: name, readOnly: configuration.readOnly, formatVersion: formatVersion) {
         case .create:
             return finish("compatible", reason: "the database is empty: opening creates the store")
         case .open:

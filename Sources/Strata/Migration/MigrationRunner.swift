@@ -28,7 +28,7 @@ struct MigrationRunner {
             do {
                 let ran = try store.migrate { stored -> Bool in
                     guard let hash = stored?.versionHash else {
-                        throw StrataError(.corrupt, "'\(store.location)' lost its stored schema during the migration")
+                        throw StrataError(.corrupt, "\(store.name.phrase) lost its stored schema during the migration")
                     }
                     let (from, to) = (planned.from, planned.to)
                     // A stage that changes no storage is done when the store carries its new label.
@@ -36,7 +36,7 @@ struct MigrationRunner {
                     if hash != from.versionHash || labeledDone {
                         // Another connection ran this stage meanwhile.
                         if hash == to.versionHash { return false }
-                        throw StrataError(.busy, "'\(store.location)' changed while it was being migrated")
+                        throw StrataError(.busy, "\(store.name.phrase) changed while it was being migrated")
                     }
                     try runStage(planned, store)
                     return true

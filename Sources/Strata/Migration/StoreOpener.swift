@@ -1,5 +1,5 @@
 /// What opening a store with a configuration does, decided from the store's
-/// stored state (``StoreOpener/decide(_:location:readOnly:formatVersion:)``).
+/// stored state (``StoreOpener/decide(_:name:readOnly:formatVersion:)``).
 public enum OpenDecision: Sendable {
     /// An empty database: create the current schema in it.
     case create
@@ -68,26 +68,26 @@ public struct StoreOpener: StoreOpenPolicy {
     ///
     /// - Parameters:
     ///   - stored: the stored state; nil for an empty database.
-    ///   - location: the store's path, for messages.
+    ///   - name: how messages name the store.
     ///   - formatVersion: the newest store format this library reads.
-    public func decide(_ stored: StoredState?, location: String, readOnly: Bool, formatVersion: Int64) -> OpenDecision {
+    public func decide(_ stored: StoredState?, name: StoreName, readOnly: Bool, formatVersion: Int64) -> OpenDecision {
         guard let stored else {
             guard !readOnly else {
                 return .refuse(StrataError(.incompatibleStore,
-                                           "'\(location)' is an empty database, not a Strata store; a read-only open cannot create one"))
+                                           "\(name.phrase) is an empty database, not a Strata store; a read-only open cannot create one"))
             }
             return .create
         }
         guard let storedHash = stored.versionHash, let storedJSON = stored.schemaJSON else {
-            return .refuse(StrataError(.corrupt, "'\(location)' has a strata_metadata table without a stored schema"))
+            return .refuse(StrataError(.corrupt, "\(name.phrase) has a strata_metadata table without a stored schema"))
         }
         if let format = stored.formatVersion, format > formatVersion {
             return .refuse(StrataError(.incompatibleStore,
-                                       "'\(location)' was written by a newer Strata (store format \(format), this library reads \(formatVersion))"))
+                                       "\(name.phrase) was written by a newer Strata (store format \(format), this library reads \(formatVersion))"))
         }
         let stages: [PlannedStage]
         do {
-            guard let s = try plannedStages(stored, storedHash: storedHash, storedJSON: storedJSON, location: location) else {
+            guard let s = try plannedStages(stored, storedHash: storedHash, storedJSON: storedJSON, name: name) else {
                 return .open(refreshDeclaration: !readOnly && storedJSON != schema.json.text)
             }
             stages = s
@@ -97,15 +97,15 @@ public struct StoreOpener: StoreOpenPolicy {
             return .refuse(StrataError(.internal, "\(error)"))
         }
         if readOnly {
-            return .refuse(StrataError(.readOnly, "the store '\(location)' holds version \(stored.version ?? "?") and needs migrating to "
+            return .refuse(StrataError(.readOnly, "\(name.theStore) holds version \(stored.version ?? "?") and needs migrating to "
                                        + "\(schema.version) (\(stages.map(\.name).joined(separator: ", "))); a read-only open cannot migrate it "
-                                       + "(the file was left untouched)"))
+                                       + "(\(name.untouched))"))
         }
         return .migrate(stages)
     }
 
     /// The stages that carry the stored version to the current one; nil when the store opens as it is.
-    func plannedStages(_ stored: StoredState, storedHash: String, storedJSON: String, location: String) throws -> [PlannedStage]? {
+    func plannedStages(_ stored: StoredState, storedHash: String, storedJSON: String, name: StoreName) throws -> [PlannedStage]? {
         if let plan {
             // By version and storage, else by storage alone (the first version with it: its stages' hooks run).
             let index = plan.schemas.firstIndex { $0.version == stored.version && $0.versionHash == storedHash }
@@ -117,30 +117,30 @@ public struct StoreOpener: StoreOpenPolicy {
         }
         let old: Schema
         do { old = try SchemaDecoder.decode(storedJSON) } catch {
-            throw StrataError(.corrupt, "the schema stored in '\(location)' cannot be read: \(error)")
+            throw StrataError(.corrupt, "the schema stored in \(name.phrase) cannot be read: \(error)")
         }
         // The stored hash names the storage the tables have; the stored schema must have it. When
         // they differ the metadata is damaged: decided here, once (no stage would ever find the
         // store at the version it starts from).
         guard old.versionHash == storedHash else {
-            throw StrataError(.corrupt, "'\(location)' is damaged: its stored version hash (\(storedHash.prefix(12))…) is not the hash of its "
+            throw StrataError(.corrupt, "\(name.phrase) is damaged: its stored version hash (\(storedHash.prefix(12))…) is not the hash of its "
                               + "stored schema (version \(old.version), \(old.versionHash.prefix(12))…), so its storage is unknown "
-                              + "(the file was left untouched)")
+                              + "(\(name.untouched))")
         }
         let target = plan?.schemas[0] ?? schema
         let known = plan.map { " (the migration plan's versions: \($0.schemas.map(\.version).joined(separator: ", ")))" } ?? ""
         func differences() -> String { SchemaDiff.describe(from: old, to: target).joined(separator: "; ") }
         if let plan, plan.schemas.contains(where: { $0.version == old.version }) {
-            throw StrataError(.incompatibleStore, "the store '\(location)' holds a version \(old.version) whose storage differs from the migration "
-                              + "plan's version \(old.version): \(differences())\(known) (the file was left untouched)")
+            throw StrataError(.incompatibleStore, "\(name.theStore) holds a version \(old.version) whose storage differs from the migration "
+                              + "plan's version \(old.version): \(differences())\(known) (\(name.untouched))")
         }
         if StoreOpener.isNewer(old.version, than: schema.version) {
-            throw StrataError(.incompatibleStore, "the store '\(location)' holds version \(old.version), newer than this app's \(schema.version)"
-                              + "\(known): \(differences()) (the file was left untouched)")
+            throw StrataError(.incompatibleStore, "\(name.theStore) holds version \(old.version), newer than this app's \(schema.version)"
+                              + "\(known): \(differences()) (\(name.untouched))")
         }
         guard automaticMigration else {
-            throw StrataError(.incompatibleStore, "the store '\(location)' holds schema version \(old.version), which differs from the configured "
-                              + "version \(target.version): \(differences())\(known); automatic migration is off (the file was left untouched)")
+            throw StrataError(.incompatibleStore, "\(name.theStore) holds schema version \(old.version), which differs from the configured "
+                              + "version \(target.version): \(differences())\(known); automatic migration is off (\(name.untouched))")
         }
         let mapping: SchemaMapping
         do {
@@ -149,16 +149,16 @@ public struct StoreOpener: StoreOpenPolicy {
             if plan != nil {
                 // The plan does not know the store, and no lightweight migration reaches its first version.
                 e.code = .incompatibleStore
-                e.message = "the store '\(location)' holds version \(old.version), which is none of the migration plan's versions\(known), and "
-                    + "migrating it to \(target.version) cannot be inferred: \(e.message) (the file was left untouched)"
+                e.message = "\(name.theStore) holds version \(old.version), which is none of the migration plan's versions\(known), and "
+                    + "migrating it to \(target.version) cannot be inferred: \(e.message) (\(name.untouched))"
             }
             throw e
         }
         if !old.entities.isEmpty && old.entities.allSatisfy({ mapping.successor(of: $0) == nil }) {
             // Not one entity in common: another app's store, not an older version of this one.
-            throw StrataError(.incompatibleStore, "the store '\(location)' holds schema version \(old.version), which has no entity of the "
+            throw StrataError(.incompatibleStore, "\(name.theStore) holds schema version \(old.version), which has no entity of the "
                               + "configured version \(target.version) (\(old.entities.map(\.name).joined(separator: ", "))): it is not a version "
-                              + "of this model, and migrating would remove every object (the file was left untouched)")
+                              + "of this model, and migrating would remove every object (\(name.untouched))")
         }
         let first = PlannedStage(name: PlannedStage.lightweightName(old, target), stage: nil, mapping: mapping)
         guard let plan else { return [first] }
@@ -199,7 +199,7 @@ public struct StoreOpener: StoreOpenPolicy {
 
     /// Decides and has `store` carry the decision out.
     public func open(_ stored: StoredState?, _ store: StoreOpening) throws {
-        switch decide(stored, location: store.location, readOnly: store.isReadOnly, formatVersion: store.formatVersion) {
+        switch decide(stored, name: store.name, readOnly: store.isReadOnly, formatVersion: store.formatVersion) {
         case .create: try store.create()
         case .open(let refresh):
             // The storage the stored hash names: the configured schema's, or a version of the plan with it.

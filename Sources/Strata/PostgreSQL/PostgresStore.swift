@@ -296,6 +296,7 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
         init(store: PostgresStore, connection: PGConnection) { self.store = store; self.connection = connection }
 
         var location: String { "the PostgreSQL schema '\(store.namespace)'" }
+        var name: StoreName { .server(location) }
         var isReadOnly: Bool { store.options.readOnly }
         var formatVersion: Int64 { PostgresStore.formatVersion }
 

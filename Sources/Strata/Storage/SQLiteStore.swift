@@ -169,6 +169,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         init(store: SQLiteStore, connection: Connection) { self.store = store; self.connection = connection }
 
         var location: String { store.path }
+        var name: StoreName { .file(store.path) }
         var isReadOnly: Bool { store.options.readOnly }
         var formatVersion: Int64 { SQLiteStore.formatVersion }
 

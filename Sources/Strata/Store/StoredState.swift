@@ -43,8 +43,10 @@ public struct StoredState: Sendable, Equatable {
 /// things the policy may ask of it. The store performs them with its own
 /// mechanics (locks, transactions, retries).
 public protocol StoreOpening: AnyObject {
-    /// The store's path (or ":memory:"), for messages.
+    /// The store's path (or ":memory:", or its schema on a server): what tells stores apart.
     var location: String { get }
+    /// How messages name the store.
+    var name: StoreName { get }
     var isReadOnly: Bool { get }
     /// The store format this library writes, and the newest it reads.
     var formatVersion: Int64 { get }

@@ -44,8 +44,8 @@ final class StoreOpenerTests: StoreTestCase {
 
     func testAnEmptyDatabaseIsCreatedUnlessReadOnly() throws {
         let opener = StoreOpener(schema: try makeSchema(Self.v1))
-        guard case .create = opener.decide(nil, location: "x", readOnly: false, formatVersion: 1) else { return XCTFail("not create") }
-        let e = refusal(opener.decide(nil, location: "x", readOnly: true, formatVersion: 1))
+        guard case .create = opener.decide(nil, name: .file("x"), readOnly: false, formatVersion: 1) else { return XCTFail("not create") }
+        let e = refusal(opener.decide(nil, name: .file("x"), readOnly: true, formatVersion: 1))
         XCTAssertEqual(e?.code, .incompatibleStore)
         XCTAssertEqual(e?.message, "'x' is an empty database, not a Strata store; a read-only open cannot create one")
     }
@@ -54,24 +54,24 @@ final class StoreOpenerTests: StoreTestCase {
         let schema = try makeSchema(Self.v1)
         let opener = StoreOpener(schema: schema)
         var stored = StoredState(schemaJSON: schema.json.text, version: "1.0.0", versionHash: schema.versionHash, formatVersion: 1)
-        guard case .open(refreshDeclaration: false) = opener.decide(stored, location: "x", readOnly: false, formatVersion: 1) else {
+        guard case .open(refreshDeclaration: false) = opener.decide(stored, name: .file("x"), readOnly: false, formatVersion: 1) else {
             return XCTFail("not a plain open")
         }
         stored.schemaJSON = Self.schema("1.0.0", #"{"name": "a", "type": "string", "default": "n"}"#)
-        guard case .open(refreshDeclaration: true) = opener.decide(stored, location: "x", readOnly: false, formatVersion: 1) else {
+        guard case .open(refreshDeclaration: true) = opener.decide(stored, name: .file("x"), readOnly: false, formatVersion: 1) else {
             return XCTFail("the declaration is not refreshed")
         }
-        guard case .open(refreshDeclaration: false) = opener.decide(stored, location: "x", readOnly: true, formatVersion: 1) else {
+        guard case .open(refreshDeclaration: false) = opener.decide(stored, name: .file("x"), readOnly: true, formatVersion: 1) else {
             return XCTFail("a read-only open wrote the declaration")
         }
     }
 
     func testMissingOrUnreadableStoredSchemaIsCorrupt() throws {
         let opener = StoreOpener(schema: try makeSchema(Self.v1))
-        let missing = refusal(opener.decide(StoredState(versionHash: "abc"), location: "x", readOnly: false, formatVersion: 1))
+        let missing = refusal(opener.decide(StoredState(versionHash: "abc"), name: .file("x"), readOnly: false, formatVersion: 1))
         XCTAssertEqual(missing?.code, .corrupt)
         XCTAssertEqual(missing?.message, "'x' has a strata_metadata table without a stored schema")
-        let garbled = refusal(opener.decide(StoredState(schemaJSON: "{not json", versionHash: "abc"), location: "x", readOnly: false, formatVersion: 1))
+        let garbled = refusal(opener.decide(StoredState(schemaJSON: "{not json", versionHash: "abc"), name: .file("x"), readOnly: false, formatVersion: 1))
         XCTAssertEqual(garbled?.code, .corrupt)
         XCTAssertTrue(garbled?.message.hasPrefix("the schema stored in 'x' cannot be read: ") == true, garbled?.message ?? "")
     }
@@ -79,7 +79,7 @@ final class StoreOpenerTests: StoreTestCase {
     func testANewerFormatIsRefused() throws {
         let schema = try makeSchema(Self.v1)
         let stored = StoredState(schemaJSON: schema.json.text, versionHash: schema.versionHash, formatVersion: 2)
-        let e = refusal(StoreOpener(schema: schema).decide(stored, location: "x", readOnly: false, formatVersion: 1))
+        let e = refusal(StoreOpener(schema: schema).decide(stored, name: .file("x"), readOnly: false, formatVersion: 1))
         XCTAssertEqual(e?.code, .incompatibleStore)
         XCTAssertEqual(e?.message, "'x' was written by a newer Strata (store format 2, this library reads 1)")
     }
@@ -87,17 +87,17 @@ final class StoreOpenerTests: StoreTestCase {
     func testAnotherSchemaMigratesWhenInferableElseIsRefusedNamingTheChanges() throws {
         let old = try makeSchema(Self.v1)
         let stored = StoredState(schemaJSON: old.json.text, version: "1.0.0", versionHash: old.versionHash, formatVersion: 1)
-        guard case .migrate(let stages) = StoreOpener(schema: try makeSchema(Self.v2)).decide(stored, location: "x", readOnly: false, formatVersion: 1) else {
+        guard case .migrate(let stages) = StoreOpener(schema: try makeSchema(Self.v2)).decide(stored, name: .file("x"), readOnly: false, formatVersion: 1) else {
             return XCTFail("an inferable change is migrated")
         }
         XCTAssertEqual(stages.map(\.name), ["lightweight 1.0.0 -> 2.0.0"])
         let off = StoreOpener(schema: try makeSchema(Self.v2), automaticMigration: false)
-        let e = refusal(off.decide(stored, location: "x", readOnly: false, formatVersion: 1))
+        let e = refusal(off.decide(stored, name: .file("x"), readOnly: false, formatVersion: 1))
         XCTAssertEqual(e?.code, .incompatibleStore)
         XCTAssertEqual(e?.message, "the store 'x' holds schema version 1.0.0, which differs from the configured version 2.0.0: "
                        + "entity 'Thing': attribute 'b' added; automatic migration is off (the file was left untouched)")
         let typeChange = try makeSchema(Self.schema("2.0.0", #"{"name": "a", "type": "int"}"#))
-        let m = refusal(StoreOpener(schema: typeChange).decide(stored, location: "x", readOnly: false, formatVersion: 1))
+        let m = refusal(StoreOpener(schema: typeChange).decide(stored, name: .file("x"), readOnly: false, formatVersion: 1))
         XCTAssertEqual(m?.code, .migration)
         XCTAssertEqual(m?.entity, "Thing")
         XCTAssertEqual(m?.attribute, "a")
@@ -159,7 +159,7 @@ final class StoreOpenerTests: StoreTestCase {
         _ = try openFile(Self.schema("0.1"), path: path)
         let stored = try XCTUnwrap(try state(path))
         let opener = StoreOpener(schema: try makeSchema(Self.v2), plan: try MigrationPlan.decode(JSONValue.parse(Self.plan), path: JSONPath()))
-        guard case .migrate(let stages) = opener.decide(stored, location: path, readOnly: false, formatVersion: 1) else {
+        guard case .migrate(let stages) = opener.decide(stored, name: .file(path), readOnly: false, formatVersion: 1) else {
             return XCTFail("not a migration")
         }
         XCTAssertEqual(stages.map(\.name), ["v1toV2"])
