@@ -20,6 +20,9 @@
 /// - `strata_lsc(x text, y text) → boolean`: localizedStandardContains, `y` folded with flags 3
 ///   (false with a NULL or an empty `y`).
 /// - `strata_length(x text) → bigint`: Unicode scalars.
+/// - `strata_iarith(a bigint, b bigint, code integer) → bigint`, `strata_farith(a double precision,
+///   b double precision, code integer) → double precision`: `a op b` as SQLite's functions of the
+///   same names compute it, NULL where Swift would trap or give no finite number.
 /// - `strata_standard_key(x text) → bytea`: a sort key whose byte order is
 ///   ``TextFolding/standardCompare(_:_:)`` (equal keys exactly when it returns 0).
 /// - `strata_decimal(x text) → numeric`: the value of decimal text (``DecimalText``); text
@@ -57,7 +60,7 @@
 ///   that must tell them apart adds the text itself (`ORDER BY strata_decimal(c), c COLLATE "C"`).
 enum PostgresFunctions {
     /// Bump when a definition changes (the store re-installs when its stored number differs).
-    static let version = 2
+    static let version = 3
 
     /// The SQLSTATE of `strata_damaged`'s error.
     static let damagedState = "SD001"
@@ -76,6 +79,8 @@ enum PostgresFunctions {
             compareFunction,
             lscFunction,
             lengthFunction,
+            integerArithmeticFunction,
+            doubleArithmeticFunction,
             standardKeyFunction(data),
             decimalFunction,
             damagedFunction,
@@ -174,6 +179,49 @@ enum PostgresFunctions {
         LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $strata$
         SELECT CASE WHEN x IS NULL OR y IS NULL OR octet_length(y) = 0 THEN false
                     ELSE strpos(strata_fold(x, 3) COLLATE "C", y COLLATE "C") > 0 END
+        $strata$
+        """
+
+    /// `a op b` of bigints as Swift computes it (``Evaluation/integerArithmetic(_:_:_:)``): NULL
+    /// where Swift traps (an overflow, the least bigint divided by -1, a division or remainder by
+    /// zero) instead of PostgreSQL's error. Each operation is computed only once its check passed
+    /// (a CASE arm whose condition is false is never evaluated, not even when planning with
+    /// constants). Every operand is typed: the store's exact bigint-real operators would otherwise
+    /// be chosen for a numeric against a bigint literal (through a real, losing the check's exactness).
+    private static let integerArithmeticFunction = """
+        CREATE OR REPLACE FUNCTION strata_iarith(a bigint, b bigint, code integer) RETURNS bigint
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $strata$
+        SELECT CASE code
+          WHEN 0 THEN CASE WHEN a::numeric + b::numeric BETWEEN -9223372036854775808::numeric AND 9223372036854775807::numeric THEN a + b END
+          WHEN 1 THEN CASE WHEN a::numeric - b::numeric BETWEEN -9223372036854775808::numeric AND 9223372036854775807::numeric THEN a - b END
+          WHEN 2 THEN CASE WHEN a::numeric * b::numeric BETWEEN -9223372036854775808::numeric AND 9223372036854775807::numeric THEN a * b END
+          WHEN 3 THEN CASE WHEN b <> 0::bigint AND NOT (a = (-9223372036854775807)::bigint - 1::bigint AND b = (-1)::bigint) THEN a / b END
+          WHEN 4 THEN CASE WHEN b <> 0::bigint AND NOT (a = (-9223372036854775807)::bigint - 1::bigint AND b = (-1)::bigint) THEN a % b END
+        END
+        $strata$
+        """
+
+    /// `a op b` of doubles as IEEE 754 computes it (``Evaluation/doubleArithmetic(_:_:_:)``): NULL
+    /// where the result is not finite. PostgreSQL computes the same IEEE operation, but fails with
+    /// 22003 where it overflows (the result is not finite: NULL) or underflows to zero (which
+    /// IEEE gives: a product of two numbers below 1, a quotient below 1); an infinite or NaN
+    /// operand gives an infinite or NaN result, which is NULL too.
+    private static let doubleArithmeticFunction = """
+        CREATE OR REPLACE FUNCTION strata_farith(a double precision, b double precision, code integer) RETURNS double precision
+        LANGUAGE plpgsql IMMUTABLE PARALLEL RESTRICTED AS $strata$
+        DECLARE
+          r double precision;
+        BEGIN
+          IF a IS NULL OR b IS NULL OR (code = 3 AND b = 0::float8) THEN RETURN NULL; END IF;
+          BEGIN
+            r := CASE code WHEN 0 THEN a + b WHEN 1 THEN a - b WHEN 2 THEN a * b WHEN 3 THEN a / b END;
+          EXCEPTION WHEN numeric_value_out_of_range THEN
+            IF (code = 2 AND abs(a) < 1::float8 AND abs(b) < 1::float8) OR (code = 3 AND abs(a) < abs(b)) THEN RETURN 0::float8; END IF;
+            RETURN NULL;
+          END;
+          IF r IN ('Infinity'::float8, '-Infinity'::float8, 'NaN'::float8) THEN RETURN NULL; END IF;
+          RETURN r;
+        END
         $strata$
         """
 

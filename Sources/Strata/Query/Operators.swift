@@ -18,6 +18,22 @@ public enum ComparisonOperator: String, CaseIterable, Sendable {
     }
 }
 
+/// Arithmetic on numbers and dates.
+public enum ArithmeticOperator: String, CaseIterable, Sendable {
+    case add = "+", subtract = "-", multiply = "*", divide = "/", remainder = "%"
+
+    /// The operation's number in Strata's SQL functions (`strata_iarith`, `strata_farith`).
+    var functionCode: Int {
+        switch self {
+        case .add: return 0
+        case .subtract: return 1
+        case .multiply: return 2
+        case .divide: return 3
+        case .remainder: return 4
+        }
+    }
+}
+
 /// String tests.
 public enum StringOperator: String, CaseIterable, Sendable {
     case contains, hasPrefix, hasSuffix, localizedStandardContains

@@ -46,11 +46,13 @@ public indirect enum PredicateExpression: Equatable, Sendable {
     /// scope 0 is the element); only counted, tested for emptiness, or the receiver of `contains { }`
     /// and `allSatisfy { }`.
     case filtered(PredicateExpression, Predicate, at: SourceLocation)
+    /// `a + b`, `a - b`, `a * b`, `a / b`, `a % b` (`-a` is `0 - a`).
+    case arithmetic(ArithmeticOperator, PredicateExpression, PredicateExpression, at: SourceLocation)
 
     public var location: SourceLocation {
         switch self {
         case .keyPath(_, _, let at), .variable(_, let at), .literal(_, let at), .count(_, let at),
-             .conditional(_, _, _, let at), .coalesce(_, _, let at), .filtered(_, _, let at):
+             .conditional(_, _, _, let at), .coalesce(_, _, let at), .filtered(_, _, let at), .arithmetic(_, _, _, let at):
             return at
         }
     }

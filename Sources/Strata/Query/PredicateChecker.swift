@@ -553,7 +553,72 @@ struct PredicateChecker {
         case .coalesce(let a, let b, let at): return try coalesceValue(a, b, expected, at)
         case .filtered(_, _, let at):
             throw fail("'filter' gives related objects, not a value: count them, test isEmpty, or use contains { } or allSatisfy { } on them", at)
+        case .arithmetic(let op, let a, let b, let at): return try arithmeticValue(op, a, b, at)
         }
+    }
+
+    /// `a op b`: ints stay ints, a double makes doubles, a date plus or minus seconds is a date and
+    /// a date minus a date is seconds. A literal or variable takes the other side's type (seconds
+    /// next to a date). Where the operation can fail (an int overflow, a division by zero, a result
+    /// that is not finite) the condition that reads it needs it not to (Foundation would trap).
+    private mutating func arithmeticValue(_ op: ArithmeticOperator, _ a: PredicateExpression, _ b: PredicateExpression,
+                                          _ at: SourceLocation) throws -> TypedExpression {
+        func operandType(_ other: ValueType) -> ValueType? {
+            other == .attribute(.date) ? .attribute(.double) : other.isNumeric ? other : nil
+        }
+        var ta: TypedExpression, tb: TypedExpression
+        if isLiteralLike(a) && isLiteralLike(b) {
+            // `3 * 86400.0`: each by itself (an int and a double make a double).
+            ta = try value(a, expected: nil)
+            tb = try value(b, expected: nil)
+        } else if isLiteralLike(a) {
+            tb = try value(b, expected: nil)
+            ta = try value(a, expected: operandType(tb.type))
+        } else {
+            ta = try value(a, expected: nil)
+            tb = try value(b, expected: operandType(ta.type))
+        }
+        for (t, e) in [(ta, a), (tb, b)] {
+            switch t.type {
+            case .attribute(.int), .attribute(.double), .attribute(.date): break
+            case .null: throw fail("arithmetic with nil is not supported ('\(op.rawValue)' needs two values; use ?? for a default)", e.location)
+            case .attribute(.string), .attribute(.url): throw fail("arithmetic on strings is not supported ('\(op.rawValue)')", at)
+            case .attribute(.decimal): throw fail("arithmetic on decimal values is not supported ('\(op.rawValue)'; decimals compare exactly)", at)
+            default: throw fail("arithmetic on \(t.type) values is not supported ('\(op.rawValue)' takes numbers and dates)", at)
+            }
+        }
+        let type: ValueType
+        let integer: Bool
+        switch (ta.type, tb.type, op) {
+        case (.attribute(.int), .attribute(.int), _): type = .attribute(.int); integer = true
+        case (_, _, .remainder): throw fail("'%' applies to ints (a remainder of doubles or dates is not supported)", at)
+        case (.attribute(.date), .attribute(.date), .subtract): type = .attribute(.double); integer = false
+        case (.attribute(.date), .attribute(.date), _): throw fail("'\(op.rawValue)' of two dates is not supported (a date minus a date is seconds)", at)
+        case (.attribute(.date), _, .add), (.attribute(.date), _, .subtract), (_, .attribute(.date), .add): type = .attribute(.date); integer = false
+        case (.attribute(.date), _, _), (_, .attribute(.date), _):
+            throw fail("'\(op.rawValue)' with a date is not supported (a date plus or minus seconds is a date)", at)
+        default: type = .attribute(.double); integer = false
+        }
+        if !integer {
+            if case .constant(.int(let i), _) = ta { ta = .constant(.double(Double(i)), .attribute(.double)) }
+            if case .constant(.int(let i), _) = tb { tb = .constant(.double(Double(i)), .attribute(.double)) }
+        }
+        if let x = ta.constantValue, let y = tb.constantValue {
+            let r = Evaluation.arithmetic(op, x, y, integer: integer)
+            // Failing for every object: no object is selected by what reads it.
+            if r.isNull { note([.constant(false)]) }
+            return r.isNull ? .constant(.null, .null) : .constant(r, type)
+        }
+        let e = TypedExpression.arithmetic(op, ta, tb, type, integer: integer)
+        // What can fail: an int overflow (+ - * and the least int / -1), a division by zero, a double out of range.
+        var canFail = true
+        if (op == .divide || op == .remainder), integer, case .int(let d)? = tb.constantValue, d != 0, d != -1 { canFail = false }
+        if canFail {
+            var ok: [TypedPredicate] = [.compare(.notEqual, e, .constant(.null, .null), domain: type, options: [])]
+            for t in [ta, tb] where t.constantValue == nil { ok.append(.compare(.equal, t, .constant(.null, .null), domain: t.type, options: [])) }
+            note([.anyOf(ok)])
+        }
+        return e
     }
 
     /// `source.filter { body }`: the to-many key path, and the closure checked for its objects.
@@ -834,7 +899,7 @@ struct PredicateChecker {
         case .count(let inner, _): try checkKeyPaths(inner)
         case .conditional(let t, let a, let b, _):
             try checkKeyPaths(t); try checkKeyPaths(a); try checkKeyPaths(b)
-        case .coalesce(let a, let b, _): try checkKeyPaths(a); try checkKeyPaths(b)
+        case .coalesce(let a, let b, _), .arithmetic(_, let a, let b, _): try checkKeyPaths(a); try checkKeyPaths(b)
         case .filtered(let source, let body, _):
             try checkKeyPaths(source)
             guard case .keyPath(let scope, let path, let at) = source,

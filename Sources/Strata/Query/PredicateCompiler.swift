@@ -245,11 +245,19 @@ struct PredicateCompiler {
                     var terms: [String] = []
                     for v in nonNull { terms.append("\(dialect.collate(x, .decimal)) = \(dialect.collatedOperand(bind(v), .decimal))") }
                     parts.append(Junction.balanced(terms, "OR"))
-                } else if nonNull.count <= PredicateCompiler.inlineListLimit || nonNull.contains(where: { $0.textValue?.utf8.contains(0) ?? false }) {
-                    // (json_each cuts text at a NUL character: such lists bind each value.)
-                    parts.append("\(x) IN (\(nonNull.map { bind($0) }.joined(separator: ", ")))")
                 } else {
-                    parts.append(dialect.inJSONArray(x, parameter: bind(SQLValue.jsonArray(nonNull))))
+                    // Ints and doubles in separate lists: an engine that gives a mixed list one type
+                    // (PostgreSQL: double precision) would round the ints past 2^53 and compare wrongly.
+                    let ints = nonNull.filter { if case .int = $0 { return true } else { return false } }
+                    let others = nonNull.filter { if case .int = $0 { return false } else { return true } }
+                    for list in [ints, others] where !list.isEmpty {
+                        if list.count <= PredicateCompiler.inlineListLimit || list.contains(where: { $0.textValue?.utf8.contains(0) ?? false }) {
+                            // (json_each cuts text at a NUL character: such lists bind each value.)
+                            parts.append("\(x) IN (\(list.map { bind($0) }.joined(separator: ", ")))")
+                        } else {
+                            parts.append(dialect.inJSONArray(x, parameter: bind(SQLValue.jsonArray(list))))
+                        }
+                    }
                 }
             }
             if hasNull { parts.append("\(x) IS NULL") }
@@ -313,6 +321,7 @@ struct PredicateCompiler {
         case .list(let values, _): return bind(SQLValue.jsonArray(values))
         case .count(let ref): return subquery(ref, select: "count(*)", inner: nil)
         case .countWhere(let ref, let p): return subquery(ref, select: "count(*)") { c in c.predicate(p) }
+        case .arithmetic(let op, let a, let b, _, let integer): return dialect.arithmetic(op, integer: integer, expression(a), expression(b))
         case .length(let inner): return dialect.length(expression(inner))
         case .conditional(let t, let a, let b, _):
             return "CASE WHEN \(predicate(t)) THEN \(expression(a)) ELSE \(expression(b)) END"
@@ -357,8 +366,8 @@ extension PredicateCompiler {
                 // A balanced OR of `x COLLATE strata_decimal = ?`.
                 return wrap + 8 + depth(e) + Junction.balancedDepth(values.count)
             }
-            // `x IN (?1, ?2)` or `x IN (SELECT value FROM json_each(?1))`.
-            return wrap + (values.count <= inlineListLimit ? 5 : 16) + depth(e)
+            // `x IN (?1, ?2)` or `x IN (SELECT value FROM json_each(?1))`, for ints and for other values.
+            return wrap + (values.count <= inlineListLimit ? 5 : 16) + depth(e) + 2
         case .any(_, let inner): return 9 + depth(inner)
         case .all(_, let inner): return 10 + depth(inner, safe: true)
         case .isEmptyMany: return 12
@@ -388,6 +397,7 @@ extension PredicateCompiler {
         case .constant, .parameter, .list: return 1
         case .count: return 14
         case .countWhere(_, let p): return 14 + depth(p)
+        case .arithmetic(_, let a, let b, _, _): return 5 + max(depth(a), depth(b))
         case .length(let inner): return 3 + depth(inner)
         case .conditional(let t, let a, let b, _): return max(3 + depth(t), 6 + depth(a), 6 + depth(b))
         case .coalesce:
@@ -408,7 +418,7 @@ extension PredicateCompiler {
         case .compare(_, let a, let b, _, _), .string(_, let a, let b, _): return parameterCount(a) + parameterCount(b)
         case .inList(let e, let values, let domain):
             let inline = domain == .attribute(.decimal) || values.count <= inlineListLimit
-            return parameterCount(e) + (inline ? values.count : 1)
+            return parameterCount(e) + (inline ? values.count : 2)
         case .isA(_, let entities): return entities.count
         case .isEmptyString(let e), .boolValue(let e): return parameterCount(e)
         case .conditional(let t, let a, let b): return parameterCount(t) + parameterCount(a) + parameterCount(b)
@@ -421,6 +431,7 @@ extension PredicateCompiler {
         case .keyPath(let ref, _): return ref.casts.reduce(0) { $0 + $1.entity.descendants.count }
         case .count: return 0
         case .countWhere(_, let p): return parameterCount(p)
+        case .arithmetic(_, let a, let b, _, _): return parameterCount(a) + parameterCount(b)
         case .constant, .parameter, .list: return 1
         case .length(let inner): return parameterCount(inner)
         case .conditional(let t, let a, let b, _): return parameterCount(t) + parameterCount(a) + parameterCount(b)

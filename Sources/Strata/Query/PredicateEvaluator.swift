@@ -107,6 +107,7 @@ struct PredicateEvaluator {
         case .list: return .null
         case .count(let ref): return .int(Int64(many(ref, scopes).count))
         case .countWhere(let ref, let p): return .int(Int64(many(ref, scopes).filter { evaluate(p, scopes + [$0]) == true }.count))
+        case .arithmetic(let op, let a, let b, _, let integer): return Evaluation.arithmetic(op, value(a, scopes), value(b, scopes), integer: integer)
         case .length(let inner):
             if case .text(let s) = value(inner, scopes) { return .int(Int64(s.unicodeScalars.count)) }
             return .null

@@ -149,6 +149,24 @@ enum PredicateJSON {
             return .conditional(try predicate(ops[0], path / "cond" / 0), try expression(ops[1], path / "cond" / 1),
                                 try expression(ops[2], path / "cond" / 2), at: loc(path))
         }
+        for op in ArithmeticOperator.allCases {
+            guard let arg = o.value(op.rawValue) else { continue }
+            try o.finish()
+            // `{"-": [a]}` is `-a`.
+            if op == .subtract, case .array(let items) = arg, items.count == 1 {
+                return .arithmetic(.subtract, .literal(.number("0"), at: loc(path)), try expression(items[0], path / op.rawValue / 0), at: loc(path))
+            }
+            let ops = try operands(arg, 2, op.rawValue, path / op.rawValue)
+            return .arithmetic(op, try expression(ops[0], path / op.rawValue / 0), try expression(ops[1], path / op.rawValue / 1), at: loc(path))
+        }
+        if let arg = o.value("abs") {
+            // `abs(x)` is `x < 0 ? 0 - x : x` (abs of the least int overflows, as in Swift).
+            try o.finish()
+            let x = try expression(arg, path / "abs")
+            let at = loc(path)
+            return .conditional(.comparison(.less, x, .literal(.number("0"), at: at), [], at: at),
+                                .arithmetic(.subtract, .literal(.number("0"), at: at), x, at: at), x, at: at)
+        }
         if let arg = o.value("filter") {
             try o.finish()
             let ops = try operands(arg, 2, "filter", path / "filter")
@@ -160,6 +178,6 @@ enum PredicateJSON {
             return .coalesce(try expression(ops[0], path / "??" / 0), try expression(ops[1], path / "??" / 1), at: loc(path))
         }
         let first = members.first?.0 ?? ""
-        throw fail("unknown expression '\(first)' (known: key, var, count, cond, ??, filter, date, uuid, decimal, data, url, or a literal)", path / first)
+        throw fail("unknown expression '\(first)' (known: key, var, count, cond, ??, filter, + - * / %, abs, date, uuid, decimal, data, url, or a literal)", path / first)
     }
 }

@@ -377,6 +377,8 @@ struct PredicateLexer {
             throw fail("unexpected '|'", start, "use '||'")
         case "-":
             return take(n1 == ">" ? "->" : "-")
+        case "+", "*", "/", "%":
+            return take(String(Character(c)))
         case "'":
             throw fail("unexpected \"'\"", start, "strings use double quotes")
         default:

@@ -376,7 +376,7 @@ struct PredicateTextParser {
 
     /// Binary operator precedence levels, loosest first.
     private enum Level: Int, Comparable {
-        case or = 1, and, comparison, coalesce, cast, range
+        case or = 1, and, comparison, coalesce, cast, range, addition, multiplication
         static func < (a: Level, b: Level) -> Bool { a.rawValue < b.rawValue }
     }
 
@@ -389,6 +389,8 @@ struct PredicateTextParser {
             case "==", "!=", "<", "<=", ">", ">=": return .comparison
             case "??": return .coalesce
             case "...", "..<": return .range
+            case "+", "-": return .addition
+            case "*", "/", "%": return .multiplication
             default: return nil
             }
         case .ident:
@@ -410,6 +412,7 @@ struct PredicateTextParser {
             case .coalesce: lhs = try parseCoalesce(lhs)
             case .cast: lhs = try typeCheck(lhs)
             case .range: lhs = try parseRange(lhs)
+            case .addition, .multiplication: lhs = try parseArithmetic(lhs, level)
             }
         }
         return lhs
@@ -454,6 +457,23 @@ struct PredicateTextParser {
         return Node(kind: .expr(e), start: lhs.start)
     }
 
+    /// `lhs + b` (and `-`, `*`, `/`, `%`), left-associative, at the operator.
+    private mutating func parseArithmetic(_ lhs: Node, _ level: Level) throws -> Node {
+        let opPos = tok.pos
+        let op = ArithmeticOperator(rawValue: tok.text)!
+        try enter()
+        defer { depth -= 1 }
+        advance()
+        let rhs = level == .multiplication ? try parsePrefix() : try parseBinary(.multiplication)
+        let e = PredicateExpression.arithmetic(op, try arithmeticOperand(lhs, op, opPos), try arithmeticOperand(rhs, op, opPos), at: loc(opPos))
+        return Node(kind: .expr(e), start: lhs.start)
+    }
+
+    private func arithmeticOperand(_ n: Node, _ op: ArithmeticOperator, _ opPos: Int) throws -> PredicateExpression {
+        if case .pred = n.kind { throw predicateError("arithmetic on conditions is not supported", opPos, "'\(op.rawValue)' takes numbers and dates") }
+        return try asExpression(n)
+    }
+
     private mutating func parseRange(_ lhs: Node) throws -> Node {
         let closed = tok.text == "..."
         let opPos = tok.pos
@@ -463,7 +483,7 @@ struct PredicateTextParser {
             guard closed else { throw predicateError("a range 'lo..<' needs an upper bound (one-sided: 'lo...', '...hi', '..<hi')", opPos) }
             return Node(kind: .range(lhs, nil, closed: true), start: lhs.start)
         }
-        let rhs = try parsePrefix()
+        let rhs = try parseBinary(.addition)
         if binaryLevel == .range { throw unexpected(tok) }
         return Node(kind: .range(lhs, rhs, closed: closed), start: lhs.start)
     }
@@ -553,8 +573,11 @@ struct PredicateTextParser {
             let operand = try parsePrefix()
             return Node(kind: .pred(.negation(try asPredicate(operand), at: loc(bang))), start: bang)
         }
-        let primary = tok.isPunct("(") ? try parseParenthesized() : try parseAtom()
-        return try parsePostfix(primary)
+        return try parsePostfix(try parseAtomOrParenthesized())
+    }
+
+    private mutating func parseAtomOrParenthesized() throws -> Node {
+        tok.isPunct("(") ? try parseParenthesized() : try parseAtom()
     }
 
     /// `( expression )`: parentheses only group.
@@ -620,8 +643,21 @@ struct PredicateTextParser {
                 let scope = scopes.count - 1 - index
                 return Node(kind: .expr(.keyPath(scope: scope, path: [], at: loc(t.pos))), start: t.pos)
             }
+            if t.text == "abs" && peek(1).isPunct("(") && !peek(1).spaceBefore {
+                // `abs(x)` is `x < 0 ? 0 - x : x` (abs of the least int overflows, as in Swift).
+                try enter()
+                defer { depth -= 1 }
+                advance()
+                advance()
+                let x = try arithmeticOperand(try parseTernary(), .subtract, t.pos)
+                _ = try expect(")")
+                let at = loc(t.pos)
+                let e = PredicateExpression.conditional(.comparison(.less, x, .literal(.number("0"), at: at), [], at: at),
+                                                        .arithmetic(.subtract, .literal(.number("0"), at: at), x, at: at), x, at: at)
+                return Node(kind: .expr(e), start: t.pos)
+            }
             if peek(1).isPunct("(") && !peek(1).spaceBefore {
-                throw predicateError("unsupported function '\(t.text)'", t.pos, "only methods of values can be called")
+                throw predicateError("unsupported function '\(t.text)'", t.pos, "only methods of values and abs(_:) can be called")
             }
             advance()
             return Node(kind: .expr(.variable(t.text, at: loc(t.pos))), start: t.pos)
@@ -629,18 +665,24 @@ struct PredicateTextParser {
             switch t.text {
             case "-":
                 advance()
-                guard tok.kind == .number else {
-                    throw predicateError("unary minus is supported only before a number literal", t.pos)
+                if tok.kind == .number {
+                    let text = tok.text
+                    advance()
+                    return Node(kind: .expr(.literal(.number("-" + text), at: loc(t.pos))), start: t.pos)
                 }
-                let text = tok.text
-                advance()
-                return Node(kind: .expr(.literal(.number("-" + text), at: loc(t.pos))), start: t.pos)
+                // `-x` is `0 - x` (the least int negated overflows, as in Swift).
+                try enter()
+                defer { depth -= 1 }
+                let operand = try parsePostfix(try parseAtomOrParenthesized())
+                let e = PredicateExpression.arithmetic(.subtract, .literal(.number("0"), at: loc(t.pos)),
+                                                       try arithmeticOperand(operand, .subtract, t.pos), at: loc(t.pos))
+                return Node(kind: .expr(e), start: t.pos)
             case "...", "..<":
                 // `...hi`, `..<hi`
                 try enter()
                 defer { depth -= 1 }
                 advance()
-                let upper = try parsePrefix()
+                let upper = try parseBinary(.addition)
                 return Node(kind: .range(nil, upper, closed: t.text == "..."), start: t.pos)
             case "[":
                 return try parseArrayLiteral()

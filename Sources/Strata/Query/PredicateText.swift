@@ -94,6 +94,7 @@ struct PredicateRenderer {
             return forcesName(t, level) || forcesName(a, level) || forcesName(b, level)
         case .coalesce(let a, let b, _): return forcesName(a, level) || forcesName(b, level)
         case .filtered(let c, let body, _): return forcesName(c, level) || forcesName(body, level + 1)
+        case .arithmetic(_, let a, let b, _): return forcesName(a, level) || forcesName(b, level)
         }
     }
 
@@ -209,7 +210,21 @@ struct PredicateRenderer {
             return ("\(wrap(expression(a), 5)) ?? \(wrap(expression(b), 4))", 4)
         case .filtered(let c, let body, _):
             return ("\(receiver(c)).filter \(closure(body))", 8)
+        case .arithmetic(let op, let a, let b, _):
+            // `0 - x` is `-x`; operands of * / % and the right of + - in parentheses unless primary.
+            if op == .subtract, case .literal(.number("0"), _) = a { return ("-" + wrap(expression(b), 7), 7) }
+            return ("\(operand(a, of: op, right: false)) \(op.rawValue) \(operand(b, of: op, right: true))", 6)
         }
+    }
+
+    /// An operand of `op`, in parentheses where Swift's precedence and left associativity need them.
+    private mutating func operand(_ e: PredicateExpression, of op: ArithmeticOperator, right: Bool) -> String {
+        let rendered = expression(e)
+        guard case .arithmetic(let inner, let a, _, _) = e else { return wrap(rendered, 7) }
+        if inner == .subtract, case .literal(.number("0"), _) = a { return rendered.text }  // `-x`
+        func multiplicative(_ o: ArithmeticOperator) -> Bool { o == .multiply || o == .divide || o == .remainder }
+        let needed = multiplicative(op) ? (right || !multiplicative(inner)) : (right && !multiplicative(inner))
+        return needed ? "(\(rendered.text))" : rendered.text
     }
 
     /// A receiver of a member; `$0.count` would be a key path, so the object

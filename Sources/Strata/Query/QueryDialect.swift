@@ -120,6 +120,10 @@ extension QueryDialect {
         }
     }
     func length(_ expression: String) -> String { "strata_length(\(expression))" }
+    /// `a op b` as ``Evaluation/arithmetic(_:_:_:integer:)`` computes it: NULL where it fails.
+    func arithmetic(_ op: ArithmeticOperator, integer: Bool, _ a: String, _ b: String) -> String {
+        "strata_\(integer ? "i" : "f")arith(\(a), \(b), \(op.functionCode))"
+    }
 
     /// A standard SQL text literal (names are identifiers; a quote would still be doubled).
     func nameLiteral(_ name: String) -> String {

@@ -72,10 +72,14 @@ indirect enum TypedExpression {
     case length(TypedExpression)
     case conditional(TypedPredicate, TypedExpression, TypedExpression, ValueType)
     case coalesce(TypedExpression, TypedExpression, ValueType)
+    /// `a op b` in ints (`integer`) or doubles, of type `type` (a date plus seconds is a date):
+    /// nil where an operand is, or where Swift would trap (``Evaluation/arithmetic(_:_:_:integer:)``).
+    case arithmetic(ArithmeticOperator, TypedExpression, TypedExpression, ValueType, integer: Bool)
 
     var type: ValueType {
         switch self {
-        case .keyPath(_, let t), .constant(_, let t), .parameter(_, let t), .list(_, let t), .conditional(_, _, _, let t), .coalesce(_, _, let t): return t
+        case .keyPath(_, let t), .constant(_, let t), .parameter(_, let t), .list(_, let t), .conditional(_, _, _, let t), .coalesce(_, _, let t),
+             .arithmetic(_, _, _, let t, _): return t
         case .count, .countWhere, .length: return .attribute(.int)
         }
     }

@@ -22,6 +22,9 @@ import Glibc
 /// - `strata_lsc(x, y)`: localizedStandardContains, `y` folded with flags 3; 1 or 0
 ///   (0 with a NULL or an empty `y`).
 /// - `strata_length(text)`: the number of Unicode scalars (NULL with a NULL).
+/// - `strata_iarith(a, b, code)`, `strata_farith(a, b, code)`: `a op b` in integers or doubles
+///   (``Evaluation/arithmetic(_:_:_:integer:)``), NULL with a NULL and where Swift would trap or
+///   give no finite number.
 /// - `strata_damaged(entity, attribute, key)`: fails the statement with `.corrupt`
 ///   naming the object `entity/key` and its `attribute` (`_entity`: the row's
 ///   entity name). The compilers' guards call it for a stored value of the wrong
@@ -56,6 +59,8 @@ enum SQLFunctions {
         withScratch(db, "strata_compare", 3, compareFunction)
         withScratch(db, "strata_lsc", 2, localizedStandardContainsFunction)
         sqlite3_create_function_v2(db, "strata_length", 1, pureFlags, nil, lengthFunction, nil, nil, nil)
+        sqlite3_create_function_v2(db, "strata_iarith", 3, pureFlags, nil, integerArithmeticFunction, nil, nil, nil)
+        sqlite3_create_function_v2(db, "strata_farith", 3, pureFlags, nil, doubleArithmeticFunction, nil, nil, nil)
         // Not deterministic (it fails), and never callable from a schema object of the file.
         sqlite3_create_function_v2(db, "strata_damaged", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, nil, damagedFunction, nil, nil, nil)
         sqlite3_create_collation_v2(db, "strata_standard", SQLITE_UTF8, nil, standardCollation, nil)
@@ -129,6 +134,42 @@ enum SQLFunctions {
     }
 
     /// `strata_length(text)`: the number of Unicode scalars, NULL with a NULL.
+    /// `strata_iarith(a, b, code)`: ``Evaluation/integerArithmetic(_:_:_:)`` of two integers, operator
+    /// ``ArithmeticOperator/functionCode`` `code`; NULL with a NULL or another class, and where Swift traps.
+    private static let integerArithmeticFunction: Function = { ctx, argc, argv in
+        guard let ctx, let argv, argc == 3, let a0 = argv[0], let a1 = argv[1], let a2 = argv[2] else { return }
+        guard sqlite3_value_type(a0) == SQLITE_INTEGER, sqlite3_value_type(a1) == SQLITE_INTEGER,
+              let op = arithmeticOperator(sqlite3_value_int64(a2)),
+              let r = Evaluation.integerArithmetic(op, sqlite3_value_int64(a0), sqlite3_value_int64(a1)) else {
+            sqlite3_result_null(ctx)
+            return
+        }
+        sqlite3_result_int64(ctx, r)
+    }
+
+    /// `strata_farith(a, b, code)`: ``Evaluation/doubleArithmetic(_:_:_:)`` of two numbers (an integer
+    /// converts); NULL with a NULL or another class, and where the result is not a finite number.
+    private static let doubleArithmeticFunction: Function = { ctx, argc, argv in
+        guard let ctx, let argv, argc == 3, let a0 = argv[0], let a1 = argv[1], let a2 = argv[2] else { return }
+        func number(_ v: OpaquePointer) -> Double? {
+            switch sqlite3_value_type(v) {
+            case SQLITE_INTEGER: return Double(sqlite3_value_int64(v))
+            case SQLITE_FLOAT: return sqlite3_value_double(v)
+            default: return nil
+            }
+        }
+        guard let a = number(a0), let b = number(a1), let op = arithmeticOperator(sqlite3_value_int64(a2)),
+              let r = Evaluation.doubleArithmetic(op, a, b) else {
+            sqlite3_result_null(ctx)
+            return
+        }
+        sqlite3_result_double(ctx, r)
+    }
+
+    private static func arithmeticOperator(_ code: Int64) -> ArithmeticOperator? {
+        ArithmeticOperator.allCases.first { Int64($0.functionCode) == code }
+    }
+
     private static let lengthFunction: Function = { ctx, argc, argv in
         guard let ctx, let argv, argc == 1, let a0 = argv[0] else { return }
         guard sqlite3_value_type(a0) != SQLITE_NULL, let p = sqlite3_value_text(a0) else { sqlite3_result_null(ctx); return }

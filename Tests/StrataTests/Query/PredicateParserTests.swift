@@ -54,6 +54,7 @@ private func strip(_ e: Expr) -> Expr {
     case .conditional(let t, let a, let b, _): return .conditional(strip(t), strip(a), strip(b), at: U)
     case .coalesce(let a, let b, _): return .coalesce(strip(a), strip(b), at: U)
     case .filtered(let c, let q, _): return .filtered(strip(c), strip(q), at: U)
+    case .arithmetic(let op, let a, let b, _): return .arithmetic(op, strip(a), strip(b), at: U)
     }
 }
 
@@ -81,6 +82,7 @@ private func offsets(_ e: Expr) -> [Int?] {
     case .conditional(let t, let a, let b, _): return [e.location.textOffset] + offsets(t) + offsets(a) + offsets(b)
     case .coalesce(let a, let b, _): return [e.location.textOffset] + offsets(a) + offsets(b)
     case .filtered(let c, let q, _): return [e.location.textOffset] + offsets(c) + offsets(q)
+    case .arithmetic(_, let a, let b, _): return [e.location.textOffset] + offsets(a) + offsets(b)
     }
 }
 
@@ -451,7 +453,20 @@ final class PredicateParserTests: XCTestCase {
         fails("\"a\\qb\" == $0.x", "invalid escape", at: 3)
         fails("$0.x == \"\\(y)\"", "string interpolation", at: 10)
         fails("$0.tags.contains { $0 == 1 ", "expected '}'", at: 28)
-        fails("-$0.a > 1", "unary minus", at: 1)
+        // Arithmetic, with Swift's precedence.
+        let a = kp("a"), b = kp("b")
+        func ar(_ op: ArithmeticOperator, _ x: Expr, _ y: Expr) -> Expr { .arithmetic(op, x, y, at: U) }
+        check("-$0.a > 1", cmp(.greater, ar(.subtract, num("0"), a), num("1")), renders: "-$0.a > 1")
+        check("$0.a + $0.b * 2 - 1 == 0", cmp(.equal, ar(.subtract, ar(.add, a, ar(.multiply, b, num("2"))), num("1")), num("0")),
+              renders: "$0.a + $0.b * 2 - 1 == 0")
+        check("($0.a + 1) % 3 != 0", cmp(.notEqual, ar(.remainder, ar(.add, a, num("1")), num("3")), num("0")),
+              renders: "($0.a + 1) % 3 != 0")
+        check("$0.a ?? 0 + 1 > 2", cmp(.greater, .coalesce(a, ar(.add, num("0"), num("1")), at: U), num("2")))
+        check("$0.end > $0.start + 86400", cmp(.greater, kp("end"), ar(.add, kp("start"), num("86400"))))
+        check("(lo...hi + 1).contains($0.a - -1)", .between(ar(.subtract, a, num("-1")), v("lo"), ar(.add, v("hi"), num("1")), at: U))
+        check("abs($0.a) < 2", cmp(.less, .conditional(cmp(.less, a, num("0")), ar(.subtract, num("0"), a), a, at: U), num("2")))
+        fails("$0.a + ($0.b > 1) == 2", "arithmetic on conditions is not supported", at: 6)
+        fails("$0.a ^ 2 == 4", "unexpected '^'", at: 6)
         fails("$0.trip is PersonalTrip", "'is' applies only", at: 1)
         fails("Date() > $0.d", "unsupported function 'Date'", at: 1)
         fails("$0.a == 0x1F", "invalid number literal", at: 9)
@@ -743,6 +758,7 @@ final class PredicateParserTests: XCTestCase {
             case .conditional(let t, let a, let b, _): return valid(t) && valid(a) && valid(b)
             case .coalesce(let a, let b, _): return valid(a) && valid(b)
             case .filtered(let c, let q, _): return valid(c) && valid(q)
+            case .arithmetic(_, let a, let b, _): return valid(a) && valid(b)
             }
         }
         var checked = 0

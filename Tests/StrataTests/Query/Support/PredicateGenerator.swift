@@ -365,6 +365,19 @@ struct PredicateGenerator {
         if r < 28, let (k, _) = randomKey(t, optionalOnly: true) {
             return obj("??", .array([k, operand(t)]))
         }
+        if r < 36 && (t == .int || t == .double || t == .date) && depth < 4 {
+            // Arithmetic, with the literals that make it fail (zero divisors, overflow, infinity).
+            let ops = t == .int ? ["+", "-", "*", "/", "%"] : t == .double ? ["+", "-", "*", "/"] : ["+", "-"]
+            let o = rng.pick(ops)
+            let number: JSONValue
+            switch t {
+            case .int: number = .number(rng.pick(["0", "1", "-1", "2", "3", "9223372036854775807", "-9223372036854775808"]))
+            case .double: number = .number(rng.pick(["0", "0.5", "-2.5", "1e308", "1e-308", "3"]))
+            default: number = .number(rng.pick(["86400", "-3600.5", "0"]))
+            }
+            let k = randomKey(t)!.0
+            return obj(o, .array(rng.chance(0.7) || t == .date ? [k, number] : [number, k]))
+        }
         return randomKey(t)!.0
     }
 
