@@ -58,6 +58,49 @@ public indirect enum PredicateExpression: Equatable, Sendable {
     }
 }
 
+extension Predicate {
+    /// The tree moved into a context `by` scopes deeper: a key path (or `is`) that reaches the
+    /// tree's own object, or beyond it, reaches `by` scopes further (closures inside keep theirs).
+    func shifted(by s: Int, level: Int = 0) -> Predicate {
+        guard s != 0 else { return self }
+        func e(_ x: PredicateExpression) -> PredicateExpression { x.shifted(by: s, level: level) }
+        func p(_ x: Predicate, _ l: Int = level) -> Predicate { x.shifted(by: s, level: l) }
+        switch self {
+        case .constant: return self
+        case .value(let x): return .value(e(x))
+        case .conjunction(let parts, let at): return .conjunction(parts.map { p($0) }, at: at)
+        case .disjunction(let parts, let at): return .disjunction(parts.map { p($0) }, at: at)
+        case .negation(let x, let at): return .negation(p(x), at: at)
+        case .comparison(let op, let a, let b, let o, let at): return .comparison(op, e(a), e(b), o, at: at)
+        case .string(let op, let a, let b, let o, let at): return .string(op, e(a), e(b), o, at: at)
+        case .inCollection(let a, let b, let at): return .inCollection(e(a), e(b), at: at)
+        case .between(let a, let b, let c, let at): return .between(e(a), e(b), e(c), at: at)
+        case .typeCheck(let scope, let name, let at): return .typeCheck(scope: scope >= level ? scope + s : scope, entity: name, at: at)
+        case .anySatisfy(let c, let q, let at): return .anySatisfy(e(c), p(q, level + 1), at: at)
+        case .allSatisfy(let c, let q, let at): return .allSatisfy(e(c), p(q, level + 1), at: at)
+        case .isEmpty(let x, let at): return .isEmpty(e(x), at: at)
+        case .conditional(let a, let b, let c, let at): return .conditional(p(a), p(b), p(c), at: at)
+        case .orElse(let a, let b, let at): return .orElse(p(a), p(b), at: at)
+        case .evaluate(let name, let scope, let at): return .evaluate(name, scope: scope >= level ? scope + s : scope, at: at)
+        }
+    }
+}
+
+extension PredicateExpression {
+    func shifted(by s: Int, level: Int) -> PredicateExpression {
+        func e(_ x: PredicateExpression) -> PredicateExpression { x.shifted(by: s, level: level) }
+        switch self {
+        case .keyPath(let scope, let path, let at): return .keyPath(scope: scope >= level ? scope + s : scope, path: path, at: at)
+        case .variable, .literal: return self
+        case .count(let x, let at): return .count(e(x), at: at)
+        case .conditional(let t, let a, let b, let at): return .conditional(t.shifted(by: s, level: level), e(a), e(b), at: at)
+        case .coalesce(let a, let b, let at): return .coalesce(e(a), e(b), at: at)
+        case .filtered(let c, let q, let at): return .filtered(e(c), q.shifted(by: s, level: level + 1), at: at)
+        case .arithmetic(let op, let a, let b, let at): return .arithmetic(op, e(a), e(b), at: at)
+        }
+    }
+}
+
 /// A boolean condition on objects (swift-foundation's Predicate, as one closed tree).
 public indirect enum Predicate: Equatable, Sendable {
     case constant(Bool, at: SourceLocation)
@@ -85,13 +128,16 @@ public indirect enum Predicate: Equatable, Sendable {
     /// `p ?? d`: a condition on an optional chain (`$0.livingAccommodation?.address.contains(q)`),
     /// `d` where the chain is nil. `p == true` is `p ?? false`.
     case orElse(Predicate, Predicate, at: SourceLocation)
+    /// `tripFilter.evaluate($0)`: the predicate bound to a variable (`{"predicate": …}`), for the
+    /// object at `scope`.
+    case evaluate(String, scope: Int, at: SourceLocation)
 
     public var location: SourceLocation {
         switch self {
         case .constant(_, let at), .conjunction(_, let at), .disjunction(_, let at), .negation(_, let at),
              .comparison(_, _, _, _, let at), .string(_, _, _, _, let at), .inCollection(_, _, let at),
              .between(_, _, _, let at), .typeCheck(_, _, let at), .anySatisfy(_, _, let at),
-             .allSatisfy(_, _, let at), .isEmpty(_, let at), .conditional(_, _, _, let at), .orElse(_, _, let at):
+             .allSatisfy(_, _, let at), .isEmpty(_, let at), .conditional(_, _, _, let at), .orElse(_, _, let at), .evaluate(_, _, let at):
             return at
         case .value(let e): return e.location
         }

@@ -16,6 +16,9 @@ struct PredicateChecker {
     /// What the condition being typed needs to be evaluated without failing (its unwrapped
     /// key paths not nil), innermost condition last (``TypedPredicate/guarded(_:_:)``).
     private var requirements: [[TypedPredicate]] = []
+    /// The bound predicates being inlined (`evaluate`), outermost first.
+    private var evaluating: [String] = []
+    static let maxEvaluateDepth = 16
     /// The most nodes the conditions a predicate lowers to may have (``TypedPredicate/loweredSizes``).
     static let maxLoweredNodes = 4_000
     /// Tables the key paths of one scope may join: SQLite joins at most 64 in
@@ -108,7 +111,40 @@ struct PredicateChecker {
         case .isEmpty(let e, let at): return try atom { try $0.emptiness(e, at) }
         case .conditional(let test, let a, let b, _): return try conditional(test, a, b)
         case .orElse(let p, let d, _): return try orElse(p, d)
+        case .evaluate(let name, let scope, let at): return try evaluated(name, scope, at)
         }
+    }
+
+    /// The predicate bound to `name`, checked for the object at `scope` (in place of `evaluate`).
+    private mutating func evaluated(_ name: String, _ scope: Int, _ at: SourceLocation) throws -> TypedPredicate {
+        let tree = try bound(name, scope, at)
+        evaluating.append(name)
+        defer { evaluating.removeLast() }
+        do {
+            try checkKeyPaths(tree)
+            return try check(tree)
+        } catch var e as StrataError where e.path == nil {
+            // A position in the bound predicate's text: say which.
+            e.message = "in the predicate bound to '\(name)': " + e.message
+            e.path = (JSONPath() / "bindings" / name / "predicate").description
+            throw e
+        }
+    }
+
+    /// The predicate bound to `name` (`{"predicate": tree or text}`), moved to the object at `scope`.
+    private mutating func bound(_ name: String, _ scope: Int, _ at: SourceLocation) throws -> Predicate {
+        if slots != nil { throw NeedsValues() }
+        guard scope < scopes.count else { throw fail("'$\(scope)' is not in scope", at) }
+        guard let v = bindings[name] else {
+            throw fail("unknown variable '\(name)' (bindings: \(bindings.keys.sorted().joined(separator: ", ")))", at)
+        }
+        guard case .object(let members) = v, members.count == 1, members[0].0 == "predicate" else {
+            throw fail("variable '\(name)' must be bound to {\"predicate\": …} (a predicate's JSON or #Predicate text) to be evaluated", at)
+        }
+        guard evaluating.count < PredicateChecker.maxEvaluateDepth, !evaluating.contains(name) else {
+            throw fail("predicate '\(name)' evaluates itself (through \(evaluating.joined(separator: ", ")))", at)
+        }
+        return try PredicateJSON.predicate(members[0].1, JSONPath() / "bindings" / name / "predicate").shifted(by: scope)
     }
 
     /// `p ?? d`: `d` where the optional chain `p` tests is nil, else `p` (a condition that tests
@@ -889,6 +925,7 @@ struct PredicateChecker {
         case .conditional(let t, let a, let b, _):
             try checkKeyPaths(t); try checkKeyPaths(a); try checkKeyPaths(b)
         case .orElse(let p, let d, _): try checkKeyPaths(p); try checkKeyPaths(d)
+        case .evaluate: return  // checked when inlined (``bound(_:_:_:)``)
         }
     }
 

@@ -90,6 +90,14 @@ enum PredicateJSON {
             case "??":
                 let ops = try operands(arg, 2, op, p)
                 return .orElse(try predicate(ops[0], p / 0), try predicate(ops[1], p / 1), at: loc(path))
+            case "evaluate":
+                // `"tripFilter"` for the object in scope, `["f", 1]` for the enclosing one.
+                if case .string(let name) = arg { return .evaluate(name, scope: 0, at: loc(path)) }
+                guard case .array(let items) = arg, items.count == 2, case .string(let name) = items[0],
+                      case .number(let n) = items[1], let scope = Int(n), scope >= 0, scope < 64 else {
+                    throw fail("'evaluate' takes the name of a variable bound to a predicate, or [name, scope]", p)
+                }
+                return .evaluate(name, scope: scope, at: loc(path))
             default:
                 if let c = ComparisonOperator(rawValue: op) {
                     let ops = try operands(arg, 2, op, p)
@@ -99,7 +107,7 @@ enum PredicateJSON {
                     let ops = try operands(arg, 2, op, p)
                     return .string(s, try expression(ops[0], p / 0), try expression(ops[1], p / 1), options, at: loc(path))
                 }
-                throw fail("unknown predicate operator '\(op)' (known: and or not == != < <= > >= in between contains hasPrefix hasSuffix localizedStandardContains is any all isEmpty cond value ??)", p)
+                throw fail("unknown predicate operator '\(op)' (known: and or not == != < <= > >= in between contains hasPrefix hasSuffix localizedStandardContains is any all isEmpty cond value ?? evaluate)", p)
             }
         default:
             throw fail("expected a predicate (an operator object, true/false, or #Predicate text), found \(v.typeName)", path)

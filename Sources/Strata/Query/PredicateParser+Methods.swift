@@ -27,7 +27,7 @@ extension PredicateTextParser {
         "min", "max", "sorted", "reversed", "count", "isEmpty", "firstIndex", "lastIndex", "range",
         "localizedStandardCompare", "description",
         "distance", "addingTimeInterval", "timeIntervalSince", "isEqual", "elementsEqual", "hasPrefixes",
-        "matches", "wholeMatch", "firstMatch", "evaluate",
+        "matches", "wholeMatch", "firstMatch",
     ]
 
     mutating func parsePostfix(_ start: Node) throws -> Node {
@@ -186,7 +186,7 @@ extension PredicateTextParser {
     private static let knownMethods: Set<String> = [
         "contains", "hasPrefix", "hasSuffix", "starts", "localizedStandardContains",
         "localizedCaseInsensitiveContains", "allSatisfy", "compare", "caseInsensitiveCompare",
-        "localizedCompare", "localizedCaseInsensitiveCompare", "filter",
+        "localizedCompare", "localizedCaseInsensitiveCompare", "filter", "evaluate",
     ]
 
     private func checkMethod(_ name: String, _ pos: Int) throws {
@@ -265,6 +265,16 @@ extension PredicateTextParser {
         case "localizedCaseInsensitiveContains":
             guard args.count == 1 else { throw wrong("localizedCaseInsensitiveContains(_:)") }
             return try stringTest(.contains, nil, .caseInsensitive)
+        case "evaluate":
+            // `tripFilter.evaluate($0)`: a predicate bound to a variable, for an object in scope.
+            guard case .expr(.variable(let name, _)) = n.kind else {
+                throw predicateError("evaluate(_:) applies to a variable bound to a predicate", pos)
+            }
+            guard args.count == 1, args[0].label == nil, case .node(let x) = args[0].value,
+                  case .expr(.keyPath(let scope, let path, _)) = x.kind, path.isEmpty else {
+                throw wrong("evaluate($0) or evaluate(parameter)")
+            }
+            return Node(kind: .pred(.evaluate(name, scope: scope, at: at)), start: start)
         case "filter":
             guard let body = closureArgument(), args.first?.label == nil else { throw wrong("filter { ... }") }
             return Node(kind: .expr(.filtered(try receiver(n), body, at: at)), start: start)

@@ -82,6 +82,7 @@ struct PredicateRenderer {
         case .conditional(let a, let b, let c, _):
             return forcesName(a, level) || forcesName(b, level) || forcesName(c, level)
         case .orElse(let a, let b, _): return forcesName(a, level) || forcesName(b, level)
+        case .evaluate(_, let scope, _): return level >= 1 && scope == level
         }
     }
 
@@ -175,6 +176,8 @@ struct PredicateRenderer {
             return ("(\(wrap(predicate(t), 3)) ? \(wrap(predicate(a), 3)) : \(wrap(predicate(b), 3)))", 8)
         case .orElse(let p, let d, _):
             return ("\(wrap(predicate(p), 5)) ?? \(wrap(predicate(d), 4))", 4)
+        case .evaluate(let name, let scope, _):
+            return ("\(Self.variable(name)).evaluate(\(reference(scope)))", 8)
         }
     }
 

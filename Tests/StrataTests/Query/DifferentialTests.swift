@@ -206,6 +206,11 @@ final class DifferentialTests: StoreTestCase {
         ("Trip", "searchText.isEmpty ? true : $0.name.localizedStandardContains(searchText)", #"{"searchText": ""}"#),
         ("Trip", "#Predicate<Trip> { trip in trip.endDate >= now && trip.code == code }", #"{"now": "2024-06-01T00:00:00Z", "code": "e621e1f8-c36c-495a-93fc-0c247a3e6e5f"}"#),
         ("Trip", #"$0.photo == "AAEC" || $0.website!.contains("zürich")"#, "{}"),
+        // Composition, as Apple's trips list composes its search and its filter.
+        ("Trip", "searchPredicate.evaluate($0) && tripFilter.evaluate($0)",
+         #"{"searchPredicate": {"predicate": "$0.name.localizedStandardContains(q)"}, "q": "zur", "tripFilter": {"predicate": {"!=": [{"key": "rating"}, null]}}}"#),
+        ("Trip", "{ trip in trip.bucketList.contains { planned.evaluate($0) && owner.evaluate(trip) } }",
+         #"{"planned": {"predicate": "$0.isInPlan"}, "owner": {"predicate": "$0.flag || inner.evaluate($0)"}, "inner": {"predicate": "$0.bucketList.count > 1"}}"#),
         // Arithmetic: a failure (an overflow, a division by zero, no finite result) leaves the object out, under ! too.
         ("Trip", "$0.endDate > $0.startDate + 86400", "{}"),
         ("Trip", "$0.endDate - $0.startDate >= 3 * 86400.0", "{}"),

@@ -113,6 +113,12 @@ final class PredicateCheckTests: StoreTestCase {
         Bad(#"{"entity": "Nope"}"#, ["unknown entity 'Nope'"], path: "/entity"),
         Bad(#"{"predicate": true}"#, ["missing 'entity'"], path: "/entity"),
         Bad(#"{"entity": "Trip", "sortBy": [{"key": "nope"}]}"#, ["unknown key path 'nope'"], path: "/sortBy/0/key"),
+        // Composition: the variable must hold a predicate of the object's entity, and not evaluate itself.
+        Bad(p(#""f.evaluate($0)""#), ["unknown variable 'f'"], path: "/predicate"),
+        Bad(p(#""f.evaluate($0)""#, bindings: #"{"f": "x"}"#), ["variable 'f' must be bound to {\"predicate\": …}"], path: "/predicate"),
+        Bad(p(#""f.evaluate($0)""#, bindings: #"{"f": {"predicate": "$0.nope == 1"}}"#), ["in the predicate bound to 'f': unknown key path 'nope'"], path: "/bindings/f/predicate"),
+        Bad(p(#"{"evaluate": "f"}"#, bindings: #"{"f": {"predicate": {"evaluate": "g"}}, "g": {"predicate": "f.evaluate($0)"}}"#),
+            ["in the predicate bound to 'g': predicate 'f' evaluates itself (through f, g)"], path: "/bindings/g/predicate"),
         // Sort keys take no force unwrap.
         Bad(#"{"entity": "Trip", "sortBy": [{"key": "livingAccommodation!.placeName"}]}"#, ["'Trip' has no attribute or relationship 'livingAccommodation!'"], path: "/sortBy/0/key"),
         // Force unwraps under many alternating && and ||: the conditions they lower to would be too large.

@@ -42,6 +42,7 @@ private func strip(_ p: Pred) -> Pred {
     case .isEmpty(let e, _): return .isEmpty(strip(e), at: U)
     case .conditional(let a, let b, let c, _): return .conditional(strip(a), strip(b), strip(c), at: U)
     case .orElse(let a, let b, _): return .orElse(strip(a), strip(b), at: U)
+    case .evaluate(let n, let s, _): return .evaluate(n, scope: s, at: U)
     }
 }
 
@@ -72,6 +73,7 @@ private func offsets(_ p: Pred) -> [Int?] {
     case .isEmpty(let e, _): return [p.location.textOffset] + offsets(e)
     case .conditional(let a, let b, let c, _): return [p.location.textOffset] + offsets(a) + offsets(b) + offsets(c)
     case .orElse(let a, let b, _): return [p.location.textOffset] + offsets(a) + offsets(b)
+    case .evaluate: return [p.location.textOffset]
     }
 }
 
@@ -494,6 +496,14 @@ final class PredicateParserTests: XCTestCase {
         fails("$0.a == 1 ===", "unexpected '==='", at: 11)
         fails("{ $0.a }.b", "unexpected '.'", at: 9)
         fails("$0.a == \u{7}", "unexpected character U+0007", at: 9)
+        // Composition: a predicate bound to a variable, evaluated for an object in scope.
+        check("searchPredicate.evaluate($0) && tripFilter.evaluate($0)",
+              and(.evaluate("searchPredicate", scope: 0, at: U), .evaluate("tripFilter", scope: 0, at: U)),
+              renders: "searchPredicate.evaluate($0) && tripFilter.evaluate($0)")
+        check("{ trip in trip.bucketList.contains { f.evaluate(trip) } }",
+              .anySatisfy(kp("bucketList"), .evaluate("f", scope: 1, at: U), at: U))
+        fails("$0.name.evaluate($0)", "evaluate(_:) applies to a variable bound to a predicate", at: 9)
+        fails("f.evaluate($0.name)", "evaluate($0) or evaluate(parameter)", at: 3)
         // if let, as Swift's #Predicate writes it.
         check("if let b = $0 as? BusinessTrip { b.perdiem > 50 } else { false }",
               .conditional(cmp(.notEqual, kp("as:BusinessTrip"), lit(.null)), cmp(.greater, kp("as:BusinessTrip", "perdiem"), num("50")),
@@ -749,6 +759,7 @@ final class PredicateParserTests: XCTestCase {
             case .isEmpty(let e, _): return valid(e)
             case .conditional(let a, let b, let c, _): return valid(a) && valid(b) && valid(c)
             case .orElse(let a, let b, _): return valid(a) && valid(b)
+            case .evaluate: return true
             }
         }
         func valid(_ e: Expr) -> Bool {

@@ -62,6 +62,27 @@ final class PreparedFetchTests: StoreTestCase {
         XCTAssertEqual(String(decoding: try run(p, #"{"now": "\#(Pools.iso(Pools.epoch + 400 * 86_400))"}"#), as: UTF8.self), "[]")
     }
 
+    func testTheNewFormsRunPreparedWithVariablesAsPlainFetches() throws {
+        let (_, c) = try store()
+        // Arithmetic, force unwraps, casts, filter and if let take variables compiled; a predicate
+        // bound to a variable (evaluate) is checked at each run with its value.
+        let cases: [(String, [String])] = [
+            ("($0.rating ?? 0) * k > lo && $0.endDate > $0.startDate + secs", [#"{"k": 2, "lo": 5, "secs": 3600}"#, #"{"k": 9223372036854775807, "lo": 0, "secs": 0}"#]),
+            ("$0.livingAccommodation!.placeName != p", [#"{"p": "p3"}"#, #"{"p": ""}"#]),
+            ("($0 as? PersonalTrip)?.reason == r || $0.bucketList.filter { $0.title == t }.count > 0", [#"{"r": "family", "t": "t4"}"#]),
+            ("if let a = $0.livingAccommodation { a.placeName == p } else { false }", [#"{"p": "p7"}"#]),
+            ("f.evaluate($0) && !$0.name.isEmpty", [#"{"f": {"predicate": "$0.rating == 3"}}"#, #"{"f": {"predicate": {"<": [{"key": "rating"}, 2]}}}"#]),
+        ]
+        for (text, runs) in cases {
+            let descriptor = #"{"entity": "Trip", "predicate": \#(JSONValue.string(text).text), "sortBy": [{"key": "name"}]}"#
+            let p = try prepare(c, descriptor)
+            for bindings in runs {
+                let plain = #"{"entity": "Trip", "predicate": \#(JSONValue.string(text).text), "bindings": \#(bindings), "sortBy": [{"key": "name"}]}"#
+                XCTAssertEqual(String(decoding: try run(p, bindings), as: UTF8.self), String(decoding: try fetch(c, plain), as: UTF8.self), "\(text) with \(bindings)")
+            }
+        }
+    }
+
     func testCountIdentifiersStringOptionsEnumsAndDefaults() throws {
         let (_, c) = try store()
         let p = try prepare(c, #"{"entity": "Trip", "predicate": "$0.name.contains(q, options: [.caseInsensitive, .diacriticInsensitive]) && $0.rating >= min", "bindings": {"min": 0}}"#)
