@@ -433,6 +433,29 @@ static void test_session_examples(strata_context *ctx) {
         free(bindings);
     }
 
+    /* The trips list as Apple's sample composes it: a search predicate and a filter, each bound to a variable. */
+    expect_both(ctx, "Trip", "searchPredicate.evaluate($0) && tripFilter.evaluate($0)",
+                "{\"and\": [{\"evaluate\": \"searchPredicate\"}, {\"evaluate\": \"tripFilter\"}]}",
+                "{\"searchPredicate\": {\"predicate\": \"" SEARCH_TEXT "\"}, \"searchText\": \"o\","
+                " \"tripFilter\": {\"predicate\": {\">=\": [{\"key\": \"endDate\"}, {\"var\": \"currentDate\"}]}},"
+                " \"currentDate\": \"" NOW "\"}", "", "CDF");
+    /* Unplanned bucket-list items. */
+    expect_both(ctx, "Trip", "$0.bucketList.filter { !$0.isInPlan }.count > 0",
+                "{\">\": [{\"count\": {\"filter\": [{\"key\": \"bucketList\"}, {\"not\": {\"key\": \"isInPlan\"}}]}}, 0]}", NULL, "", "AD");
+    /* Segments by subclass: a cast, if let, and a subentity's attribute on a Trip fetch. */
+    expect_both(ctx, "Trip", "($0 as? BusinessTrip)?.perdiem ?? 0 > 100",
+                "{\">\": [{\"??\": [{\"key\": \"as:BusinessTrip.perdiem\"}, 0]}, 100]}", NULL, "", "B");
+    expect_both(ctx, "Trip", "if let b = $0 as? BusinessTrip { b.perdiem > 50 } else { false }",
+                "{\">\": [{\"key\": \"perdiem\"}, 50]}", NULL, "", "BE");
+    expect_both(ctx, "Trip", NULL, "{\"==\": [{\"key\": \"reason\"}, \"family\"]}", NULL, "", "A");
+    expect_trips(ctx, "{\"entity\": \"Trip\", \"sortBy\": [{\"key\": \"perdiem\", \"order\": \"reverse\"}], \"fetchLimit\": 3}", "BEA");
+    /* Trips longer than a week: arithmetic on dates. */
+    expect_both(ctx, "Trip", "$0.endDate > $0.startDate + 7 * 86400",
+                "{\">\": [{\"key\": \"endDate\"}, {\"+\": [{\"key\": \"startDate\"}, {\"*\": [7, 86400]}]}]}", NULL, "", "ACDF");
+    /* An optional chain as Swift forces it. */
+    expect_both(ctx, "Trip", "$0.livingAccommodation?.address.localizedStandardContains(\"loop\") ?? false",
+                "{\"??\": [{\"localizedStandardContains\": [{\"key\": \"livingAccommodation.address\"}, \"loop\"]}, false]}", NULL, "", "B");
+
     /* Trips with something planned. */
     expect_both(ctx, "Trip", "$0.bucketList.contains { $0.isInPlan }",
                 "{\"any\": [{\"key\": \"bucketList\"}, {\"key\": \"isInPlan\"}]}", NULL, "", "ABF");
