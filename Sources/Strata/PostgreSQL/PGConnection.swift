@@ -247,23 +247,10 @@ final class PGConnection {
     /// How PostgreSQL runs `sql`: `{"sql": …, "parameterCount": n, "queryPlan": [{"id", "parent": 0,
     /// "detail"}]}`, one entry a line of EXPLAIN's text (the shape of SQLite's explained plans).
     func explainJSON(_ sql: String, _ args: [SQLValue]) throws -> [UInt8] {
-        var w = JSONWriter()
-        w.beginObject()
-        w.key("sql"); w.string(sql)
-        w.key("parameterCount"); w.int(Int64(args.count))
-        w.key("queryPlan")
-        w.beginArray()
+        var plan = ExplainedQuery(sql: sql, parameterCount: args.count)
         let rows = try query("EXPLAIN " + sql, args)
-        for r in 0..<rows.count {
-            w.beginObject()
-            w.key("id"); w.int(Int64(r))
-            w.key("parent"); w.int(0)
-            w.key("detail"); w.string(rows.string(r, 0))
-            w.endObject()
-        }
-        w.endArray()
-        w.endObject()
-        return w.bytes
+        for r in 0..<rows.count { plan.step(id: Int64(r), parent: 0, detail: rows.string(r, 0)) }
+        return plan.finish()
     }
 
     /// Forgets the prepared statements (after DDL changed the tables they read).

@@ -362,7 +362,7 @@ struct PostgresHistorySnapshot: HistorySnapshot {
 
     /// The SQL of a request, its parameter count and PostgreSQL's plan (EXPLAIN's lines), as JSON.
     func explain(_ query: HistoryQuery) throws -> [UInt8] {
-        guard present else { return Array(#"{"sql":null,"parameterCount":0,"queryPlan":[]}"#.utf8) }
+        guard present else { return ExplainedQuery.nothing }
         let (sql, args) = select(query)
         return try connection.explainJSON(sql, args)
     }

@@ -304,15 +304,7 @@ struct SQLiteHistorySnapshot: HistorySnapshot {
     }
 
     func explain(_ query: HistoryQuery) throws -> [UInt8] {
-        guard try session.storeKeepsHistory() else {
-            var w = JSONWriter()
-            w.beginObject()
-            w.key("sql"); w.null()
-            w.key("parameterCount"); w.int(0)
-            w.key("queryPlan"); w.beginArray(); w.endArray()
-            w.endObject()
-            return w.bytes
-        }
+        guard try session.storeKeepsHistory() else { return ExplainedQuery.nothing }
         let (sql, args) = select(query)
         return try connection.explainJSON(sql, args)
     }

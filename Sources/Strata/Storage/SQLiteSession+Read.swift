@@ -156,21 +156,8 @@ extension Connection {
     /// How SQLite runs a statement: `{"sql": …, "parameterCount": n, "queryPlan":
     /// [{"id", "parent", "detail"}]}` (the rows of EXPLAIN QUERY PLAN).
     func explainJSON(_ sql: String, _ args: [SQLValue]) throws -> [UInt8] {
-        var w = JSONWriter()
-        w.beginObject()
-        w.key("sql"); w.string(sql)
-        w.key("parameterCount"); w.int(Int64(args.count))
-        w.key("queryPlan")
-        w.beginArray()
-        try statement(SQLiteDialect.queryPlan(sql)).query(args) { s in
-            w.beginObject()
-            w.key("id"); w.int(s.int64(0))
-            w.key("parent"); w.int(s.int64(1))
-            w.key("detail"); w.string(s.text(3))
-            w.endObject()
-        }
-        w.endArray()
-        w.endObject()
-        return w.bytes
+        var plan = ExplainedQuery(sql: sql, parameterCount: args.count)
+        try statement(SQLiteDialect.queryPlan(sql)).query(args) { s in plan.step(id: s.int64(0), parent: s.int64(1), detail: s.text(3)) }
+        return plan.finish()
     }
 }
