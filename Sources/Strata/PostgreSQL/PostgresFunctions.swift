@@ -182,7 +182,7 @@ enum PostgresFunctions {
         $strata$
         """
 
-    /// `a op b` of bigints as Swift computes it (``Evaluation/integerArithmetic(_:_:_:)``): NULL
+    /// `a op b` of bigints as Swift computes it (``ArithmeticOperator/apply(_:_:)-(Int64,Int64)``): NULL
     /// where Swift traps (an overflow, the least bigint divided by -1, a division or remainder by
     /// zero) instead of PostgreSQL's error. Each operation is computed only once its check passed
     /// (a CASE arm whose condition is false is never evaluated, not even when planning with
@@ -201,7 +201,7 @@ enum PostgresFunctions {
         $strata$
         """
 
-    /// `a op b` of doubles as IEEE 754 computes it (``Evaluation/doubleArithmetic(_:_:_:)``): NULL
+    /// `a op b` of doubles as IEEE 754 computes it (``ArithmeticOperator/apply(_:_:)-(Double,Double)``): NULL
     /// where the result is not finite. PostgreSQL computes the same IEEE operation, but fails with
     /// 22003 where it overflows (the result is not finite: NULL) or underflows to zero (which
     /// IEEE gives: a product of two numbers below 1, a quotient below 1); an infinite or NaN

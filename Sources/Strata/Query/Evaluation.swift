@@ -103,45 +103,15 @@ enum Evaluation {
     /// `x op y` as Swift computes it, or NULL where Swift would trap or give no finite number
     /// (an int overflow, a division or remainder by zero, a result that is not finite) and
     /// where an operand is nil. Ints stay ints (division truncates); with `integer` false
-    /// both sides are doubles (an int converts). One definition for the evaluator, SQLite's
-    /// `strata_iarith`/`strata_farith` and constant folding.
+    /// both sides are doubles (an int converts). The evaluator and constant folding compute with
+    /// ``ArithmeticOperator/apply(_:_:)-(Int64,Int64)``, as SQLite's `strata_iarith`/`strata_farith` do.
     static func arithmetic(_ op: ArithmeticOperator, _ x: SQLValue, _ y: SQLValue, integer: Bool) -> SQLValue {
         if integer {
             guard case .int(let a) = x, case .int(let b) = y else { return .null }
-            return integerArithmetic(op, a, b).map { .int($0) } ?? .null
+            return op.apply(a, b).map { .int($0) } ?? .null
         }
         guard let a = x.numberValue, let b = y.numberValue else { return .null }
-        return doubleArithmetic(op, a, b).map { .double($0) } ?? .null
-    }
-
-    static func integerArithmetic(_ op: ArithmeticOperator, _ a: Int64, _ b: Int64) -> Int64? {
-        let (r, overflow): (Int64, Bool)
-        switch op {
-        case .add: (r, overflow) = a.addingReportingOverflow(b)
-        case .subtract: (r, overflow) = a.subtractingReportingOverflow(b)
-        case .multiply: (r, overflow) = a.multipliedReportingOverflow(by: b)
-        case .divide:
-            guard b != 0 else { return nil }
-            (r, overflow) = a.dividedReportingOverflow(by: b)
-        case .remainder:
-            guard b != 0 else { return nil }
-            (r, overflow) = a.remainderReportingOverflow(dividingBy: b)
-        }
-        return overflow ? nil : r
-    }
-
-    static func doubleArithmetic(_ op: ArithmeticOperator, _ a: Double, _ b: Double) -> Double? {
-        let r: Double
-        switch op {
-        case .add: r = a + b
-        case .subtract: r = a - b
-        case .multiply: r = a * b
-        case .divide:
-            guard b != 0 else { return nil }
-            r = a / b
-        case .remainder: return nil
-        }
-        return r.isFinite ? r : nil
+        return op.apply(a, b).map { .double($0) } ?? .null
     }
 }
 

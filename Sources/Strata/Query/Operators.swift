@@ -32,6 +32,40 @@ public enum ArithmeticOperator: String, CaseIterable, Sendable {
         case .remainder: return 4
         }
     }
+
+    /// `a op b` as Swift computes it, nil where Swift traps (an overflow, the least int divided
+    /// by -1, a division or remainder by zero). One definition for every store and the evaluator.
+    func apply(_ a: Int64, _ b: Int64) -> Int64? {
+        let (r, overflow): (Int64, Bool)
+        switch self {
+        case .add: (r, overflow) = a.addingReportingOverflow(b)
+        case .subtract: (r, overflow) = a.subtractingReportingOverflow(b)
+        case .multiply: (r, overflow) = a.multipliedReportingOverflow(by: b)
+        case .divide:
+            guard b != 0 else { return nil }
+            (r, overflow) = a.dividedReportingOverflow(by: b)
+        case .remainder:
+            guard b != 0 else { return nil }
+            (r, overflow) = a.remainderReportingOverflow(dividingBy: b)
+        }
+        return overflow ? nil : r
+    }
+
+    /// `a op b` in IEEE 754 doubles, nil where the result is not finite (a division by zero
+    /// included) and for `%`, which takes ints only.
+    func apply(_ a: Double, _ b: Double) -> Double? {
+        let r: Double
+        switch self {
+        case .add: r = a + b
+        case .subtract: r = a - b
+        case .multiply: r = a * b
+        case .divide:
+            guard b != 0 else { return nil }
+            r = a / b
+        case .remainder: return nil
+        }
+        return r.isFinite ? r : nil
+    }
 }
 
 /// String tests.

@@ -134,20 +134,20 @@ enum SQLFunctions {
     }
 
     /// `strata_length(text)`: the number of Unicode scalars, NULL with a NULL.
-    /// `strata_iarith(a, b, code)`: ``Evaluation/integerArithmetic(_:_:_:)`` of two integers, operator
+    /// `strata_iarith(a, b, code)`: ``ArithmeticOperator/apply(_:_:)-(Int64,Int64)`` of two integers, operator
     /// ``ArithmeticOperator/functionCode`` `code`; NULL with a NULL or another class, and where Swift traps.
     private static let integerArithmeticFunction: Function = { ctx, argc, argv in
         guard let ctx, let argv, argc == 3, let a0 = argv[0], let a1 = argv[1], let a2 = argv[2] else { return }
         guard sqlite3_value_type(a0) == SQLITE_INTEGER, sqlite3_value_type(a1) == SQLITE_INTEGER,
               let op = arithmeticOperator(sqlite3_value_int64(a2)),
-              let r = Evaluation.integerArithmetic(op, sqlite3_value_int64(a0), sqlite3_value_int64(a1)) else {
+              let r = op.apply(sqlite3_value_int64(a0), sqlite3_value_int64(a1)) else {
             sqlite3_result_null(ctx)
             return
         }
         sqlite3_result_int64(ctx, r)
     }
 
-    /// `strata_farith(a, b, code)`: ``Evaluation/doubleArithmetic(_:_:_:)`` of two numbers (an integer
+    /// `strata_farith(a, b, code)`: ``ArithmeticOperator/apply(_:_:)-(Double,Double)`` of two numbers (an integer
     /// converts); NULL with a NULL or another class, and where the result is not a finite number.
     private static let doubleArithmeticFunction: Function = { ctx, argc, argv in
         guard let ctx, let argv, argc == 3, let a0 = argv[0], let a1 = argv[1], let a2 = argv[2] else { return }
@@ -159,7 +159,7 @@ enum SQLFunctions {
             }
         }
         guard let a = number(a0), let b = number(a1), let op = arithmeticOperator(sqlite3_value_int64(a2)),
-              let r = Evaluation.doubleArithmetic(op, a, b) else {
+              let r = op.apply(a, b) else {
             sqlite3_result_null(ctx)
             return
         }
