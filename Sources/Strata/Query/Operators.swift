@@ -68,6 +68,11 @@ public enum ArithmeticOperator: String, CaseIterable, Sendable {
     }
 }
 
+/// What a value of related objects aggregates to (`$0.bucketList.map { $0.priority }.max()`).
+public enum AggregateFunction: String, CaseIterable, Sendable {
+    case max, min
+}
+
 /// String tests.
 public enum StringOperator: String, CaseIterable, Sendable {
     case contains, hasPrefix, hasSuffix, localizedStandardContains

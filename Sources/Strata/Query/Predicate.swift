@@ -48,11 +48,15 @@ public indirect enum PredicateExpression: Equatable, Sendable {
     case filtered(PredicateExpression, Predicate, at: SourceLocation)
     /// `a + b`, `a - b`, `a * b`, `a / b`, `a % b` (`-a` is `0 - a`).
     case arithmetic(ArithmeticOperator, PredicateExpression, PredicateExpression, at: SourceLocation)
+    /// `$0.bucketList.map { $0.priority }.max()`: the largest (smallest) of a value of the related
+    /// objects (a to-many key path, or a filter of one); the value's scope 0 is the element.
+    case aggregate(AggregateFunction, PredicateExpression, PredicateExpression, at: SourceLocation)
 
     public var location: SourceLocation {
         switch self {
         case .keyPath(_, _, let at), .variable(_, let at), .literal(_, let at), .count(_, let at),
-             .conditional(_, _, _, let at), .coalesce(_, _, let at), .filtered(_, _, let at), .arithmetic(_, _, _, let at):
+             .conditional(_, _, _, let at), .coalesce(_, _, let at), .filtered(_, _, let at), .arithmetic(_, _, _, let at),
+             .aggregate(_, _, _, let at):
             return at
         }
     }
@@ -97,6 +101,7 @@ extension PredicateExpression {
         case .coalesce(let a, let b, let at): return .coalesce(e(a), e(b), at: at)
         case .filtered(let c, let q, let at): return .filtered(e(c), q.shifted(by: s, level: level + 1), at: at)
         case .arithmetic(let op, let a, let b, let at): return .arithmetic(op, e(a), e(b), at: at)
+        case .aggregate(let f, let c, let v, let at): return .aggregate(f, e(c), v.shifted(by: s, level: level + 1), at: at)
         }
     }
 }

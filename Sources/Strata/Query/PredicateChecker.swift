@@ -590,7 +590,55 @@ struct PredicateChecker {
         case .filtered(_, _, let at):
             throw fail("'filter' gives related objects, not a value: count them, test isEmpty, or use contains { } or allSatisfy { } on them", at)
         case .arithmetic(let op, let a, let b, let at): return try arithmeticValue(op, a, b, at)
+        case .aggregate(let f, let source, let v, let at): return try aggregateValue(f, source, v, at)
         }
+    }
+
+    /// `source.map { value }.max()`: the value typed for the related objects (ints, doubles, dates
+    /// and strings, compared as everywhere); it fails where the value fails for one of them.
+    private mutating func aggregateValue(_ f: AggregateFunction, _ source: PredicateExpression, _ v: PredicateExpression,
+                                         _ at: SourceLocation) throws -> TypedExpression {
+        var filter: TypedPredicate?
+        let ref: KeyPathRef
+        if case .filtered(let s, let body, let fat) = source {
+            let (r, p) = try filtered(s, body, fat)
+            ref = r
+            filter = p
+        } else {
+            guard case .keyPath(let scope, let path, let kat) = source else {
+                throw fail("'map { }.\(f.rawValue)()' needs a to-many key path", source.location)
+            }
+            ref = try resolve(scope: scope, path: path, at: kat)
+            try countJoins(ref, kat)
+            try require(ref, path, kat)
+        }
+        guard case .toMany(let rel) = ref.end else {
+            throw fail("'\(ref.text)' is not a to-many relationship: 'map { }.\(f.rawValue)()' applies to to-many relationships", at)
+        }
+        scopes.append(rel.destination)
+        joins.append([:])
+        requirements.append([])
+        let tv: TypedExpression
+        do {
+            tv = try value(v, expected: nil)
+        } catch {
+            scopes.removeLast(); joins.removeLast(); requirements.removeLast()
+            throw error
+        }
+        let needs = requirements.removeLast()
+        scopes.removeLast()
+        joins.removeLast()
+        switch tv.type {
+        case .attribute(.int), .attribute(.double), .attribute(.date), .attribute(.string), .attribute(.url): break
+        default: throw fail("'\(f.rawValue)()' of \(tv.type) values is not supported (ints, doubles, dates and strings)", v.location)
+        }
+        // The filter runs first, for every object; then the value, for those it keeps.
+        if let p = filter, p.isFallible { note([.negated(.any(ref, p.fails))]) }
+        if !needs.isEmpty {
+            let kept = filter.map { [$0.lowered] } ?? []
+            note([.negated(.any(ref, .allOf(kept + [.negated(.allOf(needs))])))])
+        }
+        return .aggregate(f, ref, filter: filter?.lowered, value: tv, tv.type)
     }
 
     /// `a op b`: ints stay ints, a double makes doubles, a date plus or minus seconds is a date and
@@ -937,6 +985,15 @@ struct PredicateChecker {
         case .conditional(let t, let a, let b, _):
             try checkKeyPaths(t); try checkKeyPaths(a); try checkKeyPaths(b)
         case .coalesce(let a, let b, _), .arithmetic(_, let a, let b, _): try checkKeyPaths(a); try checkKeyPaths(b)
+        case .aggregate(_, let source, let v, _):
+            try checkKeyPaths(source)
+            var inner = source
+            if case .filtered(let s, _, _) = source { inner = s }
+            guard case .keyPath(let scope, let path, let at) = inner,
+                  case .toMany(let rel) = try resolve(scope: scope, path: path, at: at).end else { return }
+            scopes.append(rel.destination)
+            defer { scopes.removeLast() }
+            try checkKeyPaths(v)
         case .filtered(let source, let body, _):
             try checkKeyPaths(source)
             guard case .keyPath(let scope, let path, let at) = source,

@@ -192,6 +192,19 @@ struct PredicateCompiler {
         return "(SELECT \(select) FROM \(src.from) WHERE \(condition))"
     }
 
+    /// `(SELECT max(value) FROM related WHERE filter AND guards AND link)`: the value read in the
+    /// related object's scope; every related row it reads is checked.
+    private mutating func aggregate(_ f: AggregateFunction, _ ref: KeyPathRef, _ filter: TypedPredicate?, _ value: TypedExpression) -> String {
+        guard let src = manySource(ref) else { return "NULL" }
+        scopes.append(Scope(alias: src.alias, entity: src.entity))
+        let v = expression(value)
+        let condition = filter.map { predicate($0) }
+        let s = scopes.removeLast()
+        let conditions = (condition.map { [$0] } ?? []) + s.guards + [src.link]
+        let joins = s.joins.isEmpty ? "" : " " + s.joins.joined(separator: " ")
+        return "(SELECT \(f.rawValue)(\(v)) FROM \(src.from)\(joins) WHERE \(conditions.joined(separator: " AND ")))"
+    }
+
     // MARK: Predicates
 
     /// - Parameter safe: the result must be 0 or 1, never NULL.
@@ -322,6 +335,7 @@ struct PredicateCompiler {
         case .count(let ref): return subquery(ref, select: "count(*)", inner: nil)
         case .countWhere(let ref, let p): return subquery(ref, select: "count(*)") { c in c.predicate(p) }
         case .arithmetic(let op, let a, let b, _, let integer): return dialect.arithmetic(op, integer: integer, expression(a), expression(b))
+        case .aggregate(let f, let ref, let filter, let value, _): return aggregate(f, ref, filter, value)
         case .length(let inner): return dialect.length(expression(inner))
         case .conditional(let t, let a, let b, _):
             return "CASE WHEN \(predicate(t)) THEN \(expression(a)) ELSE \(expression(b)) END"
@@ -398,6 +412,7 @@ extension PredicateCompiler {
         case .count: return 14
         case .countWhere(_, let p): return 14 + depth(p)
         case .arithmetic(_, let a, let b, _, _): return 5 + max(depth(a), depth(b))
+        case .aggregate(_, _, let filter, let value, _): return 14 + max(depth(value), filter.map { depth($0) } ?? 0)
         case .length(let inner): return 3 + depth(inner)
         case .conditional(let t, let a, let b, _): return max(3 + depth(t), 6 + depth(a), 6 + depth(b))
         case .coalesce:
@@ -432,6 +447,7 @@ extension PredicateCompiler {
         case .count: return 0
         case .countWhere(_, let p): return parameterCount(p)
         case .arithmetic(_, let a, let b, _, _): return parameterCount(a) + parameterCount(b)
+        case .aggregate(_, _, let filter, let value, _): return parameterCount(value) + (filter.map { parameterCount($0) } ?? 0)
         case .constant, .parameter, .list: return 1
         case .length(let inner): return parameterCount(inner)
         case .conditional(let t, let a, let b, _): return parameterCount(t) + parameterCount(a) + parameterCount(b)

@@ -108,6 +108,19 @@ struct PredicateEvaluator {
         case .count(let ref): return .int(Int64(many(ref, scopes).count))
         case .countWhere(let ref, let p): return .int(Int64(many(ref, scopes).filter { evaluate(p, scopes + [$0]) == true }.count))
         case .arithmetic(let op, let a, let b, _, let integer): return Evaluation.arithmetic(op, value(a, scopes), value(b, scopes), integer: integer)
+        case .aggregate(let f, let ref, let filter, let v, let type):
+            var best: SQLValue = .null
+            for o in many(ref, scopes) {
+                if let filter, evaluate(filter, scopes + [o]) != true { continue }
+                let x = value(v, scopes + [o])
+                if x.isNull { continue }
+                guard !best.isNull, let c = Evaluation.order(x, best, domain: type, options: []) else {
+                    if best.isNull { best = x }
+                    continue
+                }
+                if (f == .max && c > 0) || (f == .min && c < 0) { best = x }
+            }
+            return best
         case .length(let inner):
             if case .text(let s) = value(inner, scopes) { return .int(Int64(s.unicodeScalars.count)) }
             return .null

@@ -167,6 +167,13 @@ enum PredicateJSON {
             let ops = try operands(arg, 2, op.rawValue, path / op.rawValue)
             return .arithmetic(op, try expression(ops[0], path / op.rawValue / 0), try expression(ops[1], path / op.rawValue / 1), at: loc(path))
         }
+        for f in AggregateFunction.allCases {
+            // `{"@max": [{"key": "bucketList"}, {"key": "priority"}]}` (the value's keys are the element's).
+            guard let arg = o.value("@" + f.rawValue) else { continue }
+            try o.finish()
+            let ops = try operands(arg, 2, "@" + f.rawValue, path / ("@" + f.rawValue))
+            return .aggregate(f, try expression(ops[0], path / ("@" + f.rawValue) / 0), try expression(ops[1], path / ("@" + f.rawValue) / 1), at: loc(path))
+        }
         if let arg = o.value("abs") {
             // `abs(x)` is `x < 0 ? 0 - x : x` (abs of the least int overflows, as in Swift).
             try o.finish()
@@ -186,6 +193,6 @@ enum PredicateJSON {
             return .coalesce(try expression(ops[0], path / "??" / 0), try expression(ops[1], path / "??" / 1), at: loc(path))
         }
         let first = members.first?.0 ?? ""
-        throw fail("unknown expression '\(first)' (known: key, var, count, cond, ??, filter, + - * / %, abs, date, uuid, decimal, data, url, or a literal)", path / first)
+        throw fail("unknown expression '\(first)' (known: key, var, count, cond, ??, filter, + - * / %, abs, @max, @min, date, uuid, decimal, data, url, or a literal)", path / first)
     }
 }

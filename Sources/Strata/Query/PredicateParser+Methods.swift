@@ -19,12 +19,11 @@ private struct Arg {
 }
 
 extension PredicateTextParser {
-    private static let closureMethods: Set<String> = ["contains", "allSatisfy", "filter"]
+    private static let closureMethods: Set<String> = ["contains", "allSatisfy", "filter", "map"]
     private static let unsupportedMethods: Set<String> = [
         "lowercased", "uppercased", "capitalized", "localizedLowercase", "localizedUppercase",
         "trimmingCharacters", "replacingOccurrences", "components", "split", "prefix", "suffix",
-        "dropFirst", "dropLast", "map", "compactMap", "flatMap", "reduce", "first", "last",
-        "min", "max", "sorted", "reversed", "count", "isEmpty", "firstIndex", "lastIndex", "range",
+        "dropFirst", "dropLast", "compactMap", "flatMap", "reduce", "first", "last", "sorted", "reversed", "count", "isEmpty", "firstIndex", "lastIndex", "range",
         "localizedStandardCompare", "description",
         "distance", "addingTimeInterval", "timeIntervalSince", "isEqual", "elementsEqual", "hasPrefixes",
         "matches", "wholeMatch", "firstMatch",
@@ -65,6 +64,15 @@ extension PredicateTextParser {
         advance()
         let isCall = nameTok.kind == .ident
             && (tok.isPunct("(") || (tok.isPunct("{") && Self.closureMethods.contains(name)))
+        if isCall && name == "map" {
+            // `seq.map { value }` or `seq.map({ value })`: the receiver of max() or min().
+            let parenthesized = tok.isPunct("(")
+            if parenthesized { advance() }
+            guard tok.isPunct("{") else { throw predicateError("expected '{'", tok.pos, "map takes a closure: map { $0.value }") }
+            let value = try parseClosureValue()
+            if parenthesized { _ = try expect(")") }
+            return Node(kind: .mapped(try receiver(n), value), start: n.start)
+        }
         if isCall {
             try checkMethod(name, nameTok.pos)
             let (args, trailing) = try parseArguments(name)
@@ -186,7 +194,7 @@ extension PredicateTextParser {
     private static let knownMethods: Set<String> = [
         "contains", "hasPrefix", "hasSuffix", "starts", "localizedStandardContains",
         "localizedCaseInsensitiveContains", "allSatisfy", "compare", "caseInsensitiveCompare",
-        "localizedCompare", "localizedCaseInsensitiveCompare", "filter", "evaluate",
+        "localizedCompare", "localizedCaseInsensitiveCompare", "filter", "evaluate", "map", "max", "min",
     ]
 
     private func checkMethod(_ name: String, _ pos: Int) throws {
@@ -265,6 +273,12 @@ extension PredicateTextParser {
         case "localizedCaseInsensitiveContains":
             guard args.count == 1 else { throw wrong("localizedCaseInsensitiveContains(_:)") }
             return try stringTest(.contains, nil, .caseInsensitive)
+        case "max", "min":
+            guard case .mapped(let source, let value) = n.kind, args.isEmpty, trailing == nil else {
+                throw predicateError("\(name)() applies to the values of map { } over a to-many relationship", pos,
+                                     "e.g. $0.bucketList.map { $0.priority }.\(name)()")
+            }
+            return Node(kind: .expr(.aggregate(name == "max" ? .max : .min, source, value, at: at)), start: start)
         case "evaluate":
             // `tripFilter.evaluate($0)`: a predicate bound to a variable, for an object in scope.
             guard case .expr(.variable(let name, _)) = n.kind else {

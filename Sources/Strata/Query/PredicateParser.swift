@@ -132,6 +132,8 @@ struct PredicateTextParser {
             case range(Node?, Node?, closed: Bool)
             /// `a.compare(b, options:)`: only an operand of `==`/`!=` with `.orderedX`.
             case compareResult(PredicateExpression, PredicateExpression, StringOptions)
+            /// `seq.map { value }`: only the receiver of `max()` and `min()`.
+            case mapped(PredicateExpression, PredicateExpression)
         }
         var kind: Kind
         /// Position of the node's first character, for error messages.
@@ -162,7 +164,7 @@ struct PredicateTextParser {
         return predicateError("unexpected \(t.named)", t.pos)
     }
 
-    private mutating func expect(_ p: String) throws -> Int {
+    mutating func expect(_ p: String) throws -> Int {
         guard tok.isPunct(p) else { throw predicateError("expected '\(p)'", tok.pos, "found \(tok.quoted)") }
         let pos = tok.pos
         advance()
@@ -253,6 +255,15 @@ struct PredicateTextParser {
 
     /// `{ [param in] [return] body }`, at the `{`: a new scope.
     mutating func parseClosure() throws -> Predicate {
+        try asPredicate(try parseClosureNode())
+    }
+
+    /// `{ value }` of `map`.
+    mutating func parseClosureValue() throws -> PredicateExpression {
+        try asExpression(try parseClosureNode())
+    }
+
+    private mutating func parseClosureNode() throws -> Node {
         try enter()
         defer { depth -= 1 }
         _ = try expect("{")
@@ -269,7 +280,7 @@ struct PredicateTextParser {
             throw predicateError("expected '}'", tok.pos, "found \(tok.quoted)")
         }
         advance()
-        return try asPredicate(body)
+        return body
     }
 
     /// `if let name = keyPath { … } else { … }` (also `else if let …`): the body where the key path
@@ -339,6 +350,8 @@ struct PredicateTextParser {
         case .compareResult:
             throw predicateError("expected a condition", n.start,
                                  "compare(...) must be compared with .orderedSame, .orderedAscending or .orderedDescending")
+        case .mapped:
+            throw predicateError("expected a condition", n.start, "map { } gives values: take their max() or min()")
         }
     }
 
@@ -355,6 +368,8 @@ struct PredicateTextParser {
         case .compareResult:
             throw predicateError("expected a value", n.start,
                                  "compare(...) must be compared with .orderedSame, .orderedAscending or .orderedDescending")
+        case .mapped:
+            throw predicateError("expected a value", n.start, "map { } gives values: take their max() or min()")
         }
     }
 

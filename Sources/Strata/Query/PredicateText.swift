@@ -96,6 +96,7 @@ struct PredicateRenderer {
         case .coalesce(let a, let b, _): return forcesName(a, level) || forcesName(b, level)
         case .filtered(let c, let body, _): return forcesName(c, level) || forcesName(body, level + 1)
         case .arithmetic(_, let a, let b, _): return forcesName(a, level) || forcesName(b, level)
+        case .aggregate(_, let c, let v, _): return forcesName(c, level) || forcesName(v, level + 1)
         }
     }
 
@@ -104,6 +105,15 @@ struct PredicateRenderer {
         guard scope >= 0, index >= 0 else { return "$\(scope)" }
         if let name = names[index] { return name }
         return scope == 0 ? "$0" : "$\(scope)"
+    }
+
+    private mutating func closure(_ value: PredicateExpression) -> String {
+        let name = Self.forcesName(value, 0) ? "x\(names.count)" : nil
+        names.append(name)
+        defer { names.removeLast() }
+        let text = expression(value).text
+        if let name { return "{ \(name) in \(text) }" }
+        return "{ \(text) }"
     }
 
     private mutating func closure(_ body: Predicate) -> String {
@@ -213,6 +223,8 @@ struct PredicateRenderer {
             return ("\(wrap(expression(a), 5)) ?? \(wrap(expression(b), 4))", 4)
         case .filtered(let c, let body, _):
             return ("\(receiver(c)).filter \(closure(body))", 8)
+        case .aggregate(let f, let c, let v, _):
+            return ("\(receiver(c)).map \(closure(v)).\(f.rawValue)()", 8)
         case .arithmetic(let op, let a, let b, _):
             // `0 - x` is `-x`; operands of * / % and the right of + - in parentheses unless primary.
             if op == .subtract, case .literal(.number("0"), _) = a { return ("-" + wrap(expression(b), 7), 7) }

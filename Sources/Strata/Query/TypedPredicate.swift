@@ -75,11 +75,14 @@ indirect enum TypedExpression {
     /// `a op b` in ints (`integer`) or doubles, of type `type` (a date plus seconds is a date):
     /// nil where an operand is, or where Swift would trap (``Evaluation/arithmetic(_:_:_:integer:)``).
     case arithmetic(ArithmeticOperator, TypedExpression, TypedExpression, ValueType, integer: Bool)
+    /// The largest (smallest) non-nil `value` of the related objects of a to-many key path that
+    /// satisfy `filter` (it cannot fail); nil when there are none.
+    case aggregate(AggregateFunction, KeyPathRef, filter: TypedPredicate?, value: TypedExpression, ValueType)
 
     var type: ValueType {
         switch self {
         case .keyPath(_, let t), .constant(_, let t), .parameter(_, let t), .list(_, let t), .conditional(_, _, _, let t), .coalesce(_, _, let t),
-             .arithmetic(_, _, _, let t, _): return t
+             .arithmetic(_, _, _, let t, _), .aggregate(_, _, _, _, let t): return t
         case .count, .countWhere, .length: return .attribute(.int)
         }
     }

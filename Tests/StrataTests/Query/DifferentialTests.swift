@@ -206,6 +206,11 @@ final class DifferentialTests: StoreTestCase {
         ("Trip", "searchText.isEmpty ? true : $0.name.localizedStandardContains(searchText)", #"{"searchText": ""}"#),
         ("Trip", "#Predicate<Trip> { trip in trip.endDate >= now && trip.code == code }", #"{"now": "2024-06-01T00:00:00Z", "code": "e621e1f8-c36c-495a-93fc-0c247a3e6e5f"}"#),
         ("Trip", #"$0.photo == "AAEC" || $0.website!.contains("zürich")"#, "{}"),
+        // Aggregates over a to-many relationship's values (nil when there are none).
+        ("Trip", "($0.bucketList.map { $0.priority }.max() ?? -1) >= 2", "{}"),
+        ("Trip", "$0.bucketList.filter { $0.isInPlan }.map { $0.title }.min() == \"Hike\" || $0.bucketList.map { $0.title }.max() == nil", "{}"),
+        ("BucketListItem", "$0.trip?.bucketList.map { $0.priority }.max() == $0.priority", "{}"),
+        ("Trip", "{ trip in trip.tags.contains { $0.trips.map { $0.startDate }.min() == trip.startDate } }", "{}"),
         // Composition, as Apple's trips list composes its search and its filter.
         ("Trip", "searchPredicate.evaluate($0) && tripFilter.evaluate($0)",
          #"{"searchPredicate": {"predicate": "$0.name.localizedStandardContains(q)"}, "q": "zur", "tripFilter": {"predicate": {"!=": [{"key": "rating"}, null]}}}"#),

@@ -56,6 +56,7 @@ private func strip(_ e: Expr) -> Expr {
     case .coalesce(let a, let b, _): return .coalesce(strip(a), strip(b), at: U)
     case .filtered(let c, let q, _): return .filtered(strip(c), strip(q), at: U)
     case .arithmetic(let op, let a, let b, _): return .arithmetic(op, strip(a), strip(b), at: U)
+    case .aggregate(let f, let c, let v, _): return .aggregate(f, strip(c), strip(v), at: U)
     }
 }
 
@@ -85,6 +86,7 @@ private func offsets(_ e: Expr) -> [Int?] {
     case .coalesce(let a, let b, _): return [e.location.textOffset] + offsets(a) + offsets(b)
     case .filtered(let c, let q, _): return [e.location.textOffset] + offsets(c) + offsets(q)
     case .arithmetic(_, let a, let b, _): return [e.location.textOffset] + offsets(a) + offsets(b)
+    case .aggregate(_, let c, let v, _): return [e.location.textOffset] + offsets(c) + offsets(v)
     }
 }
 
@@ -496,6 +498,14 @@ final class PredicateParserTests: XCTestCase {
         fails("$0.a == 1 ===", "unexpected '==='", at: 11)
         fails("{ $0.a }.b", "unexpected '.'", at: 9)
         fails("$0.a == \u{7}", "unexpected character U+0007", at: 9)
+        // Aggregates over a to-many relationship's values.
+        check("$0.bucketList.map { $0.priority }.max() ?? 0 > 2",
+              cmp(.greater, .coalesce(.aggregate(.max, kp("bucketList"), kp("priority"), at: U), num("0"), at: U), num("2")),
+              renders: "($0.bucketList.map { $0.priority }.max() ?? 0) > 2")
+        check("$0.bucketList.filter { $0.isInPlan }.map({ $0.title }).min() == \"a\"",
+              cmp(.equal, .aggregate(.min, .filtered(kp("bucketList"), .value(kp("isInPlan")), at: U), kp("title"), at: U), str("a")))
+        fails("$0.bucketList.max() == 1", "max() applies to the values of map { }", at: 15)
+        fails("$0.bucketList.map { $0.priority } == 1", "map { } gives values", at: 1)
         // Composition: a predicate bound to a variable, evaluated for an object in scope.
         check("searchPredicate.evaluate($0) && tripFilter.evaluate($0)",
               and(.evaluate("searchPredicate", scope: 0, at: U), .evaluate("tripFilter", scope: 0, at: U)),
@@ -770,6 +780,7 @@ final class PredicateParserTests: XCTestCase {
             case .coalesce(let a, let b, _): return valid(a) && valid(b)
             case .filtered(let c, let q, _): return valid(c) && valid(q)
             case .arithmetic(_, let a, let b, _): return valid(a) && valid(b)
+            case .aggregate(_, let c, let v, _): return valid(c) && valid(v)
             }
         }
         var checked = 0

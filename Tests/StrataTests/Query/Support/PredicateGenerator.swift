@@ -365,6 +365,15 @@ struct PredicateGenerator {
         if r < 28, let (k, _) = randomKey(t, optionalOnly: true) {
             return obj("??", .array([k, operand(t)]))
         }
+        if r >= 36 && r < 42 && (t == .int || t == .date || t == .string) && quantifierDepth < 2 {
+            // The largest or smallest value of the related objects (nil when there are none).
+            let (path, kind) = rng.pick(Self.toMany(scopes.last!))
+            let values = Self.keys(kind).filter { $0.type == t && !$0.path.contains("as:") }
+            if !values.isEmpty {
+                let source = manySource(path, kind)
+                return obj(rng.chance(0.5) ? "@max" : "@min", .array([source, obj("key", .string(rng.pick(values).path))]))
+            }
+        }
         if r < 36 && (t == .int || t == .double || t == .date) && depth < 4 {
             // Arithmetic, with the literals that make it fail (zero divisors, overflow, infinity).
             let ops = t == .int ? ["+", "-", "*", "/", "%"] : t == .double ? ["+", "-", "*", "/"] : ["+", "-"]
