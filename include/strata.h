@@ -409,6 +409,11 @@ typedef struct strata_container strata_container;
  *     when the server reports a serialization failure or a deadlock, then
  *     STRATA_ERR_BUSY; a lost connection is STRATA_ERR_IO, and nothing of the
  *     save is kept.
+ *   - Strata installs its functions in the store's schema and updates them
+ *     when a newer Strata opens the store writable. A read-only container
+ *     on a store whose functions an older Strata installed runs what needs a
+ *     newer one (arithmetic in a predicate) only after such an open: until
+ *     then those reads fail with STRATA_ERR_INCOMPATIBLE_STORE saying so.
  *   - Text cannot hold U+0000 (PostgreSQL's text type excludes it): a save
  *     of such a value fails with STRATA_ERR_INVALID. "externalStorage" data
  *     stays in its row (bytea; the server moves large values out of line

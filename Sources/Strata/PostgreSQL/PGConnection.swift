@@ -297,6 +297,12 @@ final class PGConnection {
         case "22": code = state == "22021" ? .invalid : .internal
         default: code = .internal
         }
+        if state == "42883" {
+            // A function of Strata's the store's schema lacks: installed by an older Strata (a read-only
+            // open does not refresh them) or dropped since.
+            return StrataError(.incompatibleStore, "PostgreSQL: \(message): the store's functions are not this version of Strata's; "
+                               + "opening the store once without readOnly installs them", postgresState: state)
+        }
         return StrataError(code, "PostgreSQL: \(message)" + (detail.map { " (\($0))" } ?? ""), postgresState: state)
     }
 }

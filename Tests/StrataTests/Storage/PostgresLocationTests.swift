@@ -4,6 +4,14 @@ import XCTest
 /// Opening a PostgreSQL location: libpq is loaded only then, its absence and a server that
 /// cannot be reached are plain errors, and no error repeats the location's password.
 final class PostgresLocationTests: StoreTestCase {
+    func testAFunctionTheStoreLacksIsAnIncompatibleStoreSayingHowToInstallIt() {
+        // A store whose functions an older Strata installed, opened read-only (no refresh).
+        let e = PGConnection.mapError(state: "42883", message: "function strata_iarith(bigint, bigint, integer) does not exist", detail: nil)
+        XCTAssertEqual(e.code, .incompatibleStore)
+        XCTAssertTrue(e.message.contains("strata_iarith") && e.message.contains("opening the store once without readOnly installs them"), e.message)
+        XCTAssertEqual(PGConnection.mapError(state: "42P01", message: "relation does not exist", detail: nil).code, .internal)
+    }
+
     func testAMissingClientLibraryIsAnIOErrorNamingIt() {
         guard case .failure(let e) = LibPQ.load(["libpq-strata-test-missing.so.5"]) else { return XCTFail("loaded a library that does not exist") }
         XCTAssertEqual(e.code, .io)
