@@ -297,10 +297,7 @@ struct PredicateChecker {
             // Over the objects a filter keeps: contains { f && p }, allSatisfy { !f || p }.
             let (ref, f) = try filtered(source, body, fat)
             guard case .toMany(let rel) = ref.end else { return .constant(false) }
-            scopes.append(rel.destination)
-            joins.append([:])
-            defer { scopes.removeLast(); joins.removeLast() }
-            let t = try check(inner)
+            let t = try inScope(of: rel) { try $0.check(inner) }
             let body = isAny ? TypedPredicate.allOf([f, t]) : TypedPredicate.anyOf([.negated(f), t])
             if let c = body.constantValue {
                 if isAny { return c ? .not(.isEmptyMany(ref)) : .constant(false) }
@@ -308,19 +305,8 @@ struct PredicateChecker {
             }
             return isAny ? .any(ref, body) : .all(ref, body)
         }
-        guard case .keyPath(let scope, let path, let kat) = seq else {
-            throw fail("'\(isAny ? "contains(where:)" : "allSatisfy")' needs a to-many key path", seq.location)
-        }
-        let ref = try resolve(scope: scope, path: path, at: kat)
-        guard case .toMany(let rel) = ref.end else {
-            throw fail("'\(ref.text)' is not a to-many relationship", kat)
-        }
-        try countJoins(ref, kat)
-        try require(ref, path, kat)
-        scopes.append(rel.destination)
-        joins.append([:])
-        defer { scopes.removeLast(); joins.removeLast() }
-        let t = try check(inner)
+        let (ref, rel) = try manyKeyPath(seq, isAny ? "contains(where:)" : "allSatisfy")
+        let t = try inScope(of: rel) { try $0.check(inner) }
         if let c = t.constantValue {
             // any(true) = !isEmpty, any(false) = false; all(true) = true, all(false) = isEmpty
             if isAny { return c ? .not(.isEmptyMany(ref)) : .constant(false) }
@@ -599,35 +585,23 @@ struct PredicateChecker {
     private mutating func aggregateValue(_ f: AggregateFunction, _ source: PredicateExpression, _ v: PredicateExpression,
                                          _ at: SourceLocation) throws -> TypedExpression {
         var filter: TypedPredicate?
-        let ref: KeyPathRef
+        let ref: KeyPathRef, rel: Relationship
         if case .filtered(let s, let body, let fat) = source {
-            let (r, p) = try filtered(s, body, fat)
-            ref = r
-            filter = p
+            (ref, rel) = try manyKeyPath(s, "filter")
+            filter = try inScope(of: rel) { try $0.check(body) }
         } else {
-            guard case .keyPath(let scope, let path, let kat) = source else {
-                throw fail("'map { }.\(f.rawValue)()' needs a to-many key path", source.location)
-            }
-            ref = try resolve(scope: scope, path: path, at: kat)
-            try countJoins(ref, kat)
-            try require(ref, path, kat)
+            (ref, rel) = try manyKeyPath(source, "map { }.\(f.rawValue)()")
         }
-        guard case .toMany(let rel) = ref.end else {
-            throw fail("'\(ref.text)' is not a to-many relationship: 'map { }.\(f.rawValue)()' applies to to-many relationships", at)
-        }
-        scopes.append(rel.destination)
-        joins.append([:])
+        let depth = requirements.count
         requirements.append([])
         let tv: TypedExpression
         do {
-            tv = try value(v, expected: nil)
+            tv = try inScope(of: rel) { try $0.value(v, expected: nil) }
         } catch {
-            scopes.removeLast(); joins.removeLast(); requirements.removeLast()
+            requirements.removeLast(requirements.count - depth)
             throw error
         }
         let needs = requirements.removeLast()
-        scopes.removeLast()
-        joins.removeLast()
         switch tv.type {
         case .attribute(.int), .attribute(.double), .attribute(.date), .attribute(.string), .attribute(.url): break
         default: throw fail("'\(f.rawValue)()' of \(tv.type) values is not supported (ints, doubles, dates and strings)", v.location)
@@ -707,19 +681,30 @@ struct PredicateChecker {
 
     /// `source.filter { body }`: the to-many key path, and the closure checked for its objects.
     private mutating func filtered(_ source: PredicateExpression, _ body: Predicate, _ at: SourceLocation) throws -> (KeyPathRef, TypedPredicate) {
+        let (ref, rel) = try manyKeyPath(source, "filter")
+        return (ref, try inScope(of: rel) { try $0.check(body) })
+    }
+
+    /// A to-many key path's reference and relationship, its joins counted and its unwraps noted.
+    private mutating func manyKeyPath(_ source: PredicateExpression, _ what: String) throws -> (KeyPathRef, Relationship) {
         guard case .keyPath(let scope, let path, let kat) = source else {
-            throw fail("'filter' needs a to-many key path", source.location)
+            throw fail("'\(what)' needs a to-many key path", source.location)
         }
         let ref = try resolve(scope: scope, path: path, at: kat)
         guard case .toMany(let rel) = ref.end else {
-            throw fail("'\(ref.text)' is not a to-many relationship: 'filter' applies to to-many relationships", kat)
+            throw fail("'\(ref.text)' is not a to-many relationship: '\(what)' applies to to-many relationships", kat)
         }
         try countJoins(ref, kat)
         try require(ref, path, kat)
+        return (ref, rel)
+    }
+
+    /// `body` checked in the scope of an object `rel` relates to.
+    private mutating func inScope<T>(of rel: Relationship, _ body: (inout PredicateChecker) throws -> T) throws -> T {
         scopes.append(rel.destination)
         joins.append([:])
         defer { scopes.removeLast(); joins.removeLast() }
-        return (ref, try check(body))
+        return try body(&self)
     }
 
     /// A key path, typed by what it ends at; an external-storage attribute only in a test for nil.
@@ -962,19 +947,25 @@ struct PredicateChecker {
             guard schema.entity(named: name) != nil else { throw fail("unknown entity '\(name)' in 'is'", at) }
         case .anySatisfy(let seq, let inner, _), .allSatisfy(let seq, let inner, _):
             try checkKeyPaths(seq)
-            var source = seq
-            if case .filtered(let s, _, _) = seq { source = s }
-            guard case .keyPath(let scope, let path, let at) = source,
-                  case .toMany(let rel) = try resolve(scope: scope, path: path, at: at).end else { return }
-            scopes.append(rel.destination)
-            defer { scopes.removeLast() }
-            try checkKeyPaths(inner)
+            try checkKeyPaths(forObjectsOf: seq) { try $0.checkKeyPaths(inner) }
         case .isEmpty(let e, _): try checkKeyPaths(e)
         case .conditional(let t, let a, let b, _):
             try checkKeyPaths(t); try checkKeyPaths(a); try checkKeyPaths(b)
         case .orElse(let p, let d, _): try checkKeyPaths(p); try checkKeyPaths(d)
         case .evaluate: return  // checked when inlined (``bound(_:_:_:)``)
         }
+    }
+
+    /// `body` in the scope of the related objects of `source` (a to-many key path, or a filter of
+    /// one); nothing when `source` is not one (checking it said why).
+    private mutating func checkKeyPaths(forObjectsOf source: PredicateExpression, _ body: (inout PredicateChecker) throws -> Void) throws {
+        var inner = source
+        if case .filtered(let s, _, _) = source { inner = s }
+        guard case .keyPath(let scope, let path, let at) = inner,
+              case .toMany(let rel) = try resolve(scope: scope, path: path, at: at).end else { return }
+        scopes.append(rel.destination)
+        defer { scopes.removeLast() }
+        try body(&self)
     }
 
     private mutating func checkKeyPaths(_ e: PredicateExpression) throws {
@@ -987,20 +978,10 @@ struct PredicateChecker {
         case .coalesce(let a, let b, _), .arithmetic(_, let a, let b, _): try checkKeyPaths(a); try checkKeyPaths(b)
         case .aggregate(_, let source, let v, _):
             try checkKeyPaths(source)
-            var inner = source
-            if case .filtered(let s, _, _) = source { inner = s }
-            guard case .keyPath(let scope, let path, let at) = inner,
-                  case .toMany(let rel) = try resolve(scope: scope, path: path, at: at).end else { return }
-            scopes.append(rel.destination)
-            defer { scopes.removeLast() }
-            try checkKeyPaths(v)
+            try checkKeyPaths(forObjectsOf: source) { try $0.checkKeyPaths(v) }
         case .filtered(let source, let body, _):
             try checkKeyPaths(source)
-            guard case .keyPath(let scope, let path, let at) = source,
-                  case .toMany(let rel) = try resolve(scope: scope, path: path, at: at).end else { return }
-            scopes.append(rel.destination)
-            defer { scopes.removeLast() }
-            try checkKeyPaths(body)
+            try checkKeyPaths(forObjectsOf: source) { try $0.checkKeyPaths(body) }
         }
     }
 

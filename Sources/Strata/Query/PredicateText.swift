@@ -108,19 +108,19 @@ struct PredicateRenderer {
     }
 
     private mutating func closure(_ value: PredicateExpression) -> String {
-        let name = Self.forcesName(value, 0) ? "x\(names.count)" : nil
-        names.append(name)
-        defer { names.removeLast() }
-        let text = expression(value).text
-        if let name { return "{ \(name) in \(text) }" }
-        return "{ \(text) }"
+        closure(named: Self.forcesName(value, 0)) { $0.expression(value).text }
     }
 
     private mutating func closure(_ body: Predicate) -> String {
-        let name = Self.forcesName(body, 0) ? "x\(names.count)" : nil
+        closure(named: Self.forcesName(body, 0)) { $0.predicate(body).text }
+    }
+
+    /// `{ text }`, or `{ x1 in text }` when the body names its parameter.
+    private mutating func closure(named: Bool, _ render: (inout PredicateRenderer) -> String) -> String {
+        let name = named ? "x\(names.count)" : nil
         names.append(name)
         defer { names.removeLast() }
-        let text = predicate(body).text
+        let text = render(&self)
         if let name { return "{ \(name) in \(text) }" }
         return "{ \(text) }"
     }
