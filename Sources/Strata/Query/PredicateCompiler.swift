@@ -224,6 +224,7 @@ struct PredicateCompiler {
         case .or(let parts): return junction(parts, "OR", safe: safe)
         case .not(let inner): return "NOT \(predicate(inner, safe: true))"
         case .compare(let op, let a, let b, let domain, let options):
+            if let branched = PredicateCompiler.branched(op, a, b, domain) { return predicate(branched, safe: safe) }
             if !options.isEmpty && domain != .attribute(.decimal) {
                 // One function call per row that folds `a` into a reused buffer; `b` folded once when constant.
                 return "(\(dialect.foldedCompare(op, expression(a), operand(b, options), options: Int(options.rawValue))))"
@@ -299,6 +300,40 @@ struct PredicateCompiler {
         }
     }
 
+    /// `a op b` compared branch by branch where `a` or `b` is a `??` or `?:` of ints and doubles:
+    /// each branch's value keeps its own type, as the evaluator keeps it (an engine that gives the
+    /// pair one type, PostgreSQL's double precision, would round an int past 2^53). Nil otherwise.
+    static func branched(_ op: ComparisonOperator, _ a: TypedExpression, _ b: TypedExpression, _ domain: ValueType) -> TypedPredicate? {
+        /// Whether a value is an int or a double as stored (a constant by its value: `2.5` next to an int is a double).
+        func isDouble(_ e: TypedExpression) -> Bool? {
+            switch e {
+            case .constant(.int, _): return false
+            case .constant(.double, _): return true
+            default: return e.type.isNumeric ? e.type == .attribute(.double) : nil
+            }
+        }
+        func mixed(_ e: TypedExpression) -> Bool {
+            switch e {
+            case .coalesce(let x, let y, _), .conditional(_, let x, let y, _):
+                if let dx = isDouble(x), let dy = isDouble(y), dx != dy { return true }
+                return mixed(x) || mixed(y)
+            default: return false
+            }
+        }
+        func split(_ e: TypedExpression, _ compare: (TypedExpression) -> TypedPredicate) -> TypedPredicate? {
+            switch e {
+            case .coalesce(let x, let y, _) where mixed(e):
+                return .conditional(.compare(.notEqual, x, .constant(.null, .null), domain: x.type, options: []), compare(x), compare(y))
+            case .conditional(let t, let x, let y, _) where mixed(e):
+                return .conditional(t, compare(x), compare(y))
+            default: return nil
+            }
+        }
+        guard domain.isNumeric else { return nil }
+        if let p = split(a, { .compare(op, $0, b, domain: domain, options: []) }) { return p }
+        return split(b, { .compare(op, a, $0, domain: domain, options: []) })
+    }
+
     /// A condition that may be NULL: as is (in parentheses), or 0 for NULL when it must be two-valued.
     private func twoValued(_ c: String, _ safe: Bool) -> String {
         safe ? dialect.coalesce([c, dialect.boolean(false)]) : "(\(c))"
@@ -369,7 +404,8 @@ extension PredicateCompiler {
         case .and(let parts), .or(let parts):
             return Junction.depth(parts.map { depth($0, safe: safe) })
         case .not(let inner): return 1 + depth(inner, safe: true)
-        case .compare(_, let a, let b, let domain, let options):
+        case .compare(let op, let a, let b, let domain, let options):
+            if let branched = branched(op, a, b, domain) { return depth(branched, safe: safe) }
             if !options.isEmpty && domain != .attribute(.decimal) { return foldedCallDepth(a, b) }
             let fold = options.isEmpty ? 0 : 3
             return wrap + max(2 + fold + depth(a), 4 + fold + depth(b))
@@ -430,7 +466,10 @@ extension PredicateCompiler {
         case .constant, .isEmptyMany: return 0
         case .and(let parts), .or(let parts): return parts.reduce(0) { $0 + parameterCount($1) }
         case .not(let inner), .any(_, let inner), .all(_, let inner): return parameterCount(inner)
-        case .compare(_, let a, let b, _, _), .string(_, let a, let b, _): return parameterCount(a) + parameterCount(b)
+        case .compare(let op, let a, let b, let domain, _):
+            if let branched = branched(op, a, b, domain) { return parameterCount(branched) }
+            return parameterCount(a) + parameterCount(b)
+        case .string(_, let a, let b, _): return parameterCount(a) + parameterCount(b)
         case .inList(let e, let values, let domain):
             let inline = domain == .attribute(.decimal) || values.count <= inlineListLimit
             return parameterCount(e) + (inline ? values.count : 2)

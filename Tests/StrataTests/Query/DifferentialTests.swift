@@ -206,6 +206,8 @@ final class DifferentialTests: StoreTestCase {
         ("Trip", "searchText.isEmpty ? true : $0.name.localizedStandardContains(searchText)", #"{"searchText": ""}"#),
         ("Trip", "#Predicate<Trip> { trip in trip.endDate >= now && trip.code == code }", #"{"now": "2024-06-01T00:00:00Z", "code": "e621e1f8-c36c-495a-93fc-0c247a3e6e5f"}"#),
         ("Trip", #"$0.photo == "AAEC" || $0.website!.contains("zürich")"#, "{}"),
+        // A ?? or ?: of an int and a double keeps each value's type (an int past 2^53 stays exact).
+        ("Trip", "($0.rating ?? 2.5) != $0.rating && $0.rating != nil || ($0.flag ? $0.rating ?? 0 : $0.score ?? 0.5) == 9007199254740993", "{}"),
         // Aggregates over a to-many relationship's values (nil when there are none).
         ("Trip", "($0.bucketList.map { $0.priority }.max() ?? -1) >= 2", "{}"),
         ("Trip", "$0.bucketList.filter { $0.isInPlan }.map { $0.title }.min() == \"Hike\" || $0.bucketList.map { $0.title }.max() == nil", "{}"),
