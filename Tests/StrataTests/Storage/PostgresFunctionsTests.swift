@@ -93,20 +93,6 @@ final class PostgresFunctionsTests: XCTestCase {
 
     // MARK: - Corpus
 
-    /// SplitMix64: the same corpus on every run.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-        mutating func pick<T>(_ xs: [T]) -> T { xs[below(xs.count)] }
-    }
-
     static func scalarString(_ v: [UInt32]) -> String {
         var s = String()
         s.unicodeScalars.append(contentsOf: v.compactMap(Unicode.Scalar.init))
@@ -168,7 +154,7 @@ final class PostgresFunctionsTests: XCTestCase {
                 }
             }
         }
-        var rng = Random(state: 0x5EED)
+        var rng = SeededRNG(seed: 0x5EED)
         for _ in 0..<randomCount {
             let len = rng.below(9)
             var s = ""
@@ -300,7 +286,7 @@ final class PostgresFunctionsTests: XCTestCase {
     /// A needle per text: parts of its own folded form, all of it, more than it, other folded
     /// texts, empty, NULL (flags and codes follow the row number).
     static func needles(_ corpus: [String?]) -> [String?] {
-        var rng = Random(state: 0xC0FFEE)
+        var rng = SeededRNG(seed: 0xC0FFEE)
         return corpus.enumerated().map { i, v -> String? in
             let mode = i & 3
             func fold(_ s: String) -> String { TextFolding.fold(s, caseInsensitive: mode & 1 != 0, diacriticInsensitive: mode & 2 != 0) }
@@ -374,7 +360,7 @@ final class PostgresFunctionsTests: XCTestCase {
     func testStandardKeyOrder() throws {
         var corpus = Self.corpus(randomCount: 120_000)
         // Texts that tie at one level or another: few pieces, short.
-        var rng = Random(state: 0xBEEF)
+        var rng = SeededRNG(seed: 0xBEEF)
         let small = ["a", "A", "á", "Á", "a\u{301}", "ä", "æ", "Æ", "ae", "ǽ", "b", "ß", "ss", "SS", "ſ", "s", "ς", "σ", "Σ",
                      "0", "1", "01", "001", "０", "１", "9", "10", " ", "-", "_", ".", "\u{301}", "\u{323}", "\u{308}", "ł", "l",
                      "ø", "o", "ð", "d", "đ", "þ", "th", "ı", "i", "İ", "I", "ｱ", "ア", "가", "\u{1100}\u{1161}", "❤", "❤\u{FE0F}",
@@ -472,4 +458,9 @@ final class PostgresFunctionsTests: XCTestCase {
         XCTAssertEqual(lines.first?.split(separator: "|").first, "ecole strasse")
         XCTAssertTrue(PostgresFunctions.version >= 1)
     }
+}
+
+private extension SeededRNG {
+    /// A number in `0..<n`: the corpora stay the same on every run (the generator is seeded).
+    mutating func below(_ n: Int) -> Int { Int.random(in: 0..<n, using: &self) }
 }
