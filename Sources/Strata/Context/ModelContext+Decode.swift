@@ -25,11 +25,20 @@ extension ModelContext {
         var read = ObjectKeys(provided: [Bool](repeating: false, count: e.storedColumns.count))
         var seenOther: Set<String> = []
         try r.readObject(checkDuplicates: false) { r, key in
-            if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot] {
+            if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot], a.composite == nil {
                 if read.provided[slot] {
                     throw duplicateKey(key, e, path)
                 }
-                attribute(slot, try readAttribute(&r, a, e, path, key))
+                if a.isComposite {
+                    let present = try readComposite(&r, a, e, path / key) { field, value in
+                        guard let s = e.slotByName[field.name] else { return }
+                        attribute(s, value)
+                        read.provided[s] = true
+                    }
+                    attribute(slot, present ? .int(1) : .null)
+                } else {
+                    attribute(slot, try readAttribute(&r, a, e, path, key))
+                }
                 read.provided[slot] = true
                 return
             }
@@ -83,6 +92,48 @@ extension ModelContext {
             throw StrataError(.invalid, "expected a string at \(path)", entity: e.name, path: path.description)
         }
         return try r.readString()
+    }
+
+    /// Reads the value of composite `a` at `path`: null (nil, when `a` is optional; every field
+    /// nil), or an object of its fields, each read as an attribute. A field left out takes its
+    /// default, else nil; a required field without a value is a validation error. Every field
+    /// is handed to `field` with its value (a composite value replaces the whole composite).
+    /// - Returns: whether the composite has a value.
+    func readComposite(_ r: inout JSONReader, _ a: Attribute, _ e: Entity, _ path: JSONPath,
+                       field: (Attribute, SQLValue) -> Void) throws -> Bool {
+        let kind = try r.peek()
+        if kind == .null {
+            guard a.isOptional else {
+                throw StrataError(.validation, "'\(e.name).\(a.name)' is required and cannot be null", entity: e.name, attribute: a.name, path: path.description)
+            }
+            try r.readNull()
+            for f in a.fields { field(f, .null) }
+            return false
+        }
+        guard kind == .object else {
+            var err = ValueCodec.mismatch(kind, "an object of the fields of composite '\(e.name).\(a.name)'")
+            err.message = "'\(e.name).\(a.name)' (composite): \(err.message)"
+            throw err.with(entity: e.name, attribute: a.name, path: path.description)
+        }
+        var values = [SQLValue?](repeating: nil, count: a.fields.count)
+        try r.readObject(checkDuplicates: false) { r, key in
+            guard let i = a.fields.firstIndex(where: { $0.fieldName == key }) else {
+                let known = a.fields.map(\.fieldName).joined(separator: ", ")
+                throw StrataError(.invalid, "composite '\(e.name).\(a.name)' has no field '\(key)' (its fields: \(known))",
+                                  entity: e.name, attribute: a.name, path: (path / key).description)
+            }
+            guard values[i] == nil else { throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: a.fields[i].name, path: (path / key).description) }
+            values[i] = try readAttribute(&r, a.fields[i], e, path, key)
+        }
+        for (i, f) in a.fields.enumerated() {
+            let v = values[i] ?? f.fieldDefault ?? .null
+            if v.isNull && f.isRequiredField {
+                let at = values[i] == nil ? path : path / f.fieldName
+                throw StrataError(.validation, "'\(e.name).\(f.name)' is required and cannot be null", entity: e.name, attribute: f.name, path: at.description)
+            }
+            field(f, v)
+        }
+        return true
     }
 
     /// Reads the value of attribute `a` at `parent / key` (the path is made only for an error or a `json` value).

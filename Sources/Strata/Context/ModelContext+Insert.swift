@@ -88,8 +88,8 @@ extension ModelContext {
         if let link { try linkToOwner(&new, e, link) }
         for (slot, column) in e.storedColumns.enumerated() {
             guard case .attribute(let a) = column, !a.isOptional, new.values[slot].isNull else { continue }
-            throw StrataError(.validation, "'\(e.name)' requires a value for '\(a.name)'", entity: e.name, attribute: a.name,
-                              path: (path / a.name).description)
+            let at = a.composite.map { path / $0.name / a.fieldName } ?? path / a.name
+            throw StrataError(.validation, "'\(e.name)' requires a value for '\(a.name)'", entity: e.name, attribute: a.name, path: at.description)
         }
         // Unique constraints: against pending inserts (and keys pending updates set), then saved rows.
         let keys = unique.keys(e) { new.values[$0] }

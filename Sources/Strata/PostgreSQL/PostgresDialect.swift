@@ -49,7 +49,7 @@ struct PostgresDialect {
         case .value(let type):
             switch type {
             case .string, .uuid, .url, .decimal, .json: return "text COLLATE \"C\""
-            case .int, .bool: return "bigint"
+            case .int, .bool, .composite: return "bigint"
             case .double, .date: return "double precision"
             case .data: return "bytea"
             }

@@ -48,7 +48,7 @@ enum PostgresStorageCheck {
         case .value(let type):
             switch type {
             case .string, .uuid, .url, .decimal, .json: return "text"
-            case .int, .bool: return "bigint"
+            case .int, .bool, .composite: return "bigint"
             case .double, .date: return "double precision"
             case .data: return "bytea"
             }

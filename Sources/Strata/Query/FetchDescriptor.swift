@@ -170,6 +170,10 @@ public struct FetchDescriptor {
             throw StrataError(.invalid, "cannot sort by '\(key)': it is not an attribute", path: (p / "key").description)
         }
         if a.type == .json { throw StrataError(.invalid, "cannot sort by json attribute '\(key)'", path: (p / "key").description) }
+        if a.isComposite {
+            throw StrataError(.invalid, "cannot sort by composite attribute '\(key)' itself; sort by its fields (e.g. '\(a.fields[0].name)')",
+                              entity: e.name, attribute: a.name, path: (p / "key").description)
+        }
         if a.externalStorage {
             throw StrataError(.invalid, "cannot sort by '\(key)': it uses external storage, whose values cannot be compared or sorted",
                               entity: e.name, attribute: a.name, path: (p / "key").description)

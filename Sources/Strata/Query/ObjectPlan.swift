@@ -49,7 +49,12 @@ struct ObjectPlan {
 
     /// How a column is checked and written (docs/JSON.md, "Damaged stores"): the storage class
     /// it must have, then its content.
-    enum Encoding: UInt8 { case text, url, uuid, decimal, int, bool, double, date, json, data, externalData, link }
+    ///
+    /// A composite is three kinds of members in a row: `composite` (its column, 1 when it has
+    /// a value: `{` is written, or null and its other members are skipped), its fields (keys
+    /// without the leading comma for the first), and `close` (`}` as its key; it reads the
+    /// composite's column again, which is not null there).
+    enum Encoding: UInt8 { case text, url, uuid, decimal, int, bool, double, date, json, data, externalData, link, composite, close }
 
     struct Member {
         /// `,"name":`
@@ -62,7 +67,8 @@ struct ObjectPlan {
         let entityColumn: Int32
         /// Links: the declared destination's name.
         let fallback: Range<Int>
-        /// External data: index in `externalAttributes`.
+        /// External data: index in `externalAttributes`; a composite: how many members follow it
+        /// (its fields and its close), skipped when it is nil.
         let attribute: Int
         /// The values allowed, when not every value of the type is: a text enum's members and a
         /// link's entity names (indices in `names`), an int enum's members (indices in `ints`).
@@ -222,8 +228,12 @@ struct ObjectPlan {
         let entityPart = add(part)
         let columnsStart = columns.count
         let deferredStart = deferredIndices.count
-        for a in e.attributes where ObjectPlan.isWanted(a.name, properties) && !a.isTransient {
-            addAttributeColumn(a, &index)
+        for a in e.attributes where !a.isTransient && a.composite == nil {
+            if a.isComposite {
+                addComposite(a, properties: properties, &index)
+            } else if ObjectPlan.isWanted(a.name, properties) {
+                addAttributeColumn(a, &index)
+            }
         }
         for r in e.relationships {
             let isPrefetched = prefetched.contains { $0 === r }
@@ -241,8 +251,26 @@ struct ObjectPlan {
                                    deferred: deferredStart..<deferredIndices.count))
     }
 
+    /// Adds composite `a` with its wanted fields (all of them when `a` itself is wanted, else
+    /// those named, `address.city`): its column, the fields' columns, and its close.
+    private mutating func addComposite(_ a: Attribute, properties: [String]?, _ index: inout SelectionIndex) {
+        let wanted = a.fields.filter { ObjectPlan.isWanted(a.name, properties) || ObjectPlan.isWanted($0.name, properties) }
+        guard !wanted.isEmpty else { return }
+        let at = column(a.name, &index)
+        columns.append(Member(key: add(ObjectPlan.keyBytes(a.name)), name: add(a.name.utf8), index: at, type: .composite, entityColumn: -1,
+                              fallback: 0..<0, attribute: wanted.count + 1, members: 0..<0))
+        for (i, f) in wanted.enumerated() {
+            var key = ObjectPlan.keyBytes(f.fieldName)
+            if i == 0 { key.removeFirst() }
+            addAttributeColumn(f, &index, key: key)
+        }
+        columns.append(Member(key: add([UInt8(ascii: "}")]), name: add(a.name.utf8), index: at, type: .close, entityColumn: -1,
+                              fallback: 0..<0, attribute: -1, members: 0..<0))
+    }
+
     /// Adds the column of stored attribute `a`, with the encoding its type is checked and written with.
-    private mutating func addAttributeColumn(_ a: Attribute, _ index: inout SelectionIndex) {
+    /// - Parameter key: what precedes the value (`,"name":` by default).
+    private mutating func addAttributeColumn(_ a: Attribute, _ index: inout SelectionIndex, key: [UInt8]? = nil) {
         let at = column(a.name, &index)
         let type: Encoding
         var attribute = -1
@@ -256,6 +284,7 @@ struct ObjectPlan {
         case .double: type = .double
         case .date: type = .date
         case .json: type = .json
+        case .composite: type = .composite  // added by addComposite, never here
         case .data:
             if a.externalStorage {
                 type = .externalData
@@ -265,7 +294,7 @@ struct ObjectPlan {
                 type = .data
             }
         }
-        columns.append(Member(key: add(ObjectPlan.keyBytes(a.name)), name: add(a.name.utf8), index: at, type: type, entityColumn: -1,
+        columns.append(Member(key: add(key ?? ObjectPlan.keyBytes(a.name)), name: add(a.name.utf8), index: at, type: type, entityColumn: -1,
                               fallback: 0..<0, attribute: attribute, members: enumMembers(a)))
     }
 

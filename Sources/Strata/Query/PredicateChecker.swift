@@ -364,11 +364,19 @@ struct PredicateChecker {
         let outerNilTest = nilTest
         nilTest = (op == .equal || op == .notEqual) && (isNil(a) || isNil(b))
         defer { nilTest = outerNilTest }
+        /// A composite is nil or not: its value is its fields'.
+        func checkComposite(_ anchored: TypedExpression, _ other: PredicateExpression) throws {
+            if anchored.type == .attribute(.composite) && !isNil(other) {
+                throw fail("a composite value compares only with nil; compare its fields (e.g. $0.address.city)", at)
+            }
+        }
         if isLiteralLike(a) && !isLiteralLike(b) {
             tb = try value(b, expected: nil)
+            try checkComposite(tb, a)
             ta = try value(a, expected: tb.type)
         } else {
             ta = try value(a, expected: nil)
+            try checkComposite(ta, b)
             tb = try value(b, expected: ta.type)
         }
         // Two literals: a string literal next to a typed literal takes its type.
@@ -503,7 +511,7 @@ struct PredicateChecker {
             throw fail("'in' needs an array literal or a variable bound to an array", collection.location)
         }
         switch elementType {
-        case .attribute(let t) where t == .json || t == .data:
+        case .attribute(let t) where t == .json || t == .data || t == .composite:
             throw fail("'in' is not valid for \(t.rawValue) values", at)
         case .objects, .array:
             throw fail("'in' needs a single value on the left, not \(elementType)", element.location)
@@ -1053,8 +1061,18 @@ struct PredicateChecker {
                 // A member of one subentity: the key path is nil for the others (`$0.perdiem` of a Trip).
                 cast(to: e)
             }
-            if let a = entity.attributeByName[name] {
-                guard last else { throw fail("'\(name)' in key path '\(text)' is an attribute; only to-one relationships can be followed", at) }
+            if var a = entity.attributeByName[name] {
+                if a.isComposite && !last {
+                    // A composite's field: the attribute that stores it (`address.city`), its last component.
+                    let field = path[i + 1]
+                    guard let f = a.fields.first(where: { $0.fieldName == field }) else {
+                        throw fail("unknown key path '\(text)': composite '\(entity.name).\(name)' has no field '\(field)' (its fields: \(a.fields.map(\.fieldName).joined(separator: ", ")))", at)
+                    }
+                    guard i + 2 == path.count else { throw fail("'\(name).\(field)' in key path '\(text)' is a field of a composite; it has no members", at) }
+                    a = f
+                } else if !last {
+                    throw fail("'\(name)' in key path '\(text)' is an attribute; only to-one relationships can be followed", at)
+                }
                 if a.isTransient { throw fail("transient attribute '\(entity.name).\(name)' is not stored and cannot be used in a predicate", at) }
                 return ref(.attribute(a), hops)
             }

@@ -160,7 +160,7 @@ public enum StoredClass {
 
     init(_ a: Attribute) {
         switch a.type {
-        case .int: self = .integer
+        case .int, .composite: self = .integer
         case .bool: self = .boolean
         case .double, .date: self = .number
         case .string, .url, .uuid, .decimal, .json: self = .text

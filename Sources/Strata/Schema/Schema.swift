@@ -28,6 +28,20 @@ public final class Attribute: @unchecked Sendable {
     let declaration: JSONValue
     /// The entity that declares it.
     public internal(set) unowned(unsafe) var entity: Entity!
+    /// A composite's fields, each stored as an attribute named `composite.field`, in declaration order.
+    public internal(set) var fields: [Attribute] = []
+    /// A field's composite (nil for any other attribute).
+    public internal(set) unowned(unsafe) var composite: Attribute?
+    /// A field: its name within the composite (`city` of `address.city`).
+    public internal(set) var fieldName: String = ""
+    /// A field: its value when a composite value leaves it out. (A field of an optional
+    /// composite stores no default of its own: a nil composite has nil fields.)
+    var fieldDefault: SQLValue?
+    /// A field that must have a value whenever its composite has one.
+    public internal(set) var isRequiredField = false
+
+    /// Whether this is a composite attribute (its column says whether it has a value).
+    public var isComposite: Bool { type == .composite }
 
     init(name: String, type: AttributeType, isOptional: Bool, defaultJSON: JSONValue?, defaultValue: SQLValue?,
          isUnique: Bool, originalName: String?, externalStorage: Bool, preserveValueOnDeletion: Bool,

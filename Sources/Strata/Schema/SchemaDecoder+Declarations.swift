@@ -47,7 +47,9 @@ extension SchemaDecoder {
         for (i, aj) in (try o.array("attributes") ?? []).enumerated() {
             let a = try decodeAttribute(aj, path: path / "attributes" / i, entity: name)
             try checkNew(a.name, path / "attributes" / i)
+            // A composite's fields are attributes of their own, right after it.
             attrs.append(a)
+            attrs += a.fields
         }
         var rels: [Relationship] = []
         for (i, rj) in (try o.array("relationships") ?? []).enumerated() {
@@ -85,6 +87,7 @@ extension SchemaDecoder {
         guard let type = AttributeType(rawValue: typeName) else {
             throw err("unknown type '\(typeName)' for attribute '\(entity).\(name)' (known: \(AttributeType.allCases.map(\.rawValue).joined(separator: ", ")))", path / "type")
         }
+        if type == .composite { return try decodeComposite(json, name: name, path: path, entity: entity) }
         let optional = try o.bool("optional") ?? false
         let unique = try o.bool("unique") ?? false
         let original = try o.string("originalName")
@@ -138,6 +141,85 @@ extension SchemaDecoder {
                          isUnique: unique, originalName: original, externalStorage: external, preserveValueOnDeletion: preserve,
                          historyValues: historyValues, isIndexed: index, isTransient: transient, hashModifier: hashModifier, enumValues: enumValues,
                          enumJSON: enumItems, declaration: json)
+    }
+
+    /// The keys a composite attribute takes; `fields` only it takes.
+    static let compositeKeys = ["name", "type", "optional", "originalName", "fields"]
+
+    /// A composite attribute: its fields, each decoded as an attribute (no composite among
+    /// them), stored as attributes named `name.field` that follow it.
+    ///
+    /// The composite's own column holds 1 when it has a value (a required composite always
+    /// does). A field of an optional composite is optional in storage (a nil composite has
+    /// nil fields); whether it must have a value when the composite has one is
+    /// ``Attribute/isRequiredField``, and its default is applied where a composite value
+    /// leaves it out (``Attribute/fieldDefault``).
+    static func decodeComposite(_ json: JSONValue, name: String, path: JSONPath, entity: String) throws -> Attribute {
+        func err(_ m: String, _ p: JSONPath) -> StrataError { fail(m, p, entity: entity, attribute: name) }
+        guard case .object(let members) = json else { throw err("expected an attribute object", path) }
+        let unsupported = [
+            "unique": "mark its fields unique, or name them in uniqueConstraints (\"\(name).field\")",
+            "index": "mark its fields indexed, or name them in indexes (\"\(name).field\")",
+            "default": "give its fields defaults",
+            "enum": "give its fields enums",
+            "transient": "a composite is stored",
+            "externalStorage": "give a data field a related entity instead",
+            "preserveValueOnDeletion": "not supported for composite attributes yet",
+            "historyValues": "not supported for composite attributes yet",
+            "hashModifier": "not supported for composite attributes yet",
+        ]
+        for (key, _) in members {
+            if let why = unsupported[key] { throw err("composite attribute '\(entity).\(name)' does not take '\(key)' (\(why))", path / key) }
+        }
+        var o = try ObjectReader(json, path: path, what: "attribute")
+        _ = try o.string("name")
+        _ = try o.string("type")
+        let optional = try o.bool("optional") ?? false
+        let original = try o.string("originalName")
+        if let original { try checkIdentifier(original, "originalName", path / "originalName", entity: entity) }
+        guard let fieldJSON = try o.array("fields") else {
+            throw err("composite attribute '\(entity).\(name)' is missing 'fields' (e.g. [{\"name\": \"city\", \"type\": \"string\"}])", path / "fields")
+        }
+        do { try o.finish() } catch var e as StrataError { e.code = .schema; e.entity = entity; e.attribute = name; throw e }
+        guard !fieldJSON.isEmpty else { throw err("composite attribute '\(entity).\(name)' must have at least one field", path / "fields") }
+
+        let composite = Attribute(name: name, type: .composite, isOptional: optional, defaultJSON: nil,
+                                  defaultValue: optional ? nil : .int(1), isUnique: false, originalName: original,
+                                  externalStorage: false, preserveValueOnDeletion: false, isIndexed: false, isTransient: false,
+                                  hashModifier: nil, enumValues: nil, enumJSON: nil, declaration: json)
+        var seen: [String: String] = [:]
+        for (i, fj) in fieldJSON.enumerated() {
+            let fp = path / "fields" / i
+            if case .object(let m) = fj, m.contains(where: { $0.0 == "fields" || ($0.0 == "type" && $0.1 == .string("composite")) }) {
+                throw err("field \(i) of composite '\(entity).\(name)' is itself composite; composites do not nest", fp)
+            }
+            let f = try decodeAttribute(fj, path: fp, entity: entity)
+            let full = "\(name).\(f.name)"
+            func ferr(_ m: String, _ p: JSONPath) -> StrataError { fail(m, p, entity: entity, attribute: full) }
+            if let other = seen[f.name.lowercased()] {
+                throw ferr(other == f.name ? "duplicate field name '\(f.name)' in composite '\(entity).\(name)'"
+                           : "field name '\(f.name)' in composite '\(entity).\(name)' differs from '\(other)' only in case; column names ignore case", fp / "name")
+            }
+            seen[f.name.lowercased()] = f.name
+            if f.isTransient { throw ferr("field '\(full)' cannot be transient (a composite is stored whole)", fp / "transient") }
+            if f.externalStorage { throw ferr("field '\(full)' cannot use externalStorage", fp / "externalStorage") }
+            if f.preserveValueOnDeletion { throw ferr("field '\(full)' cannot take preserveValueOnDeletion (not supported for composite fields yet)", fp / "preserveValueOnDeletion") }
+            if f.historyValues { throw ferr("field '\(full)' cannot take historyValues (not supported for composite fields yet)", fp / "historyValues") }
+            if f.hashModifier != nil { throw ferr("field '\(full)' cannot take a hashModifier (not supported for composite fields yet)", fp / "hashModifier") }
+            var fieldOriginal: String?
+            if original != nil || f.originalName != nil { fieldOriginal = "\(original ?? name).\(f.originalName ?? f.name)" }
+            let leaf = Attribute(name: full, type: f.type, isOptional: f.isOptional || optional,
+                                 defaultJSON: optional ? nil : f.defaultJSON, defaultValue: optional ? nil : f.defaultValue,
+                                 isUnique: f.isUnique, originalName: fieldOriginal, externalStorage: false, preserveValueOnDeletion: false,
+                                 isIndexed: f.isIndexed, isTransient: false, hashModifier: nil, enumValues: f.enumValues, enumJSON: f.enumJSON,
+                                 declaration: fj)
+            leaf.composite = composite
+            leaf.fieldName = f.name
+            leaf.fieldDefault = f.defaultValue
+            leaf.isRequiredField = !f.isOptional
+            composite.fields.append(leaf)
+        }
+        return composite
     }
 
     /// An enum belongs to a string or int attribute and lists at least one value of its type,

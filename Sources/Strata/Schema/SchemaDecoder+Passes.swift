@@ -322,6 +322,10 @@ extension SchemaDecoder {
             seen.insert(n)
             if let a = e.attributeByName[n] {
                 if a.isTransient { throw fail("\(what) cannot use transient attribute '\(n)'", path / i, entity: e.name, attribute: n) }
+                if a.isComposite {
+                    let example = a.fields.first.map { "'\($0.name)'" } ?? "its fields"
+                    throw fail("\(what) cannot use composite attribute '\(n)' itself; name its fields (e.g. \(example))", path / i, entity: e.name, attribute: n)
+                }
                 if a.externalStorage {
                     throw fail("\(what) cannot use attribute '\(n)': it uses externalStorage (its value may live in a file; the column holds the file's name)",
                                path / i, entity: e.name, attribute: n)

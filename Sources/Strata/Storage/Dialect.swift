@@ -29,7 +29,7 @@ struct SQLiteDialect: SQLDialect {
         case .value(let type):
             switch type {
             case .string, .uuid, .url, .decimal, .json: return "TEXT"
-            case .int, .bool: return "INTEGER"
+            case .int, .bool, .composite: return "INTEGER"
             case .double, .date: return "REAL"
             case .data: return "BLOB"
             }

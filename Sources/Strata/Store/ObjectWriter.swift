@@ -192,6 +192,7 @@ final class ObjectWriter {
         case .data: return "bytes"
         case .externalData: return "bytes or a file name"
         case .link: return "the key of the linked object"
+        case .composite, .close: return "1 (the composite has a value)"
         }
     }
 
@@ -222,12 +223,19 @@ final class ObjectWriter {
         out.append(view.bytes(e.idPrefix))
         out.int(pk)
         out.append(view.bytes(e.entityPart))
-        for k in e.columns {
+        var k = e.columns.lowerBound
+        while k < e.columns.upperBound {
             let col = view.columns[k]
+            k += 1
             out.append(view.bytes(col.key))
             let i = col.index
             let kind = c.kind(i)
-            if kind == .null { out.null(); continue }
+            if kind == .null {
+                out.null()
+                // A nil composite: its fields and its close are not written.
+                if col.type == .composite { k += col.attribute }
+                continue
+            }
             @inline(__always) func fail(_ problem: String? = nil) -> StrataError {
                 damaged(view, e, pk: pk, col.name, problem ?? "holds \(found(kind)) where \(expected(col.type)) is stored")
             }
@@ -282,6 +290,11 @@ final class ObjectWriter {
                 out.append(UInt8(ascii: "\""))
                 out.append(scratch)
                 out.append(UInt8(ascii: "\""))
+            case .composite:
+                guard kind == .int, c.int64(i) == 1 else { throw fail() }
+                out.append(UInt8(ascii: "{"))
+            case .close:
+                break  // `}` is its key
             case .link:
                 guard kind == .int else { throw fail() }
                 let target = c.int64(i)

@@ -40,6 +40,7 @@ enum ValueCodec {
         case .uuid: return try readUUID(&r, kind)
         case .decimal: return try readDecimal(&r, kind)
         case .json: return .text(try r.readValue(at: path, maxLevels: maxJSONValueLevels).text)
+        case .composite: throw StrataError(.validation, "a composite value is an object of its fields, read field by field")
         }
     }
 
