@@ -167,7 +167,7 @@ struct ChangeReplay {
             before = try writer.values(id, slots: valueIndexes.map { slots[$0] })
         }
         try writer.update(id, slots: slots, values: values)
-        if saving { changeSet.recordUpdate(id, slots.map { e.storedColumns[$0].name }) }
+        if saving { changeSet.recordUpdate(id, slots.map { e.storedColumns[$0].changeName }) }
         if !before.isEmpty {
             let names = valueIndexes.map { e.storedColumns[slots[$0]].name }
             changeSet.recordValues(id, old: Array(zip(names, before)).map { ($0.0, $0.1) },

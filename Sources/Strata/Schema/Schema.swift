@@ -132,6 +132,12 @@ public enum StoredColumn {
         case .link(let r): return r.name
         }
     }
+
+    /// The name a change to it is reported under: a composite's field changes its composite.
+    var changeName: String {
+        if case .attribute(let a) = self, let c = a.composite { return c.name }
+        return name
+    }
 }
 
 /// An entity: SwiftData's `@Model` class, Core Data's NSEntityDescription.

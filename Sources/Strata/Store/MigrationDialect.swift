@@ -109,14 +109,17 @@ extension MigrationDialect {
     func deleteRowsOutside(_ table: String) -> String {
         "DELETE FROM \(quote(table)) WHERE NOT \(isOneOf(entity, names: 1))"
     }
-    /// Sets `column` to `$1` where it is null, in rows of entities `$2`.
-    func fillDefault(_ table: String, _ column: String) -> String {
-        "UPDATE \(quote(table)) SET \(quote(column)) = \(parameter(1)) WHERE \(quote(column)) IS NULL AND \(isOneOf(entity, names: 2))"
+    /// Sets `column` to `$1` where it is null, in rows of entities `$2` (and where column
+    /// `present`, when given, is not null: a field of a composite that has a value).
+    func fillDefault(_ table: String, _ column: String, wherePresent present: String? = nil) -> String {
+        "UPDATE \(quote(table)) SET \(quote(column)) = \(parameter(1)) WHERE \(quote(column)) IS NULL\(presence(present)) AND \(isOneOf(entity, names: 2))"
     }
-    /// The key and entity of one row of entities `$1` without a value in `column`.
-    func rowWithoutValue(_ table: String, _ column: String) -> String {
-        "SELECT \(key), \(entity) FROM \(quote(table)) WHERE \(quote(column)) IS NULL AND \(isOneOf(entity, names: 1)) LIMIT 1"
+    /// The key and entity of one row of entities `$1` without a value in `column` (where
+    /// column `present`, when given, is not null).
+    func rowWithoutValue(_ table: String, _ column: String, wherePresent present: String? = nil) -> String {
+        "SELECT \(key), \(entity) FROM \(quote(table)) WHERE \(quote(column)) IS NULL\(presence(present)) AND \(isOneOf(entity, names: 1)) LIMIT 1"
     }
+    private func presence(_ column: String?) -> String { column.map { " AND \(quote($0)) IS NOT NULL" } ?? "" }
     /// Clears `column` in rows whose entity is not one of `$1`.
     func clearOutside(_ table: String, _ column: String) -> String {
         "UPDATE \(quote(table)) SET \(quote(column)) = NULL WHERE \(quote(column)) IS NOT NULL AND NOT \(isOneOf(entity, names: 1))"

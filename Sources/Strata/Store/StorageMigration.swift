@@ -482,18 +482,21 @@ struct StorageMigration {
                 out.append(step(.inlineExternalStorage, entity: c.entity.name, property: a.name,
                                 [.inlineFiles(rows, table: root.name, column: a.name, attribute: a)]))
             }
-            let wasRequired = mapping.origin(of: a).map { !$0.isOptional } ?? false
+            // A field of an optional composite is required only where the composite has a value.
+            func requirement(_ a: Attribute) -> Int { !a.isOptional ? 2 : a.isRequiredField ? 1 : 0 }
+            let wasRequired = mapping.origin(of: a).map { requirement($0) >= requirement(a) } ?? false
+            let present = requirement(a) == 1 ? a.composite?.name : nil
             // Only entities with objects from the old version can lack a value (added entities have none).
             let populated = c.entity.descendants.filter { mapping.origin(of: $0) != nil }.map(\.name)
             let grew = !Set(populated).isSubset(of: before)
-            guard !a.isOptional, !populated.isEmpty, !wasRequired || grew else { continue }
-            if let d = a.defaultValue, d != .null {
+            guard requirement(a) > 0, !populated.isEmpty, !wasRequired || grew else { continue }
+            if let d = a.defaultValue ?? a.fieldDefault, d != .null {
                 out.append(step(.fillDefault, entity: c.entity.name, property: a.name,
-                                [.run(dialect.fillDefault(root.name, a.name), [d, dialect.nameList(having)])]))
+                                [.run(dialect.fillDefault(root.name, a.name, wherePresent: present), [d, dialect.nameList(having)])]))
             } else {
                 let (entity, version) = (c.entity.name, new.version)
                 out.append(step(.checkRequired, entity: entity, property: a.name,
-                                [.check(dialect.rowWithoutValue(root.name, a.name), [dialect.nameList(having)]) { row in
+                                [.check(dialect.rowWithoutValue(root.name, a.name, wherePresent: present), [dialect.nameList(having)]) { row in
                                     var id = "an object"
                                     if row.count == 2, case .int(let pk) = row[0], case .text(let e) = row[1] { id = "\(e)/\(pk)" }
                                     return StrataError(.migration, "entity '\(entity)': attribute '\(a.name)' is required in version \(version) and "

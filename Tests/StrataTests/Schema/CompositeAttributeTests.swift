@@ -29,7 +29,8 @@ final class CompositeAttributeTests: StoreTestCase {
 
     private func fetch(_ c: ModelContext, _ descriptor: String) throws -> [JSONValue] {
         let d = try FetchDescriptor.decode(try JSONValue.parse(descriptor), schema: c.schema)
-        return try XCTUnwrap(parse(c.fetch(d)).array)
+        guard let all = try parse(c.fetch(d)).array else { throw StrataError(.internal, "a fetch gave no array") }
+        return all
     }
 
     private func names(_ c: ModelContext, _ descriptor: String) throws -> [String] {
@@ -71,7 +72,9 @@ final class CompositeAttributeTests: StoreTestCase {
             let paris = try XCTUnwrap(self.identifiers(h.context, "Trip").first)
             try h.context.update(id: paris, patch: #"{"address": {"city": "Marseille"}}"#)
             XCTAssertEqual(try get(h.context, paris)["address"], try JSONValue.parse(#"{"city": "Marseille", "zip": null, "country": "FR"}"#))
-            try h.context.save()
+            // A change of fields is a change of the composite, as history and observers report it.
+            let changes = try h.context.save()
+            XCTAssertEqual(changes.changes.first { $0.id.description == paris }?.attributes, ["address"])
             try h.context.update(id: paris, patch: #"{"address": null}"#)
             try h.context.save()
             try h.reopen()
@@ -120,6 +123,31 @@ final class CompositeAttributeTests: StoreTestCase {
         let indexes = try rows(storePath(), "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Trip'").compactMap(\.first?.text)
         XCTAssertTrue(indexes.contains("Trip.index(address.city)"), "\(indexes)")
         XCTAssertTrue(indexes.contains("Trip.unique(name,address.zip)"), "\(indexes)")
+    }
+
+    func testADamagedCompositeColumnIsCorruptAndANilOneHidesItsFields() throws {
+        let container = try openFile(Self.schema)
+        let c = try container.makeContext()
+        try insertSample(c)
+        try c.save()
+        let paris = try XCTUnwrap(identifiers(c, "Trip").first)
+        func tamper(_ sql: String) throws { try Connection(path: storePath(), readOnly: false, create: false).execute(sql, []) }
+        func outcome() -> String {
+            do {
+                let all = try fetch(c, #"{"entity": "Trip", "predicate": "$0.name == \"Paris\""}"#)
+                return all.first?["address"]?.text ?? "?"
+            } catch let e as StrataError { return "\(e.code) \(e.attribute ?? "")" } catch { return "\(error)" }
+        }
+        for damage in ["2", "0", "'yes'", "x'01'", "1.5"] {
+            try tamper("UPDATE Trip SET address = \(damage) WHERE name = 'Paris'")
+            XCTAssertEqual(outcome(), "corrupt address", damage)
+            XCTAssertEqual(caught { try c.get(id: paris) }?.code, .corrupt, damage)
+        }
+        try tamper(#"UPDATE Trip SET address = 1, "address.city" = x'01' WHERE name = 'Paris'"#)
+        XCTAssertEqual(outcome(), "corrupt address.city")
+        // Nil: its fields, whatever they hold, are not written.
+        try tamper(#"UPDATE Trip SET address = NULL, "address.city" = 'Paris' WHERE name = 'Paris'"#)
+        XCTAssertEqual(outcome(), "null")
     }
 
     func testBadValuesNameTheField() throws {
