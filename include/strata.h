@@ -327,9 +327,12 @@ typedef struct strata_config strata_config;
  * or type, duplicate name, bad identifier, unknown destination, inverse
  * mismatch, inheritance cycle, transient without default, default outside
  * enum, unique on a to-many, unique or index on an externalStorage
- * attribute, more columns than SQLite allows: at most 1997 per entity
- * hierarchy, each stored attribute counting 1 and each to-one link held in
- * the row 2, ...).
+ * attribute, a composite attribute without fields or with an option it
+ * does not take (unique, index, default, ...: its fields take them), a
+ * composite field that is itself composite, more columns than SQLite
+ * allows: at most 1997 per entity hierarchy, each stored attribute and each
+ * composite field counting 1, a composite itself 1, and each to-one link
+ * held in the row 2, ...).
  * Thread-safe.
  */
 strata_status strata_config_new(const char *config_json, strata_config **out_config);
@@ -541,7 +544,9 @@ int strata_has_changes(strata_context *ctx);
  * object, which may name a subentity with "_entity"), null (to-one: no
  * object) or, for to-many, an array of identifiers and objects. Missing
  * attributes take their default; a required attribute without default must
- * be given. "_entity" may name a subentity of `entity` to insert.
+ * be given. "_entity" may name a subentity of `entity` to insert. A
+ * composite attribute takes an object of its fields (a field left out takes
+ * its default) or null; in an update it replaces the whole composite.
  *
  * Unique constraints are checked against saved objects and against this
  * context's pending inserts. On a collision the "_onConflict" key decides:
