@@ -71,7 +71,7 @@ final class ReadPathTests: StoreTestCase {
         let trips = try Query.objects(c, off)
         XCTAssertEqual(trips.count, 3)
         XCTAssertEqual(trips[0].keys, ["_id", "_entity", "name", "destination", "startDate", "endDate", "rating", "score", "budget",
-                                       "code", "website", "photo", "flag", "notes", "reason", "tripViews"])
+                                       "code", "website", "photo", "flag", "notes", "home", "reason", "tripViews"])
         let sql = try Query.explain(c, off).sql
         for table in ["BucketListItem", "LivingAccommodation", "Tag"] {
             XCTAssertFalse(sql.contains(table), "\(table) is not read: \(sql)")

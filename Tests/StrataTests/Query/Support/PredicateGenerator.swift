@@ -69,6 +69,9 @@ struct PredicateGenerator {
                 Key(path: "livingAccommodation.address", type: .string, optional: true),
                 Key(path: "livingAccommodation", type: .object("LivingAccommodation"), optional: true),
                 Key(path: "livingAccommodation.trip.name", type: .string, optional: true),
+                // A composite's fields: nil where the composite is.
+                Key(path: "home.city", type: .string, optional: true),
+                Key(path: "home.zip", type: .int, optional: true),
             ]
             if e == "PersonalTrip" { keys.append(Key(path: "reason", type: .reason, optional: false)) }
             if e == "BusinessTrip" { keys.append(Key(path: "perdiem", type: .double, optional: false)) }
@@ -93,6 +96,7 @@ struct PredicateGenerator {
                 Key(path: "trip", type: .object("Trip"), optional: true),
                 Key(path: "trip.perdiem", type: .double, optional: true),
                 Key(path: "trip.as:PersonalTrip.reason", type: .reason, optional: true),
+                Key(path: "trip.home.zip", type: .int, optional: true),
             ]
         case .tag:
             return [Key(path: "name", type: .string, optional: false)]

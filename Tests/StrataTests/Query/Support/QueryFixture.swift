@@ -25,7 +25,9 @@ enum QuerySchemas {
          {"name": "photo", "type": "data", "optional": true},
          {"name": "flag", "type": "bool", "default": false},
          {"name": "notes", "type": "json", "optional": true},
-         {"name": "tripViews", "type": "int", "transient": true, "default": 0}],
+         {"name": "tripViews", "type": "int", "transient": true, "default": 0},
+         {"name": "home", "type": "composite", "optional": true, "fields": [
+            {"name": "city", "type": "string"}, {"name": "zip", "type": "int", "optional": true}]}],
        "relationships": [
          {"name": "bucketList", "destination": "BucketListItem", "toMany": true, "deleteRule": "cascade", "inverse": "trip"},
          {"name": "livingAccommodation", "destination": "LivingAccommodation", "optional": true, "deleteRule": "cascade", "inverse": "trip"},
@@ -147,6 +149,7 @@ enum TripData {
             var tags: [JSONValue] = []
             for tag in tagIDs where rng.chance(0.25) { tags.append(.string(tag.description)) }
             m.append(("tags", .array(tags)))
+            maybe("home", .object([("city", .string(rng.pick(Pools.names)))] + (rng.chance(0.7) ? [("zip", .number(rng.pick(Pools.ratings)))] : [])))
             ids.append(try context.insert(entity: "Trip", json: JSONValue.object(m).text))
         }
         // Some orphans: items and accommodations without a trip.
@@ -196,7 +199,12 @@ final class ObjectGraph {
                 }
                 let o = GraphObject(entity: e, pk: parsed.pk, id: id)
                 for a in e.attributes where !a.isTransient {
-                    let v = item[a.name] ?? .null
+                    if a.isComposite {
+                        o.values[a.name] = (item[a.name] ?? .null) == .null ? .null : .int(1)
+                        continue
+                    }
+                    // A composite's field is a member of its object.
+                    let v = a.composite.map { item[$0.name]?[a.fieldName] ?? .null } ?? item[a.name] ?? .null
                     o.values[a.name] = v == .null ? .null : try ValueCodec.convert(v, type: a.type)
                 }
                 for r in e.relationships {
