@@ -22,8 +22,8 @@ final class ExactSumTests: XCTestCase {
         a?.bitPattern == b?.bitPattern
     }
 
-    private static let maxFinite = Double.greatestFiniteMagnitude          // 2^1024 - 2^971
-    private static let halfULPOfMax = Double(sign: .plus, exponent: 970, significand: 1)
+    static let maxFinite = Double.greatestFiniteMagnitude          // 2^1024 - 2^971
+    static let halfULPOfMax = Double(sign: .plus, exponent: 970, significand: 1)
 
     func testDoublesCancelExactly() {
         // A running sum in doubles gives 0.0 for the first, 0.0 for the second and 2.0 for the third.
@@ -64,7 +64,7 @@ final class ExactSumTests: XCTestCase {
 
     /// A random double of any magnitude (subnormals and the largest included), or one of a few
     /// that cancel, tie or carry.
-    private static func randomDouble(_ rng: inout SeededRNG) -> Double {
+    static func randomDouble(_ rng: inout SeededRNG) -> Double {
         switch rng.int(0...9) {
         case 0: return Double(bitPattern: rng.next() & 0x800F_FFFF_FFFF_FFFF)            // subnormal
         case 1: return rng.pick([Self.maxFinite, -Self.maxFinite, Self.halfULPOfMax, 1e308, -1e308])
