@@ -10,6 +10,8 @@
 ///   (an int is not rounded to a double first).
 /// - `contains`, `hasPrefix`, `hasSuffix` with an empty needle are true;
 ///   `localizedStandardContains` with an empty needle is false (as Foundation).
+/// - `@sum` and `@avg` add exactly, whatever the order of the values (``ExactSum``):
+///   an int sum outside Int64 and a double sum that is not finite fail (NULL).
 /// - The `localizedStandard` sort order is ``TextFolding/standardCompare(_:_:)``
 ///   alone: the `strata_standard` collation of SQL sorts calls it, and the
 ///   differential tests order with it (Latin letters without a decomposition

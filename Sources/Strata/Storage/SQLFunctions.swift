@@ -179,13 +179,12 @@ enum SQLFunctions {
 
     /// The ``ExactSum`` of an aggregate's rows so far, made at its first row: the aggregate
     /// context holds a pointer to it, which the final function frees (SQLite calls the final
-    /// function of every aggregate it started, also when a statement stops early). Nil without
-    /// rows (`create` false) or when SQLite has no memory.
-    private static func exactSum(_ ctx: OpaquePointer, create: Bool) -> UnsafeMutablePointer<ExactSum>? {
-        let size = create ? Int32(MemoryLayout<UnsafeMutablePointer<ExactSum>?>.size) : 0
-        guard let raw = sqlite3_aggregate_context(ctx, size) else { return nil }
+    /// function of every aggregate it started, also when a statement stops early). Nil when
+    /// SQLite has no memory.
+    private static func exactSum(_ ctx: OpaquePointer) -> UnsafeMutablePointer<ExactSum>? {
+        guard let raw = sqlite3_aggregate_context(ctx, Int32(MemoryLayout<UnsafeMutablePointer<ExactSum>?>.size)) else { return nil }
         let slot = raw.assumingMemoryBound(to: UnsafeMutablePointer<ExactSum>?.self)
-        if slot.pointee == nil && create {
+        if slot.pointee == nil {
             let s = UnsafeMutablePointer<ExactSum>.allocate(capacity: 1)
             s.initialize(to: ExactSum())
             slot.pointee = s
@@ -198,7 +197,7 @@ enum SQLFunctions {
         guard let ctx, let argv, argc == 1, let a0 = argv[0] else { return }
         let type = sqlite3_value_type(a0)
         if type == SQLITE_NULL { return }
-        guard let s = exactSum(ctx, create: true) else { sqlite3_result_error_nomem(ctx); return }
+        guard let s = exactSum(ctx) else { sqlite3_result_error_nomem(ctx); return }
         switch type {
         case SQLITE_INTEGER: s.pointee.add(.int(sqlite3_value_int64(a0)), integer: integer)
         case SQLITE_FLOAT: s.pointee.add(.double(sqlite3_value_double(a0)), integer: integer)
@@ -210,12 +209,13 @@ enum SQLFunctions {
     /// added), its state freed.
     private static func finish(_ ctx: OpaquePointer?, _ f: AggregateFunction, integer: Bool) {
         guard let ctx else { return }
-        let s = exactSum(ctx, create: false)
+        let slot = sqlite3_aggregate_context(ctx, 0)?.assumingMemoryBound(to: UnsafeMutablePointer<ExactSum>?.self)
+        let s = slot?.pointee
         let value = f.result(of: s?.pointee ?? ExactSum(), integer: integer)
         if let s {
             s.deinitialize(count: 1)
             s.deallocate()
-            sqlite3_aggregate_context(ctx, 0)?.assumingMemoryBound(to: UnsafeMutablePointer<ExactSum>?.self).pointee = nil
+            slot?.pointee = nil
         }
         switch value {
         case .int(let i): sqlite3_result_int64(ctx, i)
