@@ -442,6 +442,12 @@ static void test_session_examples(strata_context *ctx) {
     /* Unplanned bucket-list items. */
     expect_both(ctx, "Trip", "$0.bucketList.filter { !$0.isInPlan }.count > 0",
                 "{\">\": [{\"count\": {\"filter\": [{\"key\": \"bucketList\"}, {\"not\": {\"key\": \"isInPlan\"}}]}}, 0]}", NULL, "", "AD");
+    /* Sums and averages of the bucket list's titles' lengths (A 16+14, B 7, D 5+11, F 5). */
+    expect_both(ctx, "Trip", "$0.bucketList.map { $0.title.count }.reduce(0, +) > 10",
+                "{\">\": [{\"@sum\": [{\"key\": \"bucketList\"}, {\"count\": {\"key\": \"title\"}}]}, 10]}", NULL, "", "AD");
+    expect_both(ctx, "Trip", "($0.bucketList.filter { $0.title.count > 5 }.map { $0.title.count }.average() ?? 0) >= 7",
+                "{\">=\": [{\"??\": [{\"@avg\": [{\"filter\": [{\"key\": \"bucketList\"}, {\">\": [{\"count\": {\"key\": \"title\"}}, 5]}]},"
+                " {\"count\": {\"key\": \"title\"}}]}, 0]}, 7]}", NULL, "", "ABD");
     /* Segments by subclass: a cast, if let, and a subentity's attribute on a Trip fetch. */
     expect_both(ctx, "Trip", "($0 as? BusinessTrip)?.perdiem ?? 0 > 100",
                 "{\">\": [{\"??\": [{\"key\": \"as:BusinessTrip.perdiem\"}, 0]}, 100]}", NULL, "", "B");

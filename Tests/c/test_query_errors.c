@@ -227,6 +227,17 @@ static const query_case cases[] = {
        must reach an entity of the hierarchy. */
     D("a cast outside the hierarchy", PRED("{\"==\": [{\"key\": \"as:BucketListItem.title\"}, \"x\"]}"), "/predicate/==/0/key"),
     D("arithmetic on strings", PRED("{\"==\": [{\"+\": [{\"key\": \"name\"}, \"x\"]}, \"y\"]}"), "/predicate/==/0"),
+    /* sums and averages take ints and doubles */
+    DM("@sum of strings", PRED("{\">\": [{\"@sum\": [{\"key\": \"bucketList\"}, {\"key\": \"title\"}]}, 1]}"),
+       "/predicate/>/0/@sum/1/key", "'@sum' (text: reduce(0, +)) of string values is not supported"),
+    DM("@sum of dates", PRED("{\">\": [{\"@sum\": [{\"key\": \"bucketList\"}, {\"key\": \"trip.startDate\"}]}, 1]}"),
+       "/predicate/>/0/@sum/1/key", "'@sum' (text: reduce(0, +)) of date values is not supported"),
+    DM("@avg of bools", PRED("{\"==\": [{\"@avg\": [{\"filter\": [{\"key\": \"bucketList\"}, true]}, {\"key\": \"isInPlan\"}]}, 1]}"),
+       "/predicate/==/0/@avg/1/key", "'@avg' (text: average()) of bool values is not supported"),
+    D("@sum over a to-one", PRED("{\"==\": [{\"@sum\": [{\"key\": \"livingAccommodation\"}, {\"key\": \"placeName\"}]}, 1]}"),
+      "/predicate/==/0/@sum/0/key"),
+    T("text: a sum of strings", "$0.bucketList.map { $0.title }.reduce(0, +) > 1", "21"),
+    T("text: reduce with another operator", "$0.bucketList.map { $0.title }.reduce(0, *) > 1", "42"),
     D("key path through a to-many", PRED("{\"==\": [{\"key\": \"bucketList.title\"}, \"x\"]}"), "/predicate/==/0/key"),
     D("empty key path", PRED("{\"==\": [{\"key\": \"\"}, \"x\"]}"), "/predicate/==/0/key"),
     D("unknown key path inside any", PRED("{\"any\": [{\"key\": \"bucketList\"}, {\"==\": [{\"key\": \"name\"}, \"x\"]}]}"),

@@ -205,6 +205,18 @@ extension PostgresDialect: QueryDialect {
     }
     func concatenate(_ terms: [String]) -> String { "(" + terms.map { "CAST(\($0) AS text)" }.joined(separator: " || ") + ")" }
     func joinedText(_ column: String) -> String { "string_agg(CAST(\(column) AS text), ',')" }
+    /// Int sums through PostgreSQL's exact `sum(bigint)` (a numeric), checked by `strata_int_total`;
+    /// double sums through Strata's exact aggregate `strata_fsum`; averages are the sum over
+    /// `count` (``PostgresFunctions``).
+    func exactAggregate(_ f: AggregateFunction, integer: Bool, _ value: String) -> String {
+        let x = "CAST(\(value) AS \(integer ? "bigint" : "double precision"))"
+        switch (f, integer) {
+        case (.avg, true): return "strata_int_mean(sum(\(x)), count(\(x)))"
+        case (.avg, false): return "strata_float_mean(strata_fsum(\(x)), count(\(x)))"
+        case (_, true): return "strata_int_total(sum(\(x)))"
+        case (_, false): return "strata_fsum(\(x))"
+        }
+    }
 
     func select(_ list: String, from source: String, where condition: String?, orderBy order: String?, paging: String) -> String {
         "SELECT \(list) FROM \(source)" + (condition.map { " WHERE \($0)" } ?? "") + (order.map { " ORDER BY \($0)" } ?? "") + paging

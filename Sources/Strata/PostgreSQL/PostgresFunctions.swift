@@ -23,6 +23,18 @@
 /// - `strata_iarith(a bigint, b bigint, code integer) → bigint`, `strata_farith(a double precision,
 ///   b double precision, code integer) → double precision`: `a op b` as SQLite's functions of the
 ///   same names compute it, NULL where Swift would trap or give no finite number.
+/// - aggregate `strata_fsum(x double precision) → double precision`: the exact sum of the non-NULL
+///   `x` rounded once to the nearest double, ties to even (``ExactSum/doubleSum``): 0 without rows,
+///   NULL where the rounded sum, or an `x`, is not finite. Each `x` is added exactly to a numeric
+///   that counts units of 2^-1074 (the mantissa and exponent read from `float8send`); the total is
+///   written as decimal digits times 10^-1074 and read back by `float8in`, which rounds correctly
+///   (a cast of float8 to numeric keeps 15 digits, so `sum(x::numeric)` would not be exact).
+/// - `strata_int_total(s numeric) → bigint`: an int sum (`sum(bigint)`, exact in numeric) as
+///   ``ExactSum/intSum`` gives it: 0 for NULL (no rows), NULL outside bigint.
+/// - `strata_int_mean(s numeric, n bigint)`, `strata_float_mean(s double precision, n bigint) →
+///   double precision`: a sum divided by the count of values (``ExactSum/intAverage``,
+///   ``ExactSum/doubleAverage``): NULL without values or with a NULL sum; a quotient that
+///   underflows is 0, as IEEE 754 gives it (PostgreSQL's division fails with 22003).
 /// - `strata_standard_key(x text) → bytea`: a sort key whose byte order is
 ///   ``TextFolding/standardCompare(_:_:)`` (equal keys exactly when it returns 0).
 /// - `strata_decimal(x text) → numeric`: the value of decimal text (``DecimalText``); text
@@ -60,7 +72,7 @@
 ///   that must tell them apart adds the text itself (`ORDER BY strata_decimal(c), c COLLATE "C"`).
 enum PostgresFunctions {
     /// Bump when a definition changes (the store re-installs when its stored number differs).
-    static let version = 3
+    static let version = 4
 
     /// The SQLSTATE of `strata_damaged`'s error.
     static let damagedState = "SD001"
@@ -84,7 +96,7 @@ enum PostgresFunctions {
             standardKeyFunction(data),
             decimalFunction,
             damagedFunction,
-        ] + exactNumberComparisons
+        ] + exactSumFunctions + exactNumberComparisons
     }()
 
     // MARK: - Integers against reals
@@ -224,6 +236,78 @@ enum PostgresFunctions {
         END
         $strata$
         """
+
+    /// `@sum` and `@avg` (``PostgresDialect/exactAggregate(_:integer:_:)``), as ``ExactSum``
+    /// computes them. A double `x` is ±m · 2^(e - 1075) (`e` its biased exponent, 1 for a subnormal,
+    /// whose m has no implicit bit): ±m · 2^(e - 1) units of 2^-1074, added to a numeric
+    /// (PostgreSQL's `power` of a numeric 2 to an integer is exact). A value that is not finite
+    /// makes the state NaN, and the sum NULL. The largest finite double is 2^1024 - 2^971: a total
+    /// of at least 2^1024 - 2^970 (2^2098 - 2^2044 units) rounds to infinity. Every operand is typed
+    /// (the store's schema defines bigint-real operators).
+    private static let exactSumFunctions: [String] = [
+        """
+        CREATE OR REPLACE FUNCTION strata_fsum_step(s numeric, x double precision) RETURNS numeric
+        LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $strata$
+        DECLARE
+          b bigint;
+          e integer;
+          m bigint;
+        BEGIN
+          IF x IN ('Infinity'::float8, '-Infinity'::float8, 'NaN'::float8) THEN RETURN 'NaN'::numeric; END IF;
+          IF x = 0::float8 THEN RETURN s; END IF;
+          b := CAST(CAST('x' || encode(float8send(x), 'hex') AS bit(64)) AS bigint);
+          e := CAST((b >> 52) & 2047::bigint AS integer);
+          m := b & 4503599627370495::bigint;
+          IF e = 0 THEN e := 1; ELSE m := m | 4503599627370496::bigint; END IF;
+          IF b < 0::bigint THEN m := -m; END IF;
+          RETURN s + CAST(m AS numeric) * power(2::numeric, CAST(e - 1 AS numeric));
+        END
+        $strata$
+        """,
+        """
+        CREATE OR REPLACE FUNCTION strata_fsum_final(s numeric) RETURNS double precision
+        LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $strata$
+        BEGIN
+          IF s IS NULL OR s = 'NaN'::numeric THEN RETURN NULL; END IF;
+          IF s = 0::numeric THEN RETURN 0::float8; END IF;
+          IF abs(s) >= power(2::numeric, 2098::numeric) - power(2::numeric, 2044::numeric) THEN RETURN NULL; END IF;
+          RETURN CAST(CAST(trunc(s * power(5::numeric, 1074::numeric)) AS text) || 'e-1074' AS double precision);
+        END
+        $strata$
+        """,
+        """
+        CREATE OR REPLACE AGGREGATE strata_fsum(double precision) (
+          SFUNC = strata_fsum_step, STYPE = numeric, FINALFUNC = strata_fsum_final, INITCOND = '0', PARALLEL = SAFE)
+        """,
+        """
+        CREATE OR REPLACE FUNCTION strata_int_total(s numeric) RETURNS bigint
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $strata$
+        SELECT CASE WHEN s IS NULL THEN 0::bigint
+                    WHEN s BETWEEN -9223372036854775808::numeric AND 9223372036854775807::numeric THEN CAST(s AS bigint) END
+        $strata$
+        """,
+        """
+        CREATE OR REPLACE FUNCTION strata_int_mean(s numeric, n bigint) RETURNS double precision
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $strata$
+        SELECT CASE WHEN s IS NULL OR n IS NULL OR n = 0::bigint THEN NULL
+                    ELSE CAST(s AS double precision) / CAST(n AS double precision) END
+        $strata$
+        """,
+        """
+        CREATE OR REPLACE FUNCTION strata_float_mean(s double precision, n bigint) RETURNS double precision
+        LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $strata$
+        BEGIN
+          IF s IS NULL OR n IS NULL OR n = 0::bigint THEN RETURN NULL; END IF;
+          IF s = 0::float8 OR abs(s) >= 1e-290::float8 THEN RETURN s / CAST(n AS double precision); END IF;
+          BEGIN
+            RETURN s / CAST(n AS double precision);
+          EXCEPTION WHEN numeric_value_out_of_range THEN
+            RETURN 0::float8;
+          END;
+        END
+        $strata$
+        """,
+    ]
 
     private static let lengthFunction = """
         CREATE OR REPLACE FUNCTION strata_length(x text) RETURNS bigint

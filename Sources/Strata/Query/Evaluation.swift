@@ -10,6 +10,8 @@
 ///   (an int is not rounded to a double first).
 /// - `contains`, `hasPrefix`, `hasSuffix` with an empty needle are true;
 ///   `localizedStandardContains` with an empty needle is false (as Foundation).
+/// - `@sum` and `@avg` add exactly, whatever the order of the values (``ExactSum``):
+///   an int sum outside Int64 and a double sum that is not finite fail (NULL).
 /// - The `localizedStandard` sort order is ``TextFolding/standardCompare(_:_:)``
 ///   alone: the `strata_standard` collation of SQL sorts calls it, and the
 ///   differential tests order with it (Latin letters without a decomposition
@@ -112,6 +114,17 @@ enum Evaluation {
         }
         guard let a = x.numberValue, let b = y.numberValue else { return .null }
         return op.apply(a, b).map { .double($0) } ?? .null
+    }
+
+    /// `@sum` or `@avg` of `values` (nils skipped) as ``ExactSum`` computes it, in ints (`integer`)
+    /// or doubles (an int converts): a sum is 0 without values and NULL where it fails (outside
+    /// Int64, not finite); an average is a double, NULL without values and where a sum of doubles
+    /// fails. A value of another kind (a damaged store's) makes every result NULL, as SQLite's
+    /// `strata_isum` and its kind compute it.
+    static func exactAggregate(_ f: AggregateFunction, _ values: [SQLValue], integer: Bool) -> SQLValue {
+        var s = ExactSum()
+        for x in values { s.add(x, integer: integer) }
+        return f.result(of: s, integer: integer)
     }
 }
 

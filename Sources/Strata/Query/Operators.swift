@@ -68,9 +68,43 @@ public enum ArithmeticOperator: String, CaseIterable, Sendable {
     }
 }
 
-/// What a value of related objects aggregates to (`$0.bucketList.map { $0.priority }.max()`).
+/// What a value of related objects aggregates to (`$0.bucketList.map { $0.priority }.max()`;
+/// JSON `{"@max": [source, value]}`, the raw value after the `@`).
 public enum AggregateFunction: String, CaseIterable, Sendable {
+    /// The largest (smallest) value: ints, doubles, dates and strings, compared as everywhere.
     case max, min
+    /// The exact sum of ints or doubles (``ExactSum``): `map { }.reduce(0, +)` in text.
+    case sum
+    /// The average of ints or doubles (``ExactSum``), a double: `map { }.average()` in text.
+    case avg
+
+    /// Whether the function adds the values (``ExactSum``) rather than picks one of them.
+    var isExact: Bool { self == .sum || self == .avg }
+
+    /// The result of `@sum` or `@avg` over the values added to `s`, ints (`integer`) or doubles:
+    /// a sum is the value's type, an average a double; NULL where ``ExactSum`` gives nil. One
+    /// definition for the evaluator and SQLite's aggregates (NULL for `max` and `min`).
+    func result(of s: ExactSum, integer: Bool) -> SQLValue {
+        let r: SQLValue?
+        switch (self, integer) {
+        case (.sum, true): r = s.intSum.map { .int($0) }
+        case (.sum, false): r = s.doubleSum.map { .double($0) }
+        case (.avg, true): r = s.intAverage.map { .double($0) }
+        case (.avg, false): r = s.doubleAverage.map { .double($0) }
+        case (.max, _), (.min, _): r = nil
+        }
+        return r ?? .null
+    }
+
+    /// How `#Predicate` text calls the function on the values of `map { }`.
+    var textCall: String {
+        switch self {
+        case .max: return "max()"
+        case .min: return "min()"
+        case .sum: return "reduce(0, +)"
+        case .avg: return "average()"
+        }
+    }
 }
 
 /// String tests.

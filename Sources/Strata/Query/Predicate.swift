@@ -50,6 +50,7 @@ public indirect enum PredicateExpression: Equatable, Sendable {
     case arithmetic(ArithmeticOperator, PredicateExpression, PredicateExpression, at: SourceLocation)
     /// `$0.bucketList.map { $0.priority }.max()`: the largest (smallest) of a value of the related
     /// objects (a to-many key path, or a filter of one); the value's scope 0 is the element.
+    /// `.reduce(0, +)` (`@sum`) and `.average()` (`@avg`): their exact sum and average.
     case aggregate(AggregateFunction, PredicateExpression, PredicateExpression, at: SourceLocation)
 
     public var location: SourceLocation {

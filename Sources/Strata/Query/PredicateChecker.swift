@@ -590,15 +590,18 @@ struct PredicateChecker {
 
     /// `source.map { value }.max()`: the value typed for the related objects (ints, doubles, dates
     /// and strings, compared as everywhere); it fails where the value fails for one of them.
+    /// `@sum` and `@avg` (`reduce(0, +)`, `average()`) take ints and doubles (``ExactSum``): a sum
+    /// fails where it is nil (an int sum outside Int64, a double sum that is not finite), and so
+    /// does an average of doubles.
     private mutating func aggregateValue(_ f: AggregateFunction, _ source: PredicateExpression, _ v: PredicateExpression,
                                          _ at: SourceLocation) throws -> TypedExpression {
         var filter: TypedPredicate?
         let ref: KeyPathRef, rel: Relationship
-        if case .filtered(let s, let body, let fat) = source {
+        if case .filtered(let s, let body, _) = source {
             (ref, rel) = try manyKeyPath(s, "filter")
             filter = try inScope(of: rel) { try $0.check(body) }
         } else {
-            (ref, rel) = try manyKeyPath(source, "map { }.\(f.rawValue)()")
+            (ref, rel) = try manyKeyPath(source, "map { }.\(f.textCall)")
         }
         let depth = requirements.count
         requirements.append([])
@@ -610,17 +613,38 @@ struct PredicateChecker {
             throw error
         }
         let needs = requirements.removeLast()
-        switch tv.type {
-        case .attribute(.int), .attribute(.double), .attribute(.date), .attribute(.string), .attribute(.url): break
-        default: throw fail("'\(f.rawValue)()' of \(tv.type) values is not supported (ints, doubles, dates and strings)", v.location)
-        }
+        try checkAggregated(f, tv.type, v.location)
         // The filter runs first, for every object; then the value, for those it keeps.
         if let p = filter, p.isFallible { note([.negated(.any(ref, p.fails))]) }
         if !needs.isEmpty {
             let kept = filter.map { [$0.lowered] } ?? []
             note([.negated(.any(ref, .allOf(kept + [.negated(.allOf(needs))])))])
         }
-        return .aggregate(f, ref, filter: filter?.lowered, value: tv, tv.type)
+        let type: ValueType = f == .avg ? .attribute(.double) : tv.type
+        let e = TypedExpression.aggregate(f, ref, filter: filter?.lowered, value: tv, type)
+        if f == .sum || (f == .avg && tv.type == .attribute(.double)) {
+            // The sum is nil only where it fails.
+            let sum = f == .sum ? e : .aggregate(.sum, ref, filter: filter?.lowered, value: tv, tv.type)
+            note([.compare(.notEqual, sum, .constant(.null, .null), domain: tv.type, options: [])])
+        }
+        return e
+    }
+
+    /// The values an aggregate takes: `max()`/`min()` those that order, `@sum`/`@avg` numbers.
+    private func checkAggregated(_ f: AggregateFunction, _ type: ValueType, _ at: SourceLocation) throws {
+        if f.isExact {
+            switch type {
+            case .attribute(.int), .attribute(.double): return
+            case .attribute(.decimal):
+                throw fail("'@\(f.rawValue)' (text: \(f.textCall)) of decimal values is not supported (sums and averages take ints and doubles; decimals compare exactly but have no arithmetic)", at)
+            default:
+                throw fail("'@\(f.rawValue)' (text: \(f.textCall)) of \(type) values is not supported (sums and averages take ints and doubles)", at)
+            }
+        }
+        switch type {
+        case .attribute(.int), .attribute(.double), .attribute(.date), .attribute(.string), .attribute(.url): return
+        default: throw fail("'\(f.rawValue)()' of \(type) values is not supported (ints, doubles, dates and strings)", at)
+        }
     }
 
     /// `a op b`: ints stay ints, a double makes doubles, a date plus or minus seconds is a date and

@@ -193,16 +193,18 @@ struct PredicateCompiler {
     }
 
     /// `(SELECT max(value) FROM related WHERE filter AND guards AND link)`: the value read in the
-    /// related object's scope; every related row it reads is checked.
+    /// related object's scope; every related row it reads is checked. `@sum` and `@avg` call the
+    /// store's exact aggregates (``QueryDialect/exactAggregate(_:integer:_:)``).
     private mutating func aggregate(_ f: AggregateFunction, _ ref: KeyPathRef, _ filter: TypedPredicate?, _ value: TypedExpression) -> String {
         guard let src = manySource(ref) else { return "NULL" }
         scopes.append(Scope(alias: src.alias, entity: src.entity))
-        let v = expression(value)
+        let x = expression(value)
+        let v = f.isExact ? dialect.exactAggregate(f, integer: value.type == .attribute(.int), x) : "\(f.rawValue)(\(x))"
         let condition = filter.map { predicate($0) }
         let s = scopes.removeLast()
         let conditions = (condition.map { [$0] } ?? []) + s.guards + [src.link]
         let joins = s.joins.isEmpty ? "" : " " + s.joins.joined(separator: " ")
-        return "(SELECT \(f.rawValue)(\(v)) FROM \(src.from)\(joins) WHERE \(conditions.joined(separator: " AND ")))"
+        return "(SELECT \(v) FROM \(src.from)\(joins) WHERE \(conditions.joined(separator: " AND ")))"
     }
 
     // MARK: Predicates

@@ -109,6 +109,13 @@ struct PredicateEvaluator {
         case .countWhere(let ref, let p): return .int(Int64(many(ref, scopes).filter { evaluate(p, scopes + [$0]) == true }.count))
         case .arithmetic(let op, let a, let b, _, let integer): return Evaluation.arithmetic(op, value(a, scopes), value(b, scopes), integer: integer)
         case .aggregate(let f, let ref, let filter, let v, let type):
+            if f.isExact {
+                var values: [SQLValue] = []
+                for o in many(ref, scopes) where filter.map({ evaluate($0, scopes + [o]) == true }) ?? true {
+                    values.append(value(v, scopes + [o]))
+                }
+                return Evaluation.exactAggregate(f, values, integer: v.type == .attribute(.int))
+            }
             var best: SQLValue = .null
             for o in many(ref, scopes) {
                 if let filter, evaluate(filter, scopes + [o]) != true { continue }

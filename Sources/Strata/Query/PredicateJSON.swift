@@ -168,7 +168,8 @@ enum PredicateJSON {
             return .arithmetic(op, try expression(ops[0], path / op.rawValue / 0), try expression(ops[1], path / op.rawValue / 1), at: loc(path))
         }
         for f in AggregateFunction.allCases {
-            // `{"@max": [{"key": "bucketList"}, {"key": "priority"}]}` (the value's keys are the element's).
+            // `{"@max": [{"key": "bucketList"}, {"key": "priority"}]}` (the value's keys are the element's);
+            // `@min`, `@sum` and `@avg` alike.
             guard let arg = o.value("@" + f.rawValue) else { continue }
             try o.finish()
             let ops = try operands(arg, 2, "@" + f.rawValue, path / ("@" + f.rawValue))
@@ -193,6 +194,6 @@ enum PredicateJSON {
             return .coalesce(try expression(ops[0], path / "??" / 0), try expression(ops[1], path / "??" / 1), at: loc(path))
         }
         let first = members.first?.0 ?? ""
-        throw fail("unknown expression '\(first)' (known: key, var, count, cond, ??, filter, + - * / %, abs, @max, @min, date, uuid, decimal, data, url, or a literal)", path / first)
+        throw fail("unknown expression '\(first)' (known: key, var, count, cond, ??, filter, + - * / %, abs, @max, @min, @sum, @avg, date, uuid, decimal, data, url, or a literal)", path / first)
     }
 }

@@ -23,7 +23,7 @@ extension PredicateTextParser {
     private static let unsupportedMethods: Set<String> = [
         "lowercased", "uppercased", "capitalized", "localizedLowercase", "localizedUppercase",
         "trimmingCharacters", "replacingOccurrences", "components", "split", "prefix", "suffix",
-        "dropFirst", "dropLast", "compactMap", "flatMap", "reduce", "first", "last", "sorted", "reversed", "count", "isEmpty", "firstIndex", "lastIndex", "range",
+        "dropFirst", "dropLast", "compactMap", "flatMap", "first", "last", "sorted", "reversed", "count", "isEmpty", "firstIndex", "lastIndex", "range",
         "localizedStandardCompare", "description",
         "distance", "addingTimeInterval", "timeIntervalSince", "isEqual", "elementsEqual", "hasPrefixes",
         "matches", "wholeMatch", "firstMatch",
@@ -73,6 +73,7 @@ extension PredicateTextParser {
             if parenthesized { _ = try expect(")") }
             return Node(kind: .mapped(try receiver(n), value), start: n.start)
         }
+        if isCall && name == "reduce" { return try reduction(n, nameTok.pos) }
         if isCall {
             try checkMethod(name, nameTok.pos)
             let (args, trailing) = try parseArguments(name)
@@ -101,6 +102,26 @@ extension PredicateTextParser {
             throw predicateError("unsupported member '\(name)'", nameTok.pos,
                                  "only count and isEmpty apply here; key paths start at $0 or a closure parameter")
         }
+    }
+
+    /// `seq.map { value }.reduce(0, +)` (or `0.0`): the exact sum of the values (`@sum`), the one
+    /// reduction Strata takes; `pos` is `reduce`'s, the current token its `(`.
+    private mutating func reduction(_ n: Node, _ pos: Int) throws -> Node {
+        let usage = "the sum of the values of map { } is reduce(0, +); no other reduction is supported"
+        guard case .mapped(let source, let value) = n.kind else {
+            throw predicateError("reduce(0, +) applies to the values of map { } over a to-many relationship", pos,
+                                 "e.g. $0.bucketList.map { $0.priority }.reduce(0, +)")
+        }
+        _ = try expect("(")
+        guard tok.kind == .number, let initial = Double(tok.text), initial == 0 else {
+            throw predicateError("wrong arguments to 'reduce'", tok.pos, usage)
+        }
+        advance()
+        _ = try expect(",")
+        guard tok.isPunct("+") else { throw predicateError("wrong arguments to 'reduce'", tok.pos, usage) }
+        advance()
+        _ = try expect(")")
+        return Node(kind: .expr(.aggregate(.sum, source, value, at: loc(pos))), start: n.start)
     }
 
     private func receiver(_ n: Node) throws -> PredicateExpression {
@@ -194,7 +215,7 @@ extension PredicateTextParser {
     private static let knownMethods: Set<String> = [
         "contains", "hasPrefix", "hasSuffix", "starts", "localizedStandardContains",
         "localizedCaseInsensitiveContains", "allSatisfy", "compare", "caseInsensitiveCompare",
-        "localizedCompare", "localizedCaseInsensitiveCompare", "filter", "evaluate", "map", "max", "min",
+        "localizedCompare", "localizedCaseInsensitiveCompare", "filter", "evaluate", "map", "max", "min", "average",
     ]
 
     private func checkMethod(_ name: String, _ pos: Int) throws {
@@ -202,6 +223,12 @@ extension PredicateTextParser {
         if name == "localizedStandardCompare" {
             throw predicateError("method 'localizedStandardCompare' is not supported in predicates", pos,
                                  "sort by the key with \"comparator\": \"localizedStandard\" instead; compare(_:) compares by code point")
+        }
+        if name == "sum" {
+            throw predicateError("method 'sum' is not supported in predicates", pos, "the sum of the values of map { } is reduce(0, +)")
+        }
+        if name == "avg" || name == "mean" {
+            throw predicateError("method '\(name)' is not supported in predicates", pos, "the average of the values of map { } is average()")
         }
         if Self.unsupportedMethods.contains(name) {
             throw predicateError("method '\(name)' is not supported in predicates", pos)
@@ -273,12 +300,13 @@ extension PredicateTextParser {
         case "localizedCaseInsensitiveContains":
             guard args.count == 1 else { throw wrong("localizedCaseInsensitiveContains(_:)") }
             return try stringTest(.contains, nil, .caseInsensitive)
-        case "max", "min":
+        case "max", "min", "average":
             guard case .mapped(let source, let value) = n.kind, args.isEmpty, trailing == nil else {
                 throw predicateError("\(name)() applies to the values of map { } over a to-many relationship", pos,
                                      "e.g. $0.bucketList.map { $0.priority }.\(name)()")
             }
-            return Node(kind: .expr(.aggregate(name == "max" ? .max : .min, source, value, at: at)), start: start)
+            let f: AggregateFunction = name == "max" ? .max : name == "min" ? .min : .avg
+            return Node(kind: .expr(.aggregate(f, source, value, at: at)), start: start)
         case "evaluate":
             // `tripFilter.evaluate($0)`: a predicate bound to a variable, for an object in scope.
             guard case .expr(.variable(let name, _)) = n.kind else {

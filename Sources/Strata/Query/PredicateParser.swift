@@ -56,6 +56,9 @@
 /// - `c.contains { p }`, `c.contains(where: { p })` → `.anySatisfy`;
 ///   `c.allSatisfy { p }`, `c.allSatisfy({ p })` → `.allSatisfy`.
 /// - `x.isEmpty` → `.isEmpty`, `x.count` → `.count`, `a ?? b` → `.coalesce`.
+/// - `c.map { v }.max()`, `.min()` → `.aggregate(.max/.min, c, v)`; `c.map { v }.reduce(0, +)`
+///   (or `reduce(0.0, +)`; no other reduction) → `.aggregate(.sum, c, v)`; `c.map { v }.average()`
+///   (a Strata extension: Swift's standard library has no average) → `.aggregate(.avg, c, v)`.
 /// - `$0 is PersonalTrip` → `.typeCheck` (only on `$0` or a closure parameter).
 ///
 /// String options (``StringOptions``) have no plain Swift spelling. Strata
@@ -132,7 +135,7 @@ struct PredicateTextParser {
             case range(Node?, Node?, closed: Bool)
             /// `a.compare(b, options:)`: only an operand of `==`/`!=` with `.orderedX`.
             case compareResult(PredicateExpression, PredicateExpression, StringOptions)
-            /// `seq.map { value }`: only the receiver of `max()` and `min()`.
+            /// `seq.map { value }`: only the receiver of `max()`, `min()`, `reduce(0, +)` and `average()`.
             case mapped(PredicateExpression, PredicateExpression)
         }
         var kind: Kind
@@ -351,7 +354,7 @@ struct PredicateTextParser {
             throw predicateError("expected a condition", n.start,
                                  "compare(...) must be compared with .orderedSame, .orderedAscending or .orderedDescending")
         case .mapped:
-            throw predicateError("expected a condition", n.start, "map { } gives values: take their max() or min()")
+            throw predicateError("expected a condition", n.start, "map { } gives values: take their max(), min(), reduce(0, +) or average()")
         }
     }
 
@@ -369,7 +372,7 @@ struct PredicateTextParser {
             throw predicateError("expected a value", n.start,
                                  "compare(...) must be compared with .orderedSame, .orderedAscending or .orderedDescending")
         case .mapped:
-            throw predicateError("expected a value", n.start, "map { } gives values: take their max() or min()")
+            throw predicateError("expected a value", n.start, "map { } gives values: take their max(), min(), reduce(0, +) or average()")
         }
     }
 

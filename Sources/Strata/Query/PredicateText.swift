@@ -224,7 +224,7 @@ struct PredicateRenderer {
         case .filtered(let c, let body, _):
             return ("\(receiver(c)).filter \(closure(body))", 8)
         case .aggregate(let f, let c, let v, _):
-            return ("\(receiver(c)).map \(closure(v)).\(f.rawValue)()", 8)
+            return ("\(receiver(c)).map \(closure(v)).\(f.textCall)", 8)
         case .arithmetic(let op, let a, let b, _):
             // `0 - x` is `-x`; operands of * / % and the right of + - in parentheses unless primary.
             if op == .subtract, case .literal(.number("0"), _) = a { return ("-" + wrap(expression(b), 7), 7) }

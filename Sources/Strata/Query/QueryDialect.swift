@@ -66,6 +66,13 @@ public protocol QueryDialect {
     /// The aggregate of the texts of `column` over the rows of an ordered subquery, joined
     /// with commas in the subquery's order (NULL without rows).
     func joinedText(_ column: String) -> String
+    /// The aggregate `@sum` or `@avg` (``AggregateFunction/isExact``) of `value` over the rows of
+    /// a subquery, ints (`integer`) or doubles, exactly as ``ExactSum`` computes it
+    /// (``Evaluation/exactAggregate(_:_:integer:)``): a sum is 0 without rows and NULL where it
+    /// fails (an int sum outside Int64, a double sum that is not finite); an average is a
+    /// double, NULL without non-NULL values and where the sum of doubles fails. By default the
+    /// aggregates every store installs: `strata_isum`, `strata_fsum`, `strata_iavg`, `strata_favg`.
+    func exactAggregate(_ f: AggregateFunction, integer: Bool, _ value: String) -> String
 
     // Whole statements the fetch compiler borrows.
 
@@ -120,6 +127,9 @@ extension QueryDialect {
         }
     }
     func length(_ expression: String) -> String { "strata_length(\(expression))" }
+    func exactAggregate(_ f: AggregateFunction, integer: Bool, _ value: String) -> String {
+        "strata_\(integer ? "i" : "f")\(f.rawValue)(\(value))"
+    }
     /// `a op b` as ``Evaluation/arithmetic(_:_:_:integer:)`` computes it: NULL where it fails.
     func arithmetic(_ op: ArithmeticOperator, integer: Bool, _ a: String, _ b: String) -> String {
         "strata_\(integer ? "i" : "f")arith(\(a), \(b), \(op.functionCode))"

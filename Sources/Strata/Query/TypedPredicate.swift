@@ -76,7 +76,9 @@ indirect enum TypedExpression {
     /// nil where an operand is, or where Swift would trap (``Evaluation/arithmetic(_:_:_:integer:)``).
     case arithmetic(ArithmeticOperator, TypedExpression, TypedExpression, ValueType, integer: Bool)
     /// The largest (smallest) non-nil `value` of the related objects of a to-many key path that
-    /// satisfy `filter` (it cannot fail); nil when there are none.
+    /// satisfy `filter` (it cannot fail); nil when there are none. `@sum` and `@avg` add the
+    /// non-nil values exactly (``Evaluation/exactAggregate(_:_:integer:)``): the type is the
+    /// value's for a sum, double for an average.
     case aggregate(AggregateFunction, KeyPathRef, filter: TypedPredicate?, value: TypedExpression, ValueType)
 
     var type: ValueType {

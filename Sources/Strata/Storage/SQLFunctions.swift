@@ -25,6 +25,11 @@ import Glibc
 /// - `strata_iarith(a, b, code)`, `strata_farith(a, b, code)`: `a op b` in integers or doubles
 ///   (``Evaluation/arithmetic(_:_:_:integer:)``), NULL with a NULL and where Swift would trap or
 ///   give no finite number.
+/// - aggregates `strata_isum(x)`, `strata_fsum(x)`: the exact sum of the non-NULL `x`, integers or
+///   reals (an integer converts), as ``ExactSum`` computes it: 0 without rows, NULL where it fails
+///   (an integer sum outside Int64, a real sum that is not finite) or where an `x` is of another
+///   class. `strata_iavg(x)`, `strata_favg(x)`: their average, a real, NULL without non-NULL `x`
+///   and where the sum is NULL (``QueryDialect/exactAggregate(_:integer:_:)``).
 /// - `strata_damaged(entity, attribute, key)`: fails the statement with `.corrupt`
 ///   naming the object `entity/key` and its `attribute` (`_entity`: the row's
 ///   entity name). The compilers' guards call it for a stored value of the wrong
@@ -61,6 +66,10 @@ enum SQLFunctions {
         sqlite3_create_function_v2(db, "strata_length", 1, pureFlags, nil, lengthFunction, nil, nil, nil)
         sqlite3_create_function_v2(db, "strata_iarith", 3, pureFlags, nil, integerArithmeticFunction, nil, nil, nil)
         sqlite3_create_function_v2(db, "strata_farith", 3, pureFlags, nil, doubleArithmeticFunction, nil, nil, nil)
+        sqlite3_create_function_v2(db, "strata_isum", 1, pureFlags, nil, nil, integerStep, integerSumFinal, nil)
+        sqlite3_create_function_v2(db, "strata_fsum", 1, pureFlags, nil, nil, doubleStep, doubleSumFinal, nil)
+        sqlite3_create_function_v2(db, "strata_iavg", 1, pureFlags, nil, nil, integerStep, integerAverageFinal, nil)
+        sqlite3_create_function_v2(db, "strata_favg", 1, pureFlags, nil, nil, doubleStep, doubleAverageFinal, nil)
         // Not deterministic (it fails), and never callable from a schema object of the file.
         sqlite3_create_function_v2(db, "strata_damaged", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, nil, damagedFunction, nil, nil, nil)
         sqlite3_create_collation_v2(db, "strata_standard", SQLITE_UTF8, nil, standardCollation, nil)
@@ -165,6 +174,62 @@ enum SQLFunctions {
         }
         sqlite3_result_double(ctx, r)
     }
+
+    typealias FinalFunction = @convention(c) (OpaquePointer?) -> Void
+
+    /// The ``ExactSum`` of an aggregate's rows so far, made at its first row: the aggregate
+    /// context holds a pointer to it, which the final function frees (SQLite calls the final
+    /// function of every aggregate it started, also when a statement stops early). Nil when
+    /// SQLite has no memory.
+    private static func exactSum(_ ctx: OpaquePointer) -> UnsafeMutablePointer<ExactSum>? {
+        guard let raw = sqlite3_aggregate_context(ctx, Int32(MemoryLayout<UnsafeMutablePointer<ExactSum>?>.size)) else { return nil }
+        let slot = raw.assumingMemoryBound(to: UnsafeMutablePointer<ExactSum>?.self)
+        if slot.pointee == nil {
+            let s = UnsafeMutablePointer<ExactSum>.allocate(capacity: 1)
+            s.initialize(to: ExactSum())
+            slot.pointee = s
+        }
+        return slot.pointee
+    }
+
+    /// Adds a row's value with ``ExactSum/add(_:integer:)`` (``Evaluation/exactAggregate(_:_:integer:)``).
+    private static func step(_ ctx: OpaquePointer?, _ argc: Int32, _ argv: UnsafeMutablePointer<OpaquePointer?>?, integer: Bool) {
+        guard let ctx, let argv, argc == 1, let a0 = argv[0] else { return }
+        let type = sqlite3_value_type(a0)
+        if type == SQLITE_NULL { return }
+        guard let s = exactSum(ctx) else { sqlite3_result_error_nomem(ctx); return }
+        switch type {
+        case SQLITE_INTEGER: s.pointee.add(.int(sqlite3_value_int64(a0)), integer: integer)
+        case SQLITE_FLOAT: s.pointee.add(.double(sqlite3_value_double(a0)), integer: integer)
+        default: s.pointee.addInvalid()
+        }
+    }
+
+    /// The result of `f` (``AggregateFunction/result(of:integer:)``; of no rows when none was
+    /// added), its state freed.
+    private static func finish(_ ctx: OpaquePointer?, _ f: AggregateFunction, integer: Bool) {
+        guard let ctx else { return }
+        let slot = sqlite3_aggregate_context(ctx, 0)?.assumingMemoryBound(to: UnsafeMutablePointer<ExactSum>?.self)
+        let s = slot?.pointee
+        let value = f.result(of: s?.pointee ?? ExactSum(), integer: integer)
+        if let s {
+            s.deinitialize(count: 1)
+            s.deallocate()
+            slot?.pointee = nil
+        }
+        switch value {
+        case .int(let i): sqlite3_result_int64(ctx, i)
+        case .double(let d): sqlite3_result_double(ctx, d)
+        default: sqlite3_result_null(ctx)
+        }
+    }
+
+    private static let integerStep: Function = { ctx, argc, argv in SQLFunctions.step(ctx, argc, argv, integer: true) }
+    private static let doubleStep: Function = { ctx, argc, argv in SQLFunctions.step(ctx, argc, argv, integer: false) }
+    private static let integerSumFinal: FinalFunction = { ctx in SQLFunctions.finish(ctx, .sum, integer: true) }
+    private static let doubleSumFinal: FinalFunction = { ctx in SQLFunctions.finish(ctx, .sum, integer: false) }
+    private static let integerAverageFinal: FinalFunction = { ctx in SQLFunctions.finish(ctx, .avg, integer: true) }
+    private static let doubleAverageFinal: FinalFunction = { ctx in SQLFunctions.finish(ctx, .avg, integer: false) }
 
     private static func arithmeticOperator(_ code: Int64) -> ArithmeticOperator? {
         ArithmeticOperator.allCases.first { Int64($0.functionCode) == code }

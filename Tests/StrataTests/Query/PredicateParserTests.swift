@@ -506,6 +506,25 @@ final class PredicateParserTests: XCTestCase {
               cmp(.equal, .aggregate(.min, .filtered(kp("bucketList"), .value(kp("isInPlan")), at: U), kp("title"), at: U), str("a")))
         fails("$0.bucketList.max() == 1", "max() applies to the values of map { }", at: 15)
         fails("$0.bucketList.map { $0.priority } == 1", "map { } gives values", at: 1)
+        // Sums (Swift's reduce(0, +), the one reduction taken) and averages (Strata's average()).
+        check("$0.bucketList.map { $0.priority }.reduce(0, +) > 2",
+              cmp(.greater, .aggregate(.sum, kp("bucketList"), kp("priority"), at: U), num("2")),
+              renders: "$0.bucketList.map { $0.priority }.reduce(0, +) > 2")
+        check("$0.bucketList.map({ $0.priority }).reduce(0.0, +) > 2",
+              cmp(.greater, .aggregate(.sum, kp("bucketList"), kp("priority"), at: U), num("2")),
+              renders: "$0.bucketList.map { $0.priority }.reduce(0, +) > 2")
+        check("$0.bucketList.filter { $0.isInPlan }.map { $0.priority }.average() ?? 0 >= 1.5",
+              cmp(.greaterOrEqual, .coalesce(.aggregate(.avg, .filtered(kp("bucketList"), .value(kp("isInPlan")), at: U), kp("priority"), at: U),
+                                             num("0"), at: U), num("1.5")),
+              renders: "($0.bucketList.filter { $0.isInPlan }.map { $0.priority }.average() ?? 0) >= 1.5")
+        fails("$0.bucketList.map { $0.priority }.reduce(1, +) == 1", "wrong arguments to 'reduce'", at: 42)
+        fails("$0.bucketList.map { $0.priority }.reduce(0, -) == 1", "wrong arguments to 'reduce'", at: 45)
+        fails("$0.bucketList.map { $0.priority }.reduce(0, +, 1) == 1", "expected ')'", at: 46)
+        fails("$0.bucketList.map { $0.priority }.reduce(into: 0) { $0 += $1 } == 1", "wrong arguments to 'reduce'", at: 42)
+        fails("$0.name.reduce(0, +) == 1", "reduce(0, +) applies to the values of map { }", at: 9)
+        fails("$0.bucketList.map { $0.priority }.sum() == 1", "the sum of the values of map { } is reduce(0, +)", at: 35)
+        fails("$0.bucketList.map { $0.priority }.avg() == 1", "average()", at: 35)
+        fails("$0.bucketList.map { $0.priority }.average(1) == 1", "average() applies to the values of map { }", at: 35)
         // Composition: a predicate bound to a variable, evaluated for an object in scope.
         check("searchPredicate.evaluate($0) && tripFilter.evaluate($0)",
               and(.evaluate("searchPredicate", scope: 0, at: U), .evaluate("tripFilter", scope: 0, at: U)),

@@ -83,6 +83,39 @@ final class PreparedFetchTests: StoreTestCase {
         }
     }
 
+    /// A variable compared with a sum or an average is a parameter: the runs agree with fetches
+    /// binding the same values, and a sum that leaves Int64 selects nothing, under `!` too.
+    func testAVariableComparedWithASumRunsCompiled() throws {
+        let container = try openInMemory(QuerySchemas.trips)
+        let c = try container.makeContext()
+        let lists: [[Int64?]] = [[], [1, 2], [3, nil], [4611686018427387904, 4611686018427387904], [-1, 1], [Int64.max], [nil]]
+        for (i, priorities) in lists.enumerated() {
+            let items = priorities.map { p in #"{"title": "t", "priority": \#(p.map(String.init) ?? "null")}"# }.joined(separator: ", ")
+            _ = try c.insert(entity: "Trip", json: trip("T\(i)", day: i, #""bucketList": [\#(items)]"#))
+        }
+        try c.save()
+        let cases: [(String, [(String, [String])])] = [
+            ("$0.bucketList.map { $0.priority }.reduce(0, +) >= lo",
+             [(#"{"lo": 0}"#, ["T0", "T1", "T2", "T4", "T5", "T6"]), (#"{"lo": 3}"#, ["T1", "T2", "T5"]),
+              (#"{"lo": 9223372036854775807}"#, ["T5"]), (#"{"lo": -9223372036854775808}"#, ["T0", "T1", "T2", "T4", "T5", "T6"])]),
+            ("!($0.bucketList.map { $0.priority }.reduce(0, +) < lo)", [(#"{"lo": 1}"#, ["T1", "T2", "T5"])]),
+            ("($0.bucketList.map { $0.priority }.average() ?? -1) > avg",
+             [(#"{"avg": 1.4}"#, ["T1", "T2", "T3", "T5"]), (#"{"avg": -1}"#, ["T1", "T2", "T3", "T4", "T5"]), (#"{"avg": 2}"#, ["T2", "T3", "T5"])]),
+        ]
+        for (text, runs) in cases {
+            let p = try prepare(c, #"{"entity": "Trip", "predicate": \#(JSONValue.string(text).text), "sortBy": [{"key": "name"}]}"#)
+            XCTAssertTrue(p.isCompiled, text)
+            for (bindings, names) in runs {
+                let plain = #"{"entity": "Trip", "predicate": \#(JSONValue.string(text).text), "bindings": \#(bindings), "sortBy": [{"key": "name"}]}"#
+                let prepared = String(decoding: try run(p, bindings), as: UTF8.self)
+                XCTAssertEqual(prepared, String(decoding: try fetch(c, plain), as: UTF8.self), "\(text) with \(bindings)")
+                let fetched = try JSONValue.parse(prepared)
+                guard case .array(let objects) = fetched else { XCTFail("not an array"); continue }
+                XCTAssertEqual(objects.compactMap { $0["name"]?.stringValue }, names, "\(text) with \(bindings)")
+            }
+        }
+    }
+
     func testCountIdentifiersStringOptionsEnumsAndDefaults() throws {
         let (_, c) = try store()
         let p = try prepare(c, #"{"entity": "Trip", "predicate": "$0.name.contains(q, options: [.caseInsensitive, .diacriticInsensitive]) && $0.rating >= min", "bindings": {"min": 0}}"#)

@@ -420,6 +420,73 @@ final class PostgresFunctionsTests: XCTestCase {
         XCTAssertThrowsError(try psql("SELECT strata_decimal('1e-20000');\n"))
     }
 
+    // MARK: - Sums
+
+    /// `@sum` and `@avg` as the dialect spells them (``PostgresDialect/exactAggregate(_:integer:_:)``)
+    /// over groups of a corpus (every magnitude of double, cancellation, ties, overflow; ints
+    /// near the ends of bigint), against ``ExactSum``; the rows in two orders give the same sums.
+    func testExactSumsAndAverages() throws {
+        var rng = SeededRNG(seed: 2026)
+        var groups: [[(Int64?, Double?)]] = []
+        var copy = "CREATE TEMP TABLE s (g integer, i bigint, d double precision);\nCOPY s FROM STDIN;\n"
+        for g in 0..<300 {
+            var rows: [(Int64?, Double?)] = []
+            for _ in 0..<rng.below(14) + 1 {
+                let i: Int64? = rng.below(10) == 0 ? nil
+                    : rng.below(5) == 0 ? [Int64.max, Int64.min, Int64.max - 1][rng.below(3)] : Int64(rng.below(2001) - 1000)
+                var d: Double? = rng.below(10) == 0 ? nil : ExactSumTests.randomDouble(&rng)
+                if rng.below(4) == 0, let x = rows.last?.1 { d = -x }   // cancellation
+                rows.append((i, d))
+                copy += "\(g)\t\(i.map(String.init) ?? "\\N")\t\(d.map { "\($0)" } ?? "\\N")\n"
+            }
+            groups.append(rows)
+        }
+        copy += "\\.\n"
+        let dialect = PostgresDialect()
+        let columns = [dialect.exactAggregate(.sum, integer: true, "i"), dialect.exactAggregate(.avg, integer: true, "i"),
+                       dialect.exactAggregate(.sum, integer: false, "d"), dialect.exactAggregate(.avg, integer: false, "d")]
+        let lines = try psql(copy + """
+            SELECT g, \(columns.joined(separator: ", ")), strata_fsum(d ORDER BY d) IS NOT DISTINCT FROM strata_fsum(d ORDER BY d DESC)
+            FROM s GROUP BY g ORDER BY g;
+            SELECT -1, \(columns.joined(separator: ", ")), true FROM s WHERE false;
+            SELECT -2, strata_int_total(sum(x)), strata_int_mean(sum(x), count(x)), strata_fsum(y), strata_float_mean(strata_fsum(y), count(y)), true
+            FROM (VALUES (NULL::bigint, 'Infinity'::float8), (1::bigint, 1::float8)) v (x, y);
+            SELECT -3, 0, strata_float_mean(CAST('4.9406564584124654e-324' AS double precision), 3), strata_float_mean(-1e-300::float8, 7), 0, true;
+            """)
+        func double(_ s: Substring) -> Double? { s.isEmpty ? nil : Double(s == "Infinity" ? "inf" : s == "-Infinity" ? "-inf" : String(s)) }
+        func int(_ s: Substring) -> Int64? { s.isEmpty ? nil : Int64(s) }
+        var failing = 0, nonZero = 0
+        XCTAssertEqual(lines.count, groups.count + 3, "\(lines.suffix(4))")
+        for (k, line) in lines.enumerated() {
+            let f = line.split(separator: "|", omittingEmptySubsequences: false)
+            guard f.count == 6, let g = Int(f[0]) else { XCTFail("row \(line)"); continue }
+            var ints = ExactSum(), doubles = ExactSum()
+            if g >= 0 {
+                for (i, d) in groups[g] {
+                    ints.add(i.map { .int($0) } ?? .null, integer: true)
+                    doubles.add(d.map { .double($0) } ?? .null, integer: false)
+                }
+            } else if g == -2 {
+                ints.add(Int64(1)); doubles.add(Double.infinity); doubles.add(1.0)
+            }
+            if g == -3 {
+                XCTAssertEqual(double(f[2]), 0x1p-1074 / 3, "an average that underflows is 0, as IEEE gives it")
+                XCTAssertEqual(double(f[3]), -1e-300 / 7)
+                continue
+            }
+            XCTAssertEqual(int(f[1]), ints.intSum, "group \(g) int sum: \(g >= 0 ? groups[g] : [])")
+            XCTAssertEqual(double(f[2]).map(\.bitPattern), ints.intAverage.map(\.bitPattern), "group \(g) int average")
+            XCTAssertEqual(double(f[3]).map(\.bitPattern), doubles.doubleSum.map(\.bitPattern), "group \(g) double sum: \(g >= 0 ? groups[g] : [])")
+            XCTAssertEqual(double(f[4]).map(\.bitPattern), doubles.doubleAverage.map(\.bitPattern), "group \(g) double average")
+            XCTAssertEqual(f[5], "t", "group \(g): the order of the rows changed the sum")
+            if ints.intSum == nil || doubles.doubleSum == nil { failing += 1 }
+            if (doubles.doubleSum ?? 0) != 0 { nonZero += 1 }
+            _ = k
+        }
+        XCTAssertGreaterThan(failing, 10)
+        XCTAssertGreaterThan(nonZero, 100)
+    }
+
     func testDamaged() throws {
         for (call, message, detail) in [("strata_damaged('Trip', 'name', 42)", "Trip/42", "name"),
                                         ("strata_damaged('Trip', '_entity', -7)", "Trip/-7", "_entity"),
@@ -441,7 +508,8 @@ final class PostgresFunctionsTests: XCTestCase {
     func testReinstallAndSearchPath() throws {
         let defs = PostgresFunctions.definitions()
         // Functions are replaced; the integer-real operators are made once (a DO block that checks).
-        XCTAssertTrue(defs.allSatisfy { $0.hasPrefix("CREATE OR REPLACE FUNCTION strata_") || $0.hasPrefix("DO $strata$") })
+        XCTAssertTrue(defs.allSatisfy { $0.hasPrefix("CREATE OR REPLACE FUNCTION strata_") || $0.hasPrefix("CREATE OR REPLACE AGGREGATE strata_")
+                                        || $0.hasPrefix("DO $strata$") })
         _ = try psql(defs.map { $0 + ";\n" }.joined())
         _ = try psql(defs.map { $0 + ";\n" }.joined())
         let exact = try psql("SELECT CAST(9007199254740993 AS bigint) > CAST(9007199254740992 AS double precision), "

@@ -12,6 +12,35 @@ final class PostgresLocationTests: StoreTestCase {
         XCTAssertEqual(PGConnection.mapError(state: "42P01", message: "relation does not exist", detail: nil).code, .internal)
     }
 
+    /// A store whose functions an older Strata installed (version 3: no exact sums) answers a sum
+    /// read-only with an incompatible-store error, and gets this version's functions when it is
+    /// opened writable. Runs only with `STRATA_TEST_POSTGRES`.
+    func testAStoreOfOlderFunctionsGetsTheExactSumsWhenOpenedWritable() throws {
+        guard let path = PostgresTestServer.freshStore("functions-refresh") else {
+            throw XCTSkip("set STRATA_TEST_POSTGRES to a PostgreSQL URI to run this test")
+        }
+        let descriptor = #"{"entity": "Trip", "predicate": "$0.bucketList.map { $0.priority }.reduce(0, +) == 3 && $0.tags.map { $0.trips.count }.average() == nil"}"#
+        do {
+            let c = try ModelContainer(path: path, configuration: configuration(QuerySchemas.trips)).makeContext()
+            _ = try c.insert(entity: "Trip", json: #"{"name": "a", "destination": "", "startDate": 0, "endDate": 0, "bucketList": [{"title": "x", "priority": 1}, {"title": "y", "priority": 2}]}"#)
+            try c.save()
+            XCTAssertEqual(try c.fetchCount(Query.descriptor(descriptor, c.schema)), 1)
+        }
+        // As version 3 left the store's schema.
+        _ = try PGConnection(uri: path).execute(script: """
+            DROP AGGREGATE strata_fsum(double precision); DROP FUNCTION strata_int_total(numeric);
+            UPDATE strata_metadata SET value = '3' WHERE key = 'functionsVersion'
+            """)
+        let readOnly = try ModelContainer(path: path, configuration: configuration(QuerySchemas.trips) { $0.readOnly = true }).makeContext()
+        XCTAssertThrowsError(try readOnly.fetchCount(Query.descriptor(descriptor, readOnly.schema))) { error in
+            XCTAssertEqual((error as? StrataError)?.code, .incompatibleStore, "\(error)")
+        }
+        let writable = try ModelContainer(path: path, configuration: configuration(QuerySchemas.trips)).makeContext()
+        XCTAssertEqual(try writable.fetchCount(Query.descriptor(descriptor, writable.schema)), 1)
+        let version = try PGConnection(uri: path).scalar("SELECT value FROM strata_metadata WHERE key = 'functionsVersion'", [])
+        XCTAssertEqual(version, .text(String(PostgresFunctions.version)))
+    }
+
     func testAMissingClientLibraryIsAnIOErrorNamingIt() {
         guard case .failure(let e) = LibPQ.load(["libpq-strata-test-missing.so.5"]) else { return XCTFail("loaded a library that does not exist") }
         XCTAssertEqual(e.code, .io)

@@ -197,7 +197,8 @@ struct PredicateGenerator {
         case 62..<67: return between()
         case 67..<72: return nilTest()
         case 72..<78: return isEmpty()
-        case 78..<84: return countTest()
+        case 78..<81: return countTest()
+        case 81..<84: return aggregateComparison()
         case 84..<89: return typeCheck() ?? comparison()
         case 89..<96: return boolValue()
         case 96..<98: return .bool(rng.chance(0.5))
@@ -331,6 +332,60 @@ struct PredicateGenerator {
         return op(o, [counted, rhs])
     }
 
+    /// `@sum` or `@avg` of a number of the related objects (of a filter of them, at times) compared
+    /// with a literal that tells an exact sum from a running one, or that only an overflow reaches.
+    private mutating func aggregateComparison() -> JSONValue {
+        guard quantifierDepth < 2 else { return countTest() }
+        let (agg, integer) = exactAggregate()
+        let o = rng.pick(["==", "!=", "<", "<=", ">", ">="])
+        let pool = integer ? ["0", "1", "3", "5", "-1", "9007199254740993", "9223372036854775807", "2.5"]
+            : ["0", "0.5", "1", "1.5", "3", "0.6", "0.30000000000000004", "9007199254740993", "9007199254740994", "1e308", "-1e308"]
+        var rhs: JSONValue = .number(rng.pick(pool))
+        if rng.chance(0.2) { rhs = bind(rhs) }
+        // An average is nil without values: a default now and then.
+        let lhs = rng.chance(0.2) ? obj("??", .array([agg, .number(rng.pick(["0", "-1"]))])) : agg
+        return rng.chance(0.2) ? op(o, [rhs, lhs]) : op(o, [lhs, rhs])
+    }
+
+    /// `{"@sum": [source, value]}` or `@avg` over a to-many key path of the innermost scope, and
+    /// whether its values are ints (an average is a double either way).
+    private mutating func exactAggregate() -> (JSONValue, Bool) {
+        let (path, kind) = rng.pick(Self.toMany(scopes.last!))
+        let (value, integer) = summand(kind)
+        let source = manySource(path, kind)
+        let average = rng.chance(0.35)
+        return (obj(average ? "@avg" : "@sum", .array([source, value])), integer && !average)
+    }
+
+    /// A number of an object of `kind` to add up, and whether it is an int: attributes, counts, and
+    /// arithmetic that makes values whose sum overflows, cancels, or fails for one of them.
+    private mutating func summand(_ kind: Kind) -> (JSONValue, Bool) {
+        func key(_ path: String) -> JSONValue { obj("key", .string(path)) }
+        switch kind {
+        case .item:
+            switch rng.int(0...8) {
+            case 0, 1: return (key("priority"), true)
+            case 2: return (key("trip.rating"), true)
+            case 3: return (op("*", [key("priority"), .number("2305843009213693952")]), true)
+            case 4: return (obj("count", key("title")), true)
+            case 5: return (key("trip.perdiem"), false)
+            case 6: return (op("*", [key("priority"), key("trip.perdiem")]), false)
+            case 7: return (op("*", [key("trip.perdiem"), .number(rng.pick(["1e307", "0.1", "6e307"]))]), false)
+            default: return (obj("??", .array([key("priority!"), .number("0")])), true)
+            }
+        case .tag:
+            return rng.chance(0.5) ? (obj("count", key("trips")), true) : (obj("count", key("name")), true)
+        case .trip:
+            switch rng.int(0...6) {
+            case 0, 1: return (key("rating"), true)
+            case 2: return (op("*", [key("rating"), .number("1024")]), true)
+            case 3, 4: return (key("score"), false)
+            case 5: return (op("+", [key("score"), .number(rng.pick(["0.1", "1e308", "-9007199254740992"]))]), false)
+            default: return (key("perdiem"), false)
+            }
+        }
+    }
+
     private mutating func typeCheck() -> JSONValue? {
         guard case .trip(let e) = scopes.last! else { return nil }
         let choices = e == "Trip" ? ["PersonalTrip", "BusinessTrip", "Trip"] : [e, "Trip"]
@@ -377,6 +432,11 @@ struct PredicateGenerator {
                 let source = manySource(path, kind)
                 return obj(rng.chance(0.5) ? "@max" : "@min", .array([source, obj("key", .string(rng.pick(values).path))]))
             }
+        }
+        if r >= 42 && r < 47 && (t == .int || t == .double) && quantifierDepth < 2 {
+            // An exact sum or average of numbers of the related objects (an average is a double).
+            let (agg, integer) = exactAggregate()
+            if integer == (t == .int) { return agg }
         }
         if r < 36 && (t == .int || t == .double || t == .date) && depth < 4 {
             // Arithmetic, with the literals that make it fail (zero divisors, overflow, infinity).
