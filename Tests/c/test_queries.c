@@ -458,6 +458,11 @@ static void test_session_examples(strata_context *ctx) {
     /* Trips longer than a week: arithmetic on dates. */
     expect_both(ctx, "Trip", "$0.endDate > $0.startDate + 7 * 86400",
                 "{\">\": [{\"key\": \"endDate\"}, {\"+\": [{\"key\": \"startDate\"}, {\"*\": [7, 86400]}]}]}", NULL, "", "ACDF");
+    /* An int times a fractional literal is computed in doubles (2 items * 2.5 > 4), on either side. */
+    expect_both(ctx, "Trip", "$0.bucketList.count * 2.5 > 4",
+                "{\">\": [{\"*\": [{\"count\": {\"key\": \"bucketList\"}}, 2.5]}, 4]}", NULL, "", "AD");
+    expect_both(ctx, "Trip", "2.5 * $0.bucketList.count >= 2.5",
+                "{\">=\": [{\"*\": [2.5, {\"count\": {\"key\": \"bucketList\"}}]}, 2.5]}", NULL, "", "ABDF");
     /* An optional chain as Swift forces it. */
     expect_both(ctx, "Trip", "$0.livingAccommodation?.address.localizedStandardContains(\"loop\") ?? false",
                 "{\"??\": [{\"localizedStandardContains\": [{\"key\": \"livingAccommodation.address\"}, \"loop\"]}, false]}", NULL, "", "B");

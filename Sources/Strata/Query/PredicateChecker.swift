@@ -668,6 +668,13 @@ struct PredicateChecker {
             ta = try value(a, expected: nil)
             tb = try value(b, expected: operandType(ta.type))
         }
+        // A literal counts by its value: 2.5 next to an int is a double (the operation is in doubles).
+        func byValue(_ t: TypedExpression) -> TypedExpression {
+            if case .constant(.double(let d), .attribute(.int)) = t { return .constant(.double(d), .attribute(.double)) }
+            return t
+        }
+        ta = byValue(ta)
+        tb = byValue(tb)
         for (t, e) in [(ta, a), (tb, b)] {
             switch t.type {
             case .attribute(.int), .attribute(.double), .attribute(.date): break
