@@ -63,37 +63,23 @@ public struct ExactSum: Sendable {
         let k = position / 64, r = position % 64
         let lo = m << UInt64(r)
         let hi = r == 0 ? 0 : m >> UInt64(64 - r)
-        if x.sign == .minus { subtract(lo, hi, at: k) } else { add(lo, hi, at: k) }
+        accumulate(lo, hi, at: k, negative: x.sign == .minus)
     }
 
-    private mutating func add(_ lo: UInt64, _ hi: UInt64, at k: Int) {
-        var (s, c) = limbs[k].addingReportingOverflow(lo)
+    /// Adds (or, when `negative`, subtracts) the 128 bits `hi:lo` at limb `k`, carrying (borrowing) up.
+    private mutating func accumulate(_ lo: UInt64, _ hi: UInt64, at k: Int, negative: Bool) {
+        let op: (UInt64, UInt64) -> (partialValue: UInt64, overflow: Bool) =
+            negative ? { $0.subtractingReportingOverflow($1) } : { $0.addingReportingOverflow($1) }
+        var (s, c) = op(limbs[k], lo)
         limbs[k] = s
-        var carry: UInt64 = c ? 1 : 0
-        (s, c) = limbs[k + 1].addingReportingOverflow(hi)
-        let (s2, c2) = s.addingReportingOverflow(carry)
+        let carryIn: UInt64 = c ? 1 : 0
+        (s, c) = op(limbs[k + 1], hi)
+        let (s2, c2) = op(s, carryIn)
         limbs[k + 1] = s2
-        carry = (c || c2) ? 1 : 0
+        var carry = c || c2
         var i = k + 2
-        while carry != 0 && i < limbs.count {
-            (limbs[i], c) = limbs[i].addingReportingOverflow(1)
-            carry = c ? 1 : 0
-            i += 1
-        }
-    }
-
-    private mutating func subtract(_ lo: UInt64, _ hi: UInt64, at k: Int) {
-        var (s, b) = limbs[k].subtractingReportingOverflow(lo)
-        limbs[k] = s
-        var borrow: UInt64 = b ? 1 : 0
-        (s, b) = limbs[k + 1].subtractingReportingOverflow(hi)
-        let (s2, b2) = s.subtractingReportingOverflow(borrow)
-        limbs[k + 1] = s2
-        borrow = (b || b2) ? 1 : 0
-        var i = k + 2
-        while borrow != 0 && i < limbs.count {
-            (limbs[i], b) = limbs[i].subtractingReportingOverflow(1)
-            borrow = b ? 1 : 0
+        while carry && i < limbs.count {
+            (limbs[i], carry) = op(limbs[i], 1)
             i += 1
         }
     }
