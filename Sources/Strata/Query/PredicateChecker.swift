@@ -797,6 +797,10 @@ struct PredicateChecker {
             return .countWhere(ref, f.lowered)
         }
         if case .keyPath(let scope, let path, let kat) = inner {
+            // A member named `count` (a composite's field, an attribute): read, not counted, as in Swift.
+            if let member = try? resolve(scope: scope, path: path + ["count"], at: kat), case .attribute = member.end {
+                return try value(.keyPath(scope: scope, path: path + ["count"], at: kat), expected: nil)
+            }
             let ref = try resolve(scope: scope, path: path, at: kat)
             if case .toMany = ref.end { try countJoins(ref, kat); try require(ref, path, kat); return .count(ref) }
         }

@@ -150,6 +150,63 @@ final class CompositeAttributeTests: StoreTestCase {
         XCTAssertEqual(outcome(), "null")
     }
 
+    /// Fields of every type, a composite of a subentity (its column in the root's table, nil for
+    /// the other entities' rows), and pending duplicates of a unique field.
+    static let kinds = #"""
+        {"version": "1", "entities": [
+          {"name": "Trip", "attributes": [{"name": "name", "type": "string"}]},
+          {"name": "BusinessTrip", "superentity": "Trip", "attributes": [
+             {"name": "expense", "type": "composite", "optional": true, "fields": [
+                {"name": "code", "type": "string", "unique": true},
+                {"name": "amount", "type": "decimal", "optional": true},
+                {"name": "rate", "type": "double", "optional": true},
+                {"name": "count", "type": "int", "enum": [1, 2, 3], "default": 1},
+                {"name": "paid", "type": "bool", "default": false},
+                {"name": "on", "type": "date", "optional": true},
+                {"name": "ref", "type": "uuid", "optional": true},
+                {"name": "link", "type": "url", "optional": true},
+                {"name": "scan", "type": "data", "optional": true},
+                {"name": "extra", "type": "json", "optional": true}]}]}]}
+        """#
+
+    func testFieldsOfEveryTypeOnASubentity() {
+        forEachSetup(Self.kinds) { h in
+            _ = try h.context.insert(entity: "Trip", json: #"{"name": "plain"}"#)
+            let b = try h.context.insert(entity: "BusinessTrip", json: #"""
+                {"name": "work", "expense": {"code": "X1", "amount": "12.50", "rate": 0.5, "count": 2, "paid": true,
+                 "on": "2026-01-02T03:04:05Z", "ref": "e621e1f8-c36c-495a-93fc-0c247a3e6e5f", "link": "https://example.com/a",
+                 "scan": "AAEC", "extra": {"k": [1, null]}}}
+                """#)
+            // A second insert of the same code, pending: the unique field makes it an upsert.
+            let again = try h.context.insert(entity: "BusinessTrip", json: #"{"name": "work again", "expense": {"code": "X1"}}"#)
+            XCTAssertEqual(again, b)
+            let want = try JSONValue.parse(#"""
+                {"code": "X1", "amount": null, "rate": null, "count": 1, "paid": false, "on": null, "ref": null, "link": null, "scan": null, "extra": null}
+                """#)
+            for saved in [false, true] {
+                if saved { try h.context.save(); try h.reopen() }
+                XCTAssertEqual(try get(h.context, b.description)["expense"], want, "saved: \(saved)")
+                let trips = try fetch(h.context, #"{"entity": "Trip", "sortBy": [{"key": "name"}]}"#)
+                XCTAssertEqual(trips.map { $0["expense"] == nil }, [true, false], "saved: \(saved)")
+                // A subentity's field on a Trip fetch: nil for the other trips.
+                XCTAssertEqual(try names(h.context, #"{"entity": "Trip", "predicate": "$0.expense?.code == nil"}"#), ["plain"])
+                XCTAssertEqual(try names(h.context, #"{"entity": "Trip", "predicate": "($0 as? BusinessTrip)?.expense?.count == 1"}"#), ["work again"])
+            }
+            try h.context.update(id: b.description, patch: #"""
+                {"expense": {"code": "X2", "amount": "1e3", "on": 0, "ref": "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "scan": "AQID", "extra": [true]}}
+                """#)
+            try h.context.save()
+            try h.reopen()
+            XCTAssertEqual(try get(h.context, b.description)["expense"], try JSONValue.parse(#"""
+                {"code": "X2", "amount": "1000", "rate": null, "count": 1, "paid": false, "on": "1970-01-01T00:00:00Z",
+                 "ref": "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "link": null, "scan": "AQID", "extra": [true]}
+                """#))
+            XCTAssertEqual(try names(h.context, #"{"entity": "BusinessTrip", "predicate": "$0.expense?.amount == \"1000.0\" && $0.expense?.scan != nil"}"#), ["work again"])
+            XCTAssertEqual(caught { try h.context.update(id: b.description, patch: #"{"expense": {"code": "X3", "count": 4}}"#) }?.path, "/expense/count")
+            XCTAssertEqual(caught { try fetch(h.context, #"{"entity": "Trip", "propertiesToFetch": ["expense.town"]}"#) }?.path, "/propertiesToFetch/0")
+        }
+    }
+
     func testBadValuesNameTheField() throws {
         let c = try openInMemory(Self.schema).makeContext()
         func error(_ json: String) -> StrataError? { caught { try c.insert(entity: "Trip", json: json) } }
