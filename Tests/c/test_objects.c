@@ -717,7 +717,8 @@ static void test_value_types(void) {
                         " \"uid\": \"e621e1f8-c36c-495a-93fc-0c247a3e6e5f\", \"link\": \"https://example.com/a?b=c\","
                         " \"amount\": \"12345678901234567890.123456789\","
                         " \"extra\": {\"list\": [1, 2.5, \"three\", null, true], \"nested\": {\"k\": \"v\"}},"
-                        " \"color\": \"blue\", \"note\": \"line\\nbreak \\u00e9 \\ud83d\\ude00 \\\"quoted\\\"\"}");
+                        " \"color\": \"blue\", \"note\": \"line\\nbreak \\u00e9 \\ud83d\\ude00 \\\"quoted\\\"\","
+                        " \"place\": {\"city\": \"Z\\u00fcrich\", \"zip\": 8001}}");
     /* Defaults, nulls, a date given as a day, an int given as 3.0, a decimal as a number. */
     char *sparse = insert(ctx, "Sample", "{\"code\": \"sparse\", \"note\": \"\", \"count\": 3.0, \"when\": \"2026-11-22\","
                                          " \"amount\": 0.25, \"extra\": [], \"uid\": null}");
@@ -730,7 +731,7 @@ static void test_value_types(void) {
     ctx = check_context(db);
 
     static const char *const keys[] = {"_id", "_entity", "code", "count", "ratio", "flag", "when", "blob", "uid",
-                                       "link", "amount", "extra", "color", "note"};
+                                       "link", "amount", "extra", "color", "note", "place"};
     json_object *o = get_object(ctx, full);
     expect_keys(o, keys, sizeof keys / sizeof keys[0]);
     expect_fields(o, "{\"_entity\": \"Sample\", \"code\": \"full\", \"ratio\": 0.1, \"flag\": true,"
@@ -738,7 +739,8 @@ static void test_value_types(void) {
                      " \"uid\": \"E621E1F8-C36C-495A-93FC-0C247A3E6E5F\", \"link\": \"https://example.com/a?b=c\","
                      " \"amount\": \"12345678901234567890.123456789\","
                      " \"extra\": {\"list\": [1, 2.5, \"three\", null, true], \"nested\": {\"k\": \"v\"}},"
-                     " \"color\": \"blue\", \"note\": \"line\\nbreak \\u00e9 \\ud83d\\ude00 \\\"quoted\\\"\"}");
+                     " \"color\": \"blue\", \"note\": \"line\\nbreak \\u00e9 \\ud83d\\ude00 \\\"quoted\\\"\","
+                     " \"place\": {\"city\": \"Z\\u00fcrich\", \"zip\": 8001}}");
     /* 64-bit integers survive exactly (not through a double). */
     CHECK(json_object_is_type(check_member(o, "count"), json_type_int));
     CHECK(json_object_get_int64(check_member(o, "count")) == -9007199254740993LL);
@@ -750,7 +752,7 @@ static void test_value_types(void) {
     expect_keys(o, keys, sizeof keys / sizeof keys[0]);
     expect_fields(o, "{\"code\": \"sparse\", \"note\": \"\", \"count\": 3, \"ratio\": 0.5, \"flag\": false,"
                      " \"when\": \"2026-11-22T00:00:00Z\", \"blob\": null, \"uid\": null, \"link\": null,"
-                     " \"amount\": \"0.25\", \"extra\": [], \"color\": \"red\"}");
+                     " \"amount\": \"0.25\", \"extra\": [], \"color\": \"red\", \"place\": null}");
     CHECK(json_object_is_type(check_member(o, "count"), json_type_int));
     json_object_put(o);
 
