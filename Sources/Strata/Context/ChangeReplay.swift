@@ -169,9 +169,9 @@ struct ChangeReplay {
         try writer.update(id, slots: slots, values: values)
         if saving { changeSet.recordUpdate(id, slots.map { e.storedColumns[$0].changeName }) }
         if !before.isEmpty {
-            let names = valueIndexes.map { e.storedColumns[slots[$0]].name }
-            changeSet.recordValues(id, old: Array(zip(names, before)).map { ($0.0, $0.1) },
-                                   new: zip(names, valueIndexes).map { ($0.0, values[$0.1]) })
+            let changed = valueIndexes.map { slots[$0] }
+            changeSet.recordValues(id, old: e.compositeValues(Array(zip(changed, before)).map { (slot: $0.0, value: $0.1) }),
+                                   new: e.compositeValues(zip(changed, valueIndexes).map { (slot: $0.0, value: values[$0.1]) }))
         }
         touch(id)
         for k in linkSlots {
@@ -283,7 +283,7 @@ struct ChangeReplay {
         var tombstone: [(name: String, value: SQLValue)] = []
         if saving && !plan.preservedSlots.isEmpty {
             let values = try writer.values(id, slots: plan.preservedSlots)
-            tombstone = zip(plan.preservedSlots, values).map { (e.storedColumns[$0.0].name, $0.1) }
+            tombstone = e.compositeValues(zip(plan.preservedSlots, values).map { (slot: $0.0, value: $0.1) })
         }
 
         var cascades: [ObjectID] = []

@@ -218,6 +218,28 @@ public final class Entity: @unchecked Sendable {
 
     /// Whether the entity's table is shared with other entities.
     var isInHierarchy: Bool { superentity != nil || !subentities.isEmpty }
+
+    /// Values of stored slots as history records them, by name: an attribute's as it is, a
+    /// composite's (its slot and every field's among `values`) as one value, the JSON text
+    /// of the object of its fields, or null when it is nil; a field never by itself.
+    func compositeValues(_ values: [(slot: Int, value: SQLValue)]) -> [(name: String, value: SQLValue)] {
+        var out: [(name: String, value: SQLValue)] = []
+        for (slot, v) in values {
+            guard case .attribute(let a) = storedColumns[slot] else { out.append((storedColumns[slot].name, v)); continue }
+            if a.composite != nil { continue }
+            guard a.isComposite, !v.isNull else { out.append((a.name, v)); continue }
+            var w = JSONWriter()
+            w.beginObject()
+            for f in a.fields {
+                w.key(f.fieldName)
+                let fv = slotByName[f.name].flatMap { s in values.first { $0.slot == s }?.value } ?? .null
+                ValueCodec.write(fv, type: f.type, to: &w)
+            }
+            w.endObject()
+            out.append((a.name, .text(w.string)))
+        }
+        return out
+    }
 }
 
 /// One version of a model: entities and their storage layout.

@@ -144,7 +144,7 @@ extension SchemaDecoder {
     }
 
     /// The keys a composite attribute takes; `fields` only it takes.
-    static let compositeKeys = ["name", "type", "optional", "originalName", "fields"]
+    static let compositeKeys = ["name", "type", "optional", "originalName", "fields", "preserveValueOnDeletion", "historyValues"]
 
     /// A composite attribute: its fields, each decoded as an attribute (no composite among
     /// them), stored as attributes named `name.field` that follow it.
@@ -164,8 +164,6 @@ extension SchemaDecoder {
             "enum": "give its fields enums",
             "transient": "a composite is stored",
             "externalStorage": "give a data field a related entity instead",
-            "preserveValueOnDeletion": "not supported for composite attributes yet",
-            "historyValues": "not supported for composite attributes yet",
             "hashModifier": "not supported for composite attributes yet",
         ]
         for (key, _) in members {
@@ -177,6 +175,9 @@ extension SchemaDecoder {
         let optional = try o.bool("optional") ?? false
         let original = try o.string("originalName")
         if let original { try checkIdentifier(original, "originalName", path / "originalName", entity: entity) }
+        // History keeps the whole composite (an object of its fields), never a field alone.
+        let preserve = try o.bool("preserveValueOnDeletion") ?? false
+        let historyValues = try o.bool("historyValues") ?? false
         guard let fieldJSON = try o.array("fields") else {
             throw err("composite attribute '\(entity).\(name)' is missing 'fields' (e.g. [{\"name\": \"city\", \"type\": \"string\"}])", path / "fields")
         }
@@ -185,7 +186,8 @@ extension SchemaDecoder {
 
         let composite = Attribute(name: name, type: .composite, isOptional: optional, defaultJSON: nil,
                                   defaultValue: optional ? nil : .int(1), isUnique: false, originalName: original,
-                                  externalStorage: false, preserveValueOnDeletion: false, isIndexed: false, isTransient: false,
+                                  externalStorage: false, preserveValueOnDeletion: preserve, historyValues: historyValues,
+                                  isIndexed: false, isTransient: false,
                                   hashModifier: nil, enumValues: nil, enumJSON: nil, declaration: json)
         var seen: [String: String] = [:]
         for (i, fj) in fieldJSON.enumerated() {
@@ -203,15 +205,19 @@ extension SchemaDecoder {
             seen[f.name.lowercased()] = f.name
             if f.isTransient { throw ferr("field '\(full)' cannot be transient (a composite is stored whole)", fp / "transient") }
             if f.externalStorage { throw ferr("field '\(full)' cannot use externalStorage", fp / "externalStorage") }
-            if f.preserveValueOnDeletion { throw ferr("field '\(full)' cannot take preserveValueOnDeletion (not supported for composite fields yet)", fp / "preserveValueOnDeletion") }
-            if f.historyValues { throw ferr("field '\(full)' cannot take historyValues (not supported for composite fields yet)", fp / "historyValues") }
+            if f.preserveValueOnDeletion {
+                throw ferr("field '\(full)' cannot take preserveValueOnDeletion; give it to the composite '\(name)' (history keeps the whole composite)", fp / "preserveValueOnDeletion")
+            }
+            if f.historyValues {
+                throw ferr("field '\(full)' cannot take historyValues; give it to the composite '\(name)' (history keeps the whole composite)", fp / "historyValues")
+            }
             if f.hashModifier != nil { throw ferr("field '\(full)' cannot take a hashModifier (not supported for composite fields yet)", fp / "hashModifier") }
             var fieldOriginal: String?
             if original != nil || f.originalName != nil { fieldOriginal = "\(original ?? name).\(f.originalName ?? f.name)" }
             let leaf = Attribute(name: full, type: f.type, isOptional: f.isOptional || optional,
                                  defaultJSON: optional ? nil : f.defaultJSON, defaultValue: optional ? nil : f.defaultValue,
-                                 isUnique: f.isUnique, originalName: fieldOriginal, externalStorage: false, preserveValueOnDeletion: false,
-                                 isIndexed: f.isIndexed, isTransient: false, hashModifier: nil, enumValues: f.enumValues, enumJSON: f.enumJSON,
+                                 isUnique: f.isUnique, originalName: fieldOriginal, externalStorage: false, preserveValueOnDeletion: preserve,
+                                 historyValues: historyValues, isIndexed: f.isIndexed, isTransient: false, hashModifier: nil, enumValues: f.enumValues, enumJSON: f.enumJSON,
                                  declaration: fj)
             leaf.composite = composite
             leaf.fieldName = f.name

@@ -188,7 +188,8 @@ enum ValueCodec {
         case .double(let d):
             if type == .date { writeDate(d, to: &w) } else { w.double(d) }
         case .text(let s):
-            if type == .json { var s = s; s.withUTF8 { w.raw(bytes: $0) } } else { w.string(s) }
+            // A json value, or a composite's object of fields (``Entity/compositeValues(_:)``): JSON text.
+            if type == .json || type == .composite { var s = s; s.withUTF8 { w.raw(bytes: $0) } } else { w.string(s) }
         case .blob(let b):
             w.beginRawString()
             b.withUnsafeBytes { Base64.encode($0, into: &w.bytes) }
