@@ -680,6 +680,8 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  *    "relationshipKeyPathsForPrefetching": ["livingAccommodation"],
  *    "includeRelationshipIdentifiers": true,
  *    "includeSubentities": true, "includePendingChanges": true}
+ *   Prefetching takes key paths ("bucketList.trip"): each related object
+ *   carries the objects of the rest of the path, at most 8 deep, 32 in all.
  *   "includeRelationshipIdentifiers": false leaves out the relationships that
  *   are not prefetched (not read, keys absent), without listing every
  *   attribute in "propertiesToFetch".
@@ -694,8 +696,8 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  * value bound as a parameter, which also reads the identifiers of
  * relationships whose links live in another table (to-many, and to-one whose
  * link the other side holds); each prefetched relationship adds one prepared
- * query of one owner's related objects, run for each owner row as it is
- * written; all in one read transaction (the trace hook reports every run:
+ * query of one owner's related objects (at each depth of a key path), run
+ * for each owner row as it is written; all in one read transaction (the trace hook reports every run:
  * 1 + N statements for N owners and one prefetched relationship; not the
  * BEGIN/ROLLBACK around them). The result is written once, into the buffer
  * returned.

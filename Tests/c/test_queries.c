@@ -1588,6 +1588,37 @@ static void test_prefetch_many(void) {
     }
     json_object_put(arr);
 
+    /* Nested: 5 trips, each bucket-list item with its trip (one statement per item) and the
+       accommodation with its trip's bucket list (one per accommodation): 1 + 5 x (1 + 2 + 1 + 1). */
+    counter.statements = 0;
+    d = "{\"entity\": \"Trip\", \"sortBy\": [{\"key\": \"name\"}], \"fetchLimit\": 5,"
+        " \"relationshipKeyPathsForPrefetching\": [\"bucketList.trip\", \"livingAccommodation.trip.bucketList\"]}";
+    CHECK_STATUS(strata_fetch(ctx, d, &text));
+    if (counter.statements != 1 + 5 * 6)
+        fprintf(stderr, "the nested prefetching fetch ran %d SQL statements, not 1 + 5 x 6\n", counter.statements);
+    CHECK(counter.statements == 1 + 5 * 6);
+    arr = parse_json_or_die(text);
+    strata_free(text);
+    CHECK(json_object_array_length(arr) == 5);
+    for (int i = 0; i < 5; i++) {
+        json_object *o = json_object_array_get_idx(arr, (size_t)i);
+        const char *id = check_str_member(o, "_id");
+        json_object *list = check_member(o, "bucketList");
+        CHECK(json_object_array_length(list) == 2);
+        for (size_t k = 0; k < 2; k++) {
+            json_object *owner = check_member(json_object_array_get_idx(list, k), "trip");
+            CHECK_STR_EQ(check_str_member(owner, "_id"), id);
+            /* The trip's own relationships, not prefetched at that depth, are identifiers. */
+            CHECK(has_prefix(check_str_member(owner, "livingAccommodation"), "LivingAccommodation/"));
+        }
+        json_object *stayTrip = check_member(check_member(o, "livingAccommodation"), "trip");
+        CHECK_STR_EQ(check_str_member(stayTrip, "_id"), id);
+        json_object *again = check_member(stayTrip, "bucketList");
+        CHECK(json_object_array_length(again) == 2);
+        CHECK(json_object_is_type(json_object_array_get_idx(again, 0), json_type_object));
+    }
+    json_object_put(arr);
+
     /* Without prefetching the relationships are identifier strings. */
     counter.statements = 0;
     CHECK_STATUS(strata_fetch(ctx, "{\"entity\": \"Trip\", \"fetchLimit\": 3}", &text));

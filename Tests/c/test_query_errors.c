@@ -361,7 +361,7 @@ static const query_case cases[] = {
     D("prefetch of an attribute", "{\"entity\": \"Trip\", \"relationshipKeyPathsForPrefetching\": [\"name\"]}", "/relationshipKeyPathsForPrefetching/0"),
     D("prefetch of an unknown name", "{\"entity\": \"Trip\", \"relationshipKeyPathsForPrefetching\": [\"bucketList\", \"items\"]}",
       "/relationshipKeyPathsForPrefetching/1"),
-    D("prefetch of a nested path", "{\"entity\": \"Trip\", \"relationshipKeyPathsForPrefetching\": [\"bucketList.trip\"]}",
+    D("prefetch of a nested attribute", "{\"entity\": \"Trip\", \"relationshipKeyPathsForPrefetching\": [\"bucketList.trip.name\"]}",
       "/relationshipKeyPathsForPrefetching/0"),
     D("prefetch not an array", "{\"entity\": \"Trip\", \"relationshipKeyPathsForPrefetching\": \"bucketList\"}",
       "/relationshipKeyPathsForPrefetching"),

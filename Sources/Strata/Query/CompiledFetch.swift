@@ -183,8 +183,20 @@ public struct ObjectQueries {
         plan = ObjectPlan(d)
         var sql: [String] = []
         var plans: [ObjectPlan] = []
-        for rel in plan.prefetched {
-            let relPlan = ObjectPlan(entities: rel.destination.descendants, relationships: d.includeRelationshipIdentifiers)
+        // Every prefetched relationship at every depth, breadth first: a node's slot is its
+        // index, and each node's children take consecutive slots (its plan's first one).
+        var nodes = d.prefetchTree
+        var firstChild: [Int] = []
+        var i = 0
+        while i < nodes.count {
+            firstChild.append(nodes.count)
+            nodes += nodes[i].children
+            i += 1
+        }
+        for (slot, node) in nodes.enumerated() {
+            let rel = node.relationship
+            let relPlan = ObjectPlan(entities: rel.destination.descendants, prefetched: node.children.map(\.relationship),
+                                     relationships: d.includeRelationshipIdentifiers, prefetchSlot: firstChild[slot])
             let src = ObjectQueries.relatedRows(rel, alias: "d", dialect: dialect)
             sql.append(dialect.select(selectList(relPlan, alias: "d", dialect: dialect), from: src.from,
                                       where: "\(src.owner) = \(dialect.parameter(1))", orderBy: src.key, paging: ""))

@@ -24,8 +24,14 @@ public struct FetchDescriptor {
     public internal(set) var fetchOffset: Int = 0
     /// Names of the properties to read; nil reads all.
     public internal(set) var propertiesToFetch: [String]?
-    /// To-one and to-many relationships whose objects are returned inline.
-    public internal(set) var prefetch: [Relationship] = []
+    /// Relationships whose objects are returned inline, each with the relationships of those
+    /// objects returned inline in turn (`"trip.bucketList"`).
+    public internal(set) var prefetchTree: [PrefetchNode] = []
+    /// The relationships of the fetched objects whose objects are returned inline.
+    public internal(set) var prefetch: [Relationship] {
+        get { prefetchTree.map(\.relationship) }
+        set { prefetchTree = newValue.map { PrefetchNode(relationship: $0) } }
+    }
     /// False leaves the relationships that are not prefetched out of every object written
     /// (neither read nor written): `"includeRelationshipIdentifiers": false`.
     public var includeRelationshipIdentifiers = true
@@ -88,7 +94,7 @@ public struct FetchDescriptor {
         try d.decodeSortBy(&o, checker: &checker)
         let candidates = d.entities
         d.propertiesToFetch = try decodePropertiesToFetch(&o, of: e, candidates: candidates)
-        d.prefetch = try decodePrefetch(&o, of: e, candidates: candidates)
+        d.prefetchTree = try decodePrefetch(&o, of: e, candidates: candidates)
         try o.finish()
         return d
     }
@@ -198,22 +204,41 @@ public struct FetchDescriptor {
         return names
     }
 
-    /// `relationshipKeyPathsForPrefetching`: relationships (no nested paths) of one of
-    /// `candidates`, each once, in the order first named.
-    private static func decodePrefetch(_ o: inout ObjectReader, of e: Entity, candidates: [Entity]) throws -> [Relationship] {
-        var prefetch: [Relationship] = []
+    /// The most relationships one fetch prefetches, at every depth (each is a query of its own,
+    /// run per owner), and the longest key path.
+    static let maxPrefetched = 32, maxPrefetchDepth = 8
+
+    /// `relationshipKeyPathsForPrefetching`: key paths of relationships, from one of `candidates`
+    /// (the entities read), each next one a relationship of the objects the one before reaches
+    /// (or of one of their subentities); paths that share a beginning share its nodes, in the
+    /// order first named.
+    private static func decodePrefetch(_ o: inout ObjectReader, of e: Entity, candidates: [Entity]) throws -> [PrefetchNode] {
+        var tree: [PrefetchNode] = []
+        var count = 0
         for (i, item) in (try o.array("relationshipKeyPathsForPrefetching") ?? []).enumerated() {
             let p = "/relationshipKeyPathsForPrefetching/\(i)"
-            guard case .string(let n) = item else { throw StrataError(.invalid, "expected a relationship name", path: p) }
-            if n.contains(".") {
-                throw StrataError(.invalid, "prefetching takes relationships of '\(e.name)' itself; nested path '\(n)' is not supported", path: p)
+            guard case .string(let path) = item else { throw StrataError(.invalid, "expected a relationship key path", path: p) }
+            let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard names.count <= maxPrefetchDepth else {
+                throw StrataError(.invalid, "prefetching key path '\(path)' has \(names.count) relationships, at most \(maxPrefetchDepth)", entity: e.name, path: p)
             }
-            guard let r = candidates.lazy.compactMap({ $0.relationshipByName[n] }).first else {
-                throw StrataError(.invalid, "'\(n)' is not a relationship of '\(e.name)'", entity: e.name, attribute: n, path: p)
+            var from = candidates, owner = e.name
+            var relationships: [Relationship] = []
+            for n in names {
+                guard let r = from.lazy.compactMap({ $0.relationshipByName[n] }).first else {
+                    let what = names.count == 1 ? "'\(n)'" : "'\(n)' in '\(path)'"
+                    throw StrataError(.invalid, "\(what) is not a relationship of '\(owner)'", entity: e.name, attribute: n, path: p)
+                }
+                relationships.append(r)
+                from = r.destination.descendants
+                owner = r.destination.name
             }
-            if !prefetch.contains(where: { $0 === r }) { prefetch.append(r) }
+            count += PrefetchNode.insert(relationships[...], into: &tree)
+            guard count <= maxPrefetched else {
+                throw StrataError(.invalid, "prefetching more than \(maxPrefetched) relationships (counting each key path's every step once)", entity: e.name, path: p)
+            }
         }
-        return prefetch
+        return tree
     }
 
     /// A predicate in JSON or `#Predicate` text, checked against `entity`.
@@ -254,5 +279,24 @@ extension FetchDescriptor {
             return try decode(.object(members + [("entity", .string(name))]), schema: schema)
         }
         return try decode(.object([("entity", .string(name)), ("predicate", value)]), schema: schema, predicatePath: JSONPath())
+    }
+}
+
+/// A prefetched relationship and the relationships prefetched for its objects.
+public struct PrefetchNode {
+    public let relationship: Relationship
+    public internal(set) var children: [PrefetchNode] = []
+
+    /// Adds the key path `path` to `tree`, sharing the nodes of its beginning.
+    /// - Returns: the number of nodes added.
+    static func insert(_ path: ArraySlice<Relationship>, into tree: inout [PrefetchNode]) -> Int {
+        guard let r = path.first else { return 0 }
+        if let i = tree.firstIndex(where: { $0.relationship === r }) {
+            return insert(path.dropFirst(), into: &tree[i].children)
+        }
+        var node = PrefetchNode(relationship: r)
+        let added = 1 + insert(path.dropFirst(), into: &node.children)
+        tree.append(node)
+        return added
     }
 }

@@ -108,6 +108,8 @@ struct ObjectPlan {
     private(set) var selections: [Selection] = []
     /// Whether every row is of `entities[0]` (no entity-name lookup per row).
     let isSingle: Bool
+    /// The slot of `prefetched[0]`.
+    private let firstSlot: Int
 
     private mutating func add(_ bytes: some Sequence<UInt8>) -> Range<Int> {
         let start = pool.count
@@ -164,8 +166,12 @@ struct ObjectPlan {
     ///   - prefetched: relationships returned as objects (always read, written after the row).
     ///   - relationships: false leaves out every relationship that is not prefetched (no link
     ///     column, no identifiers read).
-    init(entities list: [Entity], properties: [String]? = nil, prefetched: [Relationship] = [], relationships: Bool = true) {
+    ///   - prefetchSlot: the slot of the first prefetched relationship (a nested plan's are
+    ///     numbered after its parents', so that one array of cursors serves every depth).
+    init(entities list: [Entity], properties: [String]? = nil, prefetched: [Relationship] = [], relationships: Bool = true,
+         prefetchSlot: Int = 0) {
         isSingle = list.count == 1 && !list[0].root.isInHierarchy
+        firstSlot = prefetchSlot
         var index = SelectionIndex()
         addPrefetched(prefetched, of: list, &index)
         for e in list {
@@ -194,7 +200,7 @@ struct ObjectPlan {
     }
 
     /// Gives the prefetched relationships of `list`'s entities the first deferred entries and
-    /// the slots `0..<prefetched.count`, in the order asked for, each once; a link held in the
+    /// the slots `firstSlot..<firstSlot + prefetched.count`, in the order asked for, each once; a link held in the
     /// row gets a column of its own (a dangling one is written as its identifier).
     private mutating func addPrefetched(_ asked: [Relationship], of list: [Entity], _ index: inout SelectionIndex) {
         for r in asked where !deferred.contains(where: { $0 === r }) && list.contains(where: { $0.relationshipByName[r.name] === r }) {
@@ -207,7 +213,7 @@ struct ObjectPlan {
                 index.columns[r.name] = link
                 prefix = add(Array("\"\(r.destination.name)/".utf8))
             }
-            deferredInfo.append(Deferred(key: key, isToMany: r.isToMany, slot: prefetched.count, column: -1, prefix: prefix,
+            deferredInfo.append(Deferred(key: key, isToMany: r.isToMany, slot: firstSlot + prefetched.count, column: -1, prefix: prefix,
                                          members: 0..<0, link: link, name: add(r.name.utf8)))
             prefetched.append(r)
             deferred.append(r)

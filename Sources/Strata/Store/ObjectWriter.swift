@@ -319,7 +319,7 @@ final class ObjectWriter {
             let d = view.deferred[view.deferredIndices[k]]
             out.append(view.bytes(d.key))
             if d.slot >= 0 {
-                try writePrefetched(d, owner: pk, &cursors[d.slot], nested[d.slot], &c, view.bytes(d.prefix), &out, &scratch) { problem in
+                try writePrefetched(d, owner: pk, &cursors[d.slot], nested[d.slot], cursors, nested, &c, view.bytes(d.prefix), &out, &scratch) { problem in
                     damaged(view, e, pk: pk, d.name, problem)
                 }
             } else {
@@ -346,27 +346,28 @@ final class ObjectWriter {
     /// The objects of a prefetched relationship of `owner` (`view`: their plan): an array (to-many),
     /// the first one or null (to-one); a link held in the owner's row whose object is missing
     /// (noAction) is written as its identifier (`linkPrefix` and the key), as without prefetching.
+    /// Their own prefetched relationships read the cursors and plans of their slots in
+    /// `cursors` and `nested` (never `d`'s own: a node's descendants have slots of their own).
     private static func writePrefetched<C: RowCursor>(_ d: ObjectPlan.Deferred, owner: Int64, _ c: inout C, _ view: ObjectPlan.View,
+                                                      _ cursors: UnsafeMutableBufferPointer<C>, _ nested: UnsafeBufferPointer<ObjectPlan.View>,
                                                       _ ownerRow: inout C, _ linkPrefix: UnsafeBufferPointer<UInt8>,
                                                       _ out: inout ByteSink, _ scratch: inout [UInt8],
                                                       _ fail: (String) -> StrataError) throws {
         try c.start(key: owner)
-        let none = UnsafeMutableBufferPointer<C>(start: nil, count: 0)
-        let noPlans = UnsafeBufferPointer<ObjectPlan.View>(start: nil, count: 0)
         if d.isToMany {
             out.append(UInt8(ascii: "["))
             var n = 0
             while try c.next() {
                 let e = try entity(&c, view)
                 if n > 0 { out.append(UInt8(ascii: ",")) }
-                try writeObject(&c, e, view, none, noPlans, &out, &scratch)
+                try writeObject(&c, e, view, cursors, nested, &out, &scratch)
                 n += 1
             }
             out.append(UInt8(ascii: "]"))
         } else {
             if try c.next() {
                 let e = try entity(&c, view)
-                try writeObject(&c, e, view, none, noPlans, &out, &scratch)
+                try writeObject(&c, e, view, cursors, nested, &out, &scratch)
                 return
             }
             let kind = d.link >= 0 ? ownerRow.kind(d.link) : .null

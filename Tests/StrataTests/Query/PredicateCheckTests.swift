@@ -149,8 +149,8 @@ final class PredicateCheckTests: StoreTestCase {
         Bad(#"{"entity": "Trip", "propertiesToFetch": ["name", "nope"]}"#, ["'nope' is not a property of 'Trip'"], path: "/propertiesToFetch/1"),
         Bad(#"{"entity": "Trip", "relationshipKeyPathsForPrefetching": ["name"]}"#, ["'name' is not a relationship of 'Trip'"],
             path: "/relationshipKeyPathsForPrefetching/0"),
-        Bad(#"{"entity": "Trip", "relationshipKeyPathsForPrefetching": ["bucketList.trip"]}"#, ["nested path 'bucketList.trip'"],
-            path: "/relationshipKeyPathsForPrefetching/0"),
+        Bad(#"{"entity": "Trip", "relationshipKeyPathsForPrefetching": ["bucketList.title"]}"#,
+            ["'title' in 'bucketList.title' is not a relationship of 'BucketListItem'"], path: "/relationshipKeyPathsForPrefetching/0"),
         Bad(#"{"entity": "Trip", "bindings": [1]}"#, ["'bindings' must be an object"], path: "/bindings"),
     ]
 

@@ -1,0 +1,99 @@
+import XCTest
+@testable import Strata
+
+/// `relationshipKeyPathsForPrefetching` with key paths of any depth: each object of a
+/// prefetched relationship carries its own prefetched relationships, as a fetch of that
+/// object with the rest of the path would give them; shared beginnings are read once.
+final class NestedPrefetchTests: StoreTestCase {
+    private func descriptor(_ c: ModelContext, _ json: String) throws -> FetchDescriptor {
+        try FetchDescriptor.decode(try JSONValue.parse(json), schema: c.schema)
+    }
+
+    private func objects(_ c: ModelContext, _ json: String) throws -> [JSONValue] {
+        guard let all = try parse(c.fetch(descriptor(c, json))).array else { throw StrataError(.internal, "a fetch gave no array") }
+        return all
+    }
+
+    /// Two trips with bucket lists, one with an accommodation; an item without a trip.
+    private func insertTrips(_ c: ModelContext) throws {
+        _ = try c.insert(entity: "Trip", json: #"""
+            {"name": "Paris", "startDate": 0, "endDate": 1, "livingAccommodation": {"address": "1 rue", "placeName": "Hotel"},
+             "bucketList": [{"title": "Louvre"}, {"title": "Seine"}]}
+            """#)
+        _ = try c.insert(entity: "BusinessTrip", json: #"{"name": "Expo", "startDate": 2, "endDate": 3, "perdiem": 5, "bucketList": [{"title": "Booth"}]}"#)
+        _ = try c.insert(entity: "BucketListItem", json: #"{"title": "Someday"}"#)
+    }
+
+    func testEachLevelCarriesItsOwnPrefetchedObjects() {
+        forEachSetup { h in
+            try insertTrips(h.context)
+            for saved in [false, true] {
+                if saved { try h.context.save(); try h.reopen() }
+                let label = saved ? "saved" : "pending"
+                let items = try objects(h.context, #"""
+                    {"entity": "BucketListItem", "sortBy": [{"key": "title"}],
+                     "relationshipKeyPathsForPrefetching": ["trip.bucketList", "trip.livingAccommodation", "trip"]}
+                    """#)
+                XCTAssertEqual(items.map { $0["title"]?.stringValue }, ["Booth", "Louvre", "Seine", "Someday"], label)
+                let louvreTrip = try XCTUnwrap(items[1]["trip"], label)
+                XCTAssertEqual(louvreTrip["name"], .string("Paris"), label)
+                XCTAssertEqual(louvreTrip["bucketList"]?.array?.compactMap { $0["title"]?.stringValue }.sorted(), ["Louvre", "Seine"], label)
+                XCTAssertEqual(louvreTrip["livingAccommodation"]?["placeName"], .string("Hotel"), label)
+                // The nested objects are the objects a fetch gives (their own relationships as identifiers).
+                let seine = try XCTUnwrap(louvreTrip["bucketList"]?.array?.first { $0["title"] == .string("Seine") })
+                XCTAssertEqual(seine, try get(h.context, XCTUnwrap(seine["_id"]?.stringValue)), label)
+                let booth = try XCTUnwrap(items[0]["trip"], label)
+                XCTAssertEqual(booth["_entity"], .string("BusinessTrip"), label)
+                XCTAssertEqual(booth["livingAccommodation"], .null, label)
+                XCTAssertEqual(booth["bucketList"]?.array?.count, 1, label)
+                XCTAssertEqual(items[3]["trip"], .null, label)
+
+                // Back to the owner: a trip's items each with their trip, and three levels down.
+                let trips = try objects(h.context, #"""
+                    {"entity": "Trip", "sortBy": [{"key": "name"}],
+                     "relationshipKeyPathsForPrefetching": ["bucketList.trip.livingAccommodation.trip"]}
+                    """#)
+                let paris = try XCTUnwrap(trips.first { $0["name"] == .string("Paris") })
+                for item in paris["bucketList"]?.array ?? [] {
+                    XCTAssertEqual(item["trip"]?["_id"], paris["_id"], label)
+                    XCTAssertEqual(item["trip"]?["livingAccommodation"]?["trip"]?["_id"], paris["_id"], label)
+                }
+                XCTAssertEqual(paris["bucketList"]?.array?.count, 2, label)
+            }
+        }
+    }
+
+    func testCursorsAndPreparedFetchesWriteTheSameObjects() throws {
+        forEachSetup { h in
+            try insertTrips(h.context)
+            try h.context.save()
+            try insertTrips(h.context)  // pending upserts of the same trips, and a second "Someday"
+            let json = #"{"entity": "Trip", "sortBy": [{"key": "name"}], "relationshipKeyPathsForPrefetching": ["bucketList.trip", "livingAccommodation.trip.bucketList"]}"#
+            let whole = try parse(h.context.fetch(descriptor(h.context, json)))
+            var j = json
+            let prepared = try j.withUTF8 { try h.context.prepare($0) }
+            XCTAssertEqual(try parse(prepared.fetch(bindings: nil)), whole)
+            let cursor = try h.context.cursor(descriptor(h.context, json))
+            var batches: [JSONValue] = []
+            while true {
+                let batch = try XCTUnwrap(parse(cursor.next(1).bytes).array)
+                if batch.isEmpty { break }
+                batches += batch
+            }
+            XCTAssertEqual(JSONValue.array(batches), whole)
+        }
+    }
+
+    func testKeyPathsThatCannotBePrefetchedAreRefusedByName() throws {
+        let c = try openInMemory().makeContext()
+        func error(_ paths: String) -> StrataError? {
+            do { _ = try descriptor(c, #"{"entity": "Trip", "relationshipKeyPathsForPrefetching": "# + paths + "}"); return nil } catch { return error as? StrataError }
+        }
+        XCTAssertEqual(error(#"["bucketList.title"]"#)?.message, "'title' in 'bucketList.title' is not a relationship of 'BucketListItem'")
+        XCTAssertEqual(error(#"["name"]"#)?.message, "'name' is not a relationship of 'Trip'")
+        XCTAssertEqual(error(#"["bucketList", "bucketList..trip"]"#)?.path, "/relationshipKeyPathsForPrefetching/1")
+        let deep = Array(repeating: "bucketList.trip", count: 5).joined(separator: ".")
+        XCTAssertTrue(error(#"[""# + deep + #""]"#)?.message.contains("at most 8") == true)
+        XCTAssertNil(error(#"["bucketList.trip.bucketList.trip"]"#))
+    }
+}
