@@ -83,8 +83,9 @@ extension ModelContext {
         return later
     }
 
-    func duplicateKey(_ key: String, _ e: Entity, _ path: JSONPath) -> StrataError {
-        StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: key, path: (path / key).description)
+    /// - Parameter attribute: the attribute the key names, when it is not the key itself (a composite's field).
+    func duplicateKey(_ key: String, _ e: Entity, _ path: JSONPath, attribute: String? = nil) -> StrataError {
+        StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: attribute ?? key, path: (path / key).description)
     }
 
     func readString(_ r: inout JSONReader, _ path: JSONPath, _ e: Entity) throws -> String {
@@ -122,7 +123,7 @@ extension ModelContext {
                 throw StrataError(.invalid, "composite '\(e.name).\(a.name)' has no field '\(key)' (its fields: \(known))",
                                   entity: e.name, attribute: a.name, path: (path / key).description)
             }
-            guard values[i] == nil else { throw StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: a.fields[i].name, path: (path / key).description) }
+            guard values[i] == nil else { throw duplicateKey(key, e, path, attribute: a.fields[i].name) }
             values[i] = try readAttribute(&r, a.fields[i], e, path, key)
         }
         for (i, f) in a.fields.enumerated() {

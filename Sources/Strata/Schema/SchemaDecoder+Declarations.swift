@@ -143,9 +143,6 @@ extension SchemaDecoder {
                          enumJSON: enumItems, declaration: json)
     }
 
-    /// The keys a composite attribute takes; `fields` only it takes.
-    static let compositeKeys = ["name", "type", "optional", "originalName", "fields", "preserveValueOnDeletion", "historyValues"]
-
     /// A composite attribute: its fields, each decoded as an attribute (no composite among
     /// them), stored as attributes named `name.field` that follow it.
     ///
