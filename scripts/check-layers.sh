@@ -30,7 +30,7 @@
 #   storage-names-query     a store names a type of Query outside its face: the
 #                           dialect it implements and what it is given to run
 #                           (QUERY_FACE: QueryDialect, Operators, CompiledFetch,
-#                           ObjectPlan); a store compiles no predicate
+#                           ObjectPlan, ResultQuery); a store compiles no predicate
 #                           (postgresql-names-query for PostgreSQL/)
 #   folder-cycle            a reference that closes a cycle of folders (all
 #                           references count, allowlisted ones too)
@@ -80,7 +80,7 @@ src=$(cd "$src" 2>/dev/null && pwd) || { echo "check-layers: no such directory: 
 
 FOLDERS="Support Values Schema Query Store Storage PostgreSQL Context Migration History Container"
 # The files of Query/ whose names Storage may use (the dialect and what it runs).
-QUERY_FACE="QueryDialect.swift Operators.swift CompiledFetch.swift ObjectPlan.swift"
+QUERY_FACE="QueryDialect.swift Operators.swift CompiledFetch.swift ObjectPlan.swift ResultQuery.swift"
 
 # The folders (decl keys) each folder may name besides its own; Query.face is the
 # part of Query/ in QUERY_FACE.

@@ -218,6 +218,22 @@ extension PostgresDialect: QueryDialect {
         }
     }
 
+    /// `numeric` sums exactly (within its range; beyond, the statement fails); as text, which
+    /// the result writer writes in canonical form.
+    func decimalSum(_ value: String) -> String { "coalesce(CAST(sum(strata_decimal(\(value))) AS text), '0')" }
+    /// ``DecimalSum/mean`` in `numeric`: the sum times 10^20 divided by the count truncates
+    /// (`div`), and the remainder decides the rounding, half to even; the result is exact.
+    func decimalMean(sum: String, count: String) -> String {
+        let v = "(strata_decimal(\(sum)) * 1e\(DecimalSum.meanDigits))", n = "CAST(\(count) AS numeric)"
+        let q = "div(\(v), \(n))", r = "mod(\(v), \(n))"
+        let up = "CASE WHEN 2 * abs(\(r)) > \(n) OR (2 * abs(\(r)) = \(n) AND mod(\(q), 2) <> 0) THEN sign(\(r)) ELSE 0 END"
+        return "CASE WHEN \(n) = 0 THEN NULL ELSE CAST((\(q) + \(up)) * 1e-\(DecimalSum.meanDigits) AS text) END"
+    }
+    func decimalExtreme(_ f: AggregateFunction, _ value: String) -> String { "CAST(\(f.rawValue)(strata_decimal(\(value))) AS text)" }
+    func mean(sum: String, count: String, integer: Bool) -> String {
+        integer ? "strata_int_mean(CAST(\(sum) AS numeric), \(count))" : "strata_float_mean(\(sum), \(count))"
+    }
+
     func select(_ list: String, from source: String, where condition: String?, orderBy order: String?, paging: String) -> String {
         "SELECT \(list) FROM \(source)" + (condition.map { " WHERE \($0)" } ?? "") + (order.map { " ORDER BY \($0)" } ?? "") + paging
     }

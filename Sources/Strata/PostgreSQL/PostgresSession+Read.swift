@@ -20,7 +20,16 @@ extension PostgresSession: CompiledReads {
     }
 
     public func count(_ q: CompiledFetch, pending: PendingReplay?) throws -> Int64 {
-        try count(sql: q.countSQL, args: q.args, pending: pending)
+        let (sql, args) = q.counted
+        return try count(sql: sql, args: args, pending: pending)
+    }
+
+    /// An aggregation's dictionaries, as a JSON array.
+    public func resultBuffer(_ q: ResultQuery, pending: PendingReplay?) throws -> JSONBuffer {
+        try read(pending) {
+            var rows = PostgresRowCursor(connection: connection, sql: q.sql, args: q.args)
+            return try ResultWriter.write(&rows, q)
+        }
     }
 
     func count(sql: String, args: [SQLValue], pending: PendingReplay?) throws -> Int64 {
@@ -67,7 +76,7 @@ extension PostgresSession: CompiledReads {
 
     /// The SQL of a fetch, its parameter count and PostgreSQL's plan (EXPLAIN's text lines), as JSON.
     public func explain(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8] {
-        try read(pending) { try connection.explainJSON(q.objectsSQL, q.args) }
+        try read(pending) { let (sql, args) = q.explained; return try connection.explainJSON(sql, args) }
     }
 
     public func related(_ id: ObjectID, _ rel: Relationship, pending: PendingReplay?) throws -> [ObjectID]? {

@@ -68,6 +68,8 @@ public struct CompiledFetch {
     /// The arguments that take a prepared fetch's variables (`arguments(_:)`).
     let slotArguments: [PredicateCompiler.SlotArgument]
     let dialect: any QueryDialect
+    /// An aggregation's query (its dictionaries), nil for a fetch of objects.
+    let result: ResultQuery?
 
     init(_ d: FetchDescriptor, dialect: any QueryDialect) {
         descriptor = d
@@ -97,8 +99,11 @@ public struct CompiledFetch {
         }
         // Keys are never nil: plain ascending, the order of the table's primary key index.
         order.append("t.\(dialect.keyColumn) ASC")
-        let limit = d.fetchLimit.map { c.bind(.int(Int64($0))) }
-        let offset = d.fetchOffset > 0 ? c.bind(.int(Int64(d.fetchOffset))) : nil
+        // An aggregation reads its columns here (their joins and guards are the fetch's), and pages its results.
+        let aggregateParts = d.aggregation?.parts(&c)
+        let pages = d.aggregation == nil
+        let limit = pages ? d.fetchLimit.map { c.bind(.int(Int64($0))) } : nil
+        let offset = pages && d.fetchOffset > 0 ? c.bind(.int(Int64(d.fetchOffset))) : nil
         joins = c.rootJoins.joined(separator: " ")
         // The storage classes of the columns the predicate and the sort read, checked before the predicate.
         if let guards = c.rootGuards { conditions.append(guards) }
@@ -116,6 +121,13 @@ public struct CompiledFetch {
         checkPaging = dialect.checksInPaging ? dialect.limit(nil, offset: nil, check: check) : ""
         args = c.args
         slotArguments = c.slotArguments
+        if let a = d.aggregation, let aggregateParts {
+            let source = "\(dialect.quote(dialect.table(root))) t" + (joins.isEmpty ? "" : " " + joins)
+            result = a.resultQuery(aggregateParts, entity: d.entity, source: source, condition: condition, args: c.args,
+                                   limit: d.fetchLimit, offset: d.fetchOffset, dialect: dialect)
+        } else {
+            result = nil
+        }
     }
 
     /// The arguments with the values of the variables (by slot), text folded as the predicate's options say.
@@ -150,6 +162,12 @@ extension CompiledFetch {
         descriptor.fetchLimit == nil && descriptor.fetchOffset == 0
             ? dialect.count(from: source, where: countCondition) + checkPaging : dialect.count(of: keysSQL)
     }
+
+    /// What `count` runs: the matching rows, or an aggregation's results.
+    var counted: (sql: String, args: [SQLValue]) { result.map { (dialect.count(of: $0.sql), $0.args) } ?? (countSQL, args) }
+
+    /// What `explain` shows: the objects query, or an aggregation's.
+    var explained: (sql: String, args: [SQLValue]) { result.map { ($0.sql, $0.args) } ?? (objectsSQL, args) }
 
     /// The key and entity name of each matching row, in order.
     var identifiersSQL: String { select("t.\(dialect.keyColumn), t.\(dialect.entityColumn)") }

@@ -40,6 +40,8 @@ public struct FetchDescriptor {
     /// Reads the objects as an earlier version laid them out (a didMigrate hook of a
     /// stage from that version: ``ModelContext/descriptor(_:)`` decodes it against that version).
     public var fromVersion: String?
+    /// Group keys and aggregates (or distinct values): the fetch returns dictionaries, not objects.
+    public internal(set) var aggregation: Aggregation?
     /// The variables of a descriptor decoded for a prepared fetch (``TypedExpression/parameter`` slots).
     var slots: [PredicateChecker.Slot] = []
 
@@ -57,7 +59,7 @@ public struct FetchDescriptor {
     var entities: [Entity] { includeSubentities ? entity.descendants : [entity] }
 
     static let keys = ["entity", "predicate", "bindings", "sortBy", "fetchLimit", "fetchOffset", "propertiesToFetch",
-                       "relationshipKeyPathsForPrefetching", "includeRelationshipIdentifiers", "includeSubentities", "includePendingChanges", "fromVersion"]
+                       "relationshipKeyPathsForPrefetching", "includeRelationshipIdentifiers", "includeSubentities", "includePendingChanges", "fromVersion"] + Aggregation.keys
 
     /// Decodes and checks a descriptor. Unknown keys, entities, key paths and
     /// type errors are `.invalid` errors naming the JSON path.
@@ -81,7 +83,8 @@ public struct FetchDescriptor {
     static func decode(_ value: JSONValue, schema: Schema, predicatePath: JSONPath, slotted: Bool = false) throws -> FetchDescriptor {
         var o = try ObjectReader(value, path: JSONPath(), what: "fetch descriptor")
         let e = try decodeEntity(&o, schema: schema)
-        var checker = PredicateChecker(schema: schema, root: e, bindings: try decodeBindings(&o))
+        let bindings = try decodeBindings(&o)
+        var checker = PredicateChecker(schema: schema, root: e, bindings: bindings)
         if slotted { checker.slots = [] }
         var predicate: TypedPredicate?
         if let p = o.value("predicate"), p != .null {
@@ -91,6 +94,19 @@ public struct FetchDescriptor {
         d.slots = checker.slots ?? []
         try d.decodeOptions(&o)
         try d.decodePaging(&o)
+        if var a = try Aggregation.decode(&o, schema: schema, entity: e, checker: &checker, bindings: bindings) {
+            if slotted {
+                throw StrataError(.invalid, "an aggregation cannot be prepared: run it with strata_fetch", entity: e.name, path: "/aggregates")
+            }
+            try a.decodeSortBy(try o.array("sortBy") ?? [], entity: e)
+            if let p = try o.array("relationshipKeyPathsForPrefetching"), !p.isEmpty {
+                throw StrataError(.invalid, "'relationshipKeyPathsForPrefetching' does not apply to an aggregation (it returns dictionaries, not objects)",
+                                  entity: e.name, path: "/relationshipKeyPathsForPrefetching")
+            }
+            d.aggregation = a
+            try o.finish(allowed: ["includeRelationshipIdentifiers"])
+            return d
+        }
         try d.decodeSortBy(&o, checker: &checker)
         let candidates = d.entities
         d.propertiesToFetch = try decodePropertiesToFetch(&o, of: e, candidates: candidates)

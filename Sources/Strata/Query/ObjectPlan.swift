@@ -54,7 +54,26 @@ struct ObjectPlan {
     /// a value: `{` is written, or null and its other members are skipped), its fields (keys
     /// without the leading comma for the first), and `close` (`}` as its key; it reads the
     /// composite's column again, which is not null there).
-    enum Encoding: UInt8 { case text, url, uuid, decimal, int, bool, double, date, json, data, externalData, link, composite, close }
+    enum Encoding: UInt8 {
+        case text, url, uuid, decimal, int, bool, double, date, json, data, externalData, link, composite, close
+
+        /// How a stored value of `type` is checked and written (data held in the row).
+        init(_ type: AttributeType) {
+            switch type {
+            case .string: self = .text
+            case .url: self = .url
+            case .uuid: self = .uuid
+            case .decimal: self = .decimal
+            case .int: self = .int
+            case .bool: self = .bool
+            case .double: self = .double
+            case .date: self = .date
+            case .json: self = .json
+            case .data: self = .data
+            case .composite: self = .composite
+            }
+        }
+    }
 
     struct Member {
         /// `,"name":`
@@ -278,27 +297,12 @@ struct ObjectPlan {
     /// - Parameter key: what precedes the value (`,"name":` by default).
     private mutating func addAttributeColumn(_ a: Attribute, _ index: inout SelectionIndex, key: [UInt8]? = nil) {
         let at = column(a.name, &index)
-        let type: Encoding
+        var type = Encoding(a.type)  // a composite is added by addComposite, never here
         var attribute = -1
-        switch a.type {
-        case .string: type = .text
-        case .url: type = .url
-        case .uuid: type = .uuid
-        case .decimal: type = .decimal
-        case .int: type = .int
-        case .bool: type = .bool
-        case .double: type = .double
-        case .date: type = .date
-        case .json: type = .json
-        case .composite: type = .composite  // added by addComposite, never here
-        case .data:
-            if a.externalStorage {
-                type = .externalData
-                attribute = externalAttributes.count
-                externalAttributes.append(a)
-            } else {
-                type = .data
-            }
+        if a.type == .data && a.externalStorage {
+            type = .externalData
+            attribute = externalAttributes.count
+            externalAttributes.append(a)
         }
         columns.append(Member(key: add(key ?? ObjectPlan.keyBytes(a.name)), name: add(a.name.utf8), index: at, type: type, entityColumn: -1,
                               fallback: 0..<0, attribute: attribute, members: enumMembers(a)))

@@ -199,7 +199,10 @@ struct PredicateCompiler {
         guard let src = manySource(ref) else { return "NULL" }
         scopes.append(Scope(alias: src.alias, entity: src.entity))
         let x = expression(value)
-        let v = f.isExact ? dialect.exactAggregate(f, integer: value.type == .attribute(.int), x) : "\(f.rawValue)(\(x))"
+        // Decimals (an aggregation's, never a predicate's: the checker refuses them) by value, exactly.
+        let decimal = value.type == .attribute(.decimal)
+        let v = f.isExact ? (decimal ? dialect.decimalSum(x) : dialect.exactAggregate(f, integer: value.type == .attribute(.int), x))
+                          : (decimal ? dialect.decimalExtreme(f, x) : "\(f.rawValue)(\(x))")
         let condition = filter.map { predicate($0) }
         let s = scopes.removeLast()
         let conditions = (condition.map { [$0] } ?? []) + s.guards + [src.link]

@@ -73,6 +73,18 @@ public protocol QueryDialect {
     /// double, NULL without non-NULL values and where the sum of doubles fails. By default the
     /// aggregates every store installs: `strata_isum`, `strata_fsum`, `strata_iavg`, `strata_favg`.
     func exactAggregate(_ f: AggregateFunction, integer: Bool, _ value: String) -> String
+    /// The exact sum of decimal text `value` over the rows of a group or a subquery
+    /// (``DecimalSum``), as decimal text: "0" without rows. By default the aggregate every
+    /// store installs: `strata_dsum`.
+    func decimalSum(_ value: String) -> String
+    /// The mean of decimal text `sum` over `count` values (``DecimalSum/mean``), as decimal text;
+    /// NULL when `count` is 0. By default `strata_dmean`.
+    func decimalMean(sum: String, count: String) -> String
+    /// The smallest (largest) decimal text `value` of the rows, by value, as decimal text.
+    func decimalExtreme(_ f: AggregateFunction, _ value: String) -> String
+    /// `sum` (an int or double total) divided by `count`, a double as ``ExactSum/intAverage``
+    /// and ``ExactSum/doubleAverage`` divide; NULL when `count` is 0 or `sum` is NULL.
+    func mean(sum: String, count: String, integer: Bool) -> String
 
     // Whole statements the fetch compiler borrows.
 
@@ -130,6 +142,8 @@ extension QueryDialect {
     func exactAggregate(_ f: AggregateFunction, integer: Bool, _ value: String) -> String {
         "strata_\(integer ? "i" : "f")\(f.rawValue)(\(value))"
     }
+    func decimalSum(_ value: String) -> String { "strata_dsum(\(value))" }
+    func decimalMean(sum: String, count: String) -> String { "strata_dmean(\(sum), \(count))" }
     /// `a op b` as ``Evaluation/arithmetic(_:_:_:integer:)`` computes it: NULL where it fails.
     func arithmetic(_ op: ArithmeticOperator, integer: Bool, _ a: String, _ b: String) -> String {
         "strata_\(integer ? "i" : "f")arith(\(a), \(b), \(op.functionCode))"

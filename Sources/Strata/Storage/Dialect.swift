@@ -78,6 +78,11 @@ extension SQLiteDialect: QueryDialect {
         }
     }
 
+    /// `min`/`max` take the collation of their argument: the stored text of the extreme value.
+    func decimalExtreme(_ f: AggregateFunction, _ value: String) -> String { "\(f.rawValue)(\(collate(value, .decimal)))" }
+    /// SQLite divides a REAL by an INTEGER in IEEE 754 doubles, and a division by NULL is NULL.
+    func mean(sum: String, count: String, integer: Bool) -> String { "(CAST(\(sum) AS REAL) / NULLIF(\(count), 0))" }
+
     /// A collation on the left operand decides the comparison.
     func collatedOperand(_ expression: String, _ collation: Collation) -> String { expression }
     /// In the LIMIT: SQLite computes it once, and a WHERE term would cost `count(*)` its fast path.

@@ -30,6 +30,10 @@ import Glibc
 ///   (an integer sum outside Int64, a real sum that is not finite) or where an `x` is of another
 ///   class. `strata_iavg(x)`, `strata_favg(x)`: their average, a real, NULL without non-NULL `x`
 ///   and where the sum is NULL (``QueryDialect/exactAggregate(_:integer:_:)``).
+/// - aggregate `strata_dsum(x)`: the exact sum of decimal text `x` (``DecimalSum``), as decimal
+///   text: "0" without rows, NULL where it fails (a value that is not decimal text, or out of
+///   range); `strata_dmean(sum, n)`: ``DecimalSum/mean(over:)`` of a sum's text over `n` values
+///   (``QueryDialect/decimalSum(_:)``, ``QueryDialect/decimalMean(sum:count:)``).
 /// - `strata_damaged(entity, attribute, key)`: fails the statement with `.corrupt`
 ///   naming the object `entity/key` and its `attribute` (`_entity`: the row's
 ///   entity name). The compilers' guards call it for a stored value of the wrong
@@ -70,6 +74,8 @@ enum SQLFunctions {
         sqlite3_create_function_v2(db, "strata_fsum", 1, pureFlags, nil, nil, doubleStep, doubleSumFinal, nil)
         sqlite3_create_function_v2(db, "strata_iavg", 1, pureFlags, nil, nil, integerStep, integerAverageFinal, nil)
         sqlite3_create_function_v2(db, "strata_favg", 1, pureFlags, nil, nil, doubleStep, doubleAverageFinal, nil)
+        sqlite3_create_function_v2(db, "strata_dsum", 1, pureFlags, nil, nil, decimalStep, decimalSumFinal, nil)
+        sqlite3_create_function_v2(db, "strata_dmean", 2, pureFlags, nil, decimalMeanFunction, nil, nil, nil)
         // Not deterministic (it fails), and never callable from a schema object of the file.
         sqlite3_create_function_v2(db, "strata_damaged", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, nil, damagedFunction, nil, nil, nil)
         sqlite3_create_collation_v2(db, "strata_standard", SQLITE_UTF8, nil, standardCollation, nil)
@@ -177,19 +183,29 @@ enum SQLFunctions {
 
     typealias FinalFunction = @convention(c) (OpaquePointer?) -> Void
 
-    /// The ``ExactSum`` of an aggregate's rows so far, made at its first row: the aggregate
-    /// context holds a pointer to it, which the final function frees (SQLite calls the final
-    /// function of every aggregate it started, also when a statement stops early). Nil when
-    /// SQLite has no memory.
-    private static func exactSum(_ ctx: OpaquePointer) -> UnsafeMutablePointer<ExactSum>? {
-        guard let raw = sqlite3_aggregate_context(ctx, Int32(MemoryLayout<UnsafeMutablePointer<ExactSum>?>.size)) else { return nil }
-        let slot = raw.assumingMemoryBound(to: UnsafeMutablePointer<ExactSum>?.self)
+    /// The state of an aggregate's rows so far (an ``ExactSum``, a ``DecimalSum``), made at its
+    /// first row: the aggregate context holds a pointer to it, which the final function frees
+    /// (``takeState(_:)``: SQLite calls the final function of every aggregate it started, also
+    /// when a statement stops early). Nil when SQLite has no memory.
+    private static func state<T>(_ ctx: OpaquePointer, _ initial: @autoclosure () -> T) -> UnsafeMutablePointer<T>? {
+        guard let raw = sqlite3_aggregate_context(ctx, Int32(MemoryLayout<UnsafeMutablePointer<T>?>.size)) else { return nil }
+        let slot = raw.assumingMemoryBound(to: UnsafeMutablePointer<T>?.self)
         if slot.pointee == nil {
-            let s = UnsafeMutablePointer<ExactSum>.allocate(capacity: 1)
-            s.initialize(to: ExactSum())
+            let s = UnsafeMutablePointer<T>.allocate(capacity: 1)
+            s.initialize(to: initial())
             slot.pointee = s
         }
         return slot.pointee
+    }
+
+    /// The state ``state(_:_:)`` made (nil when no row was added), freed.
+    private static func takeState<T>(_ ctx: OpaquePointer, _ type: T.Type) -> T? {
+        let slot = sqlite3_aggregate_context(ctx, 0)?.assumingMemoryBound(to: UnsafeMutablePointer<T>?.self)
+        guard let s = slot?.pointee else { return nil }
+        let value = s.move()
+        s.deallocate()
+        slot?.pointee = nil
+        return value
     }
 
     /// Adds a row's value with ``ExactSum/add(_:integer:)`` (``Evaluation/exactAggregate(_:_:integer:)``).
@@ -197,7 +213,7 @@ enum SQLFunctions {
         guard let ctx, let argv, argc == 1, let a0 = argv[0] else { return }
         let type = sqlite3_value_type(a0)
         if type == SQLITE_NULL { return }
-        guard let s = exactSum(ctx) else { sqlite3_result_error_nomem(ctx); return }
+        guard let s = state(ctx, ExactSum()) else { sqlite3_result_error_nomem(ctx); return }
         switch type {
         case SQLITE_INTEGER: s.pointee.add(.int(sqlite3_value_int64(a0)), integer: integer)
         case SQLITE_FLOAT: s.pointee.add(.double(sqlite3_value_double(a0)), integer: integer)
@@ -209,18 +225,46 @@ enum SQLFunctions {
     /// added), its state freed.
     private static func finish(_ ctx: OpaquePointer?, _ f: AggregateFunction, integer: Bool) {
         guard let ctx else { return }
-        let slot = sqlite3_aggregate_context(ctx, 0)?.assumingMemoryBound(to: UnsafeMutablePointer<ExactSum>?.self)
-        let s = slot?.pointee
-        let value = f.result(of: s?.pointee ?? ExactSum(), integer: integer)
-        if let s {
-            s.deinitialize(count: 1)
-            s.deallocate()
-            slot?.pointee = nil
-        }
+        let value = f.result(of: takeState(ctx, ExactSum.self) ?? ExactSum(), integer: integer)
         switch value {
         case .int(let i): sqlite3_result_int64(ctx, i)
         case .double(let d): sqlite3_result_double(ctx, d)
         default: sqlite3_result_null(ctx)
+        }
+    }
+
+    /// Adds a row's decimal text to the ``DecimalSum`` (NULL adds nothing; anything else fails the sum).
+    private static let decimalStep: Function = { ctx, argc, argv in
+        guard let ctx, let argv, argc == 1, let a0 = argv[0] else { return }
+        let type = sqlite3_value_type(a0)
+        if type == SQLITE_NULL { return }
+        guard let s = SQLFunctions.state(ctx, DecimalSum()) else { sqlite3_result_error_nomem(ctx); return }
+        guard type == SQLITE_TEXT, let p = sqlite3_value_text(a0) else { s.pointee.add(UnsafeBufferPointer(start: nil, count: 0)); return }
+        s.pointee.add(UnsafeBufferPointer(start: p, count: Int(sqlite3_value_bytes(a0))))
+    }
+
+    /// `strata_dsum`: the sum as decimal text ("0" without rows), NULL where it failed.
+    private static let decimalSumFinal: FinalFunction = { ctx in
+        guard let ctx else { return }
+        SQLFunctions.resultText(ctx, (SQLFunctions.takeState(ctx, DecimalSum.self) ?? DecimalSum()).total)
+    }
+
+    /// `strata_dmean(sum, count)`: ``DecimalSum/mean`` of a sum's decimal text over `count` values.
+    private static let decimalMeanFunction: Function = { ctx, argc, argv in
+        guard let ctx, let argv, argc == 2, let a0 = argv[0], let a1 = argv[1] else { return }
+        guard sqlite3_value_type(a0) == SQLITE_TEXT, sqlite3_value_type(a1) == SQLITE_INTEGER, let p = sqlite3_value_text(a0) else {
+            sqlite3_result_null(ctx)
+            return
+        }
+        var s = DecimalSum()
+        s.add(UnsafeBufferPointer(start: p, count: Int(sqlite3_value_bytes(a0))))
+        SQLFunctions.resultText(ctx, s.mean(over: sqlite3_value_int64(a1)))
+    }
+
+    private static func resultText(_ ctx: OpaquePointer, _ text: String?) {
+        guard var text else { sqlite3_result_null(ctx); return }
+        text.withUTF8 { b in
+            sqlite3_result_text(ctx, UnsafeRawPointer(b.baseAddress!).assumingMemoryBound(to: CChar.self), Int32(b.count), SQLITE_TRANSIENT_PTR)
         }
     }
 

@@ -57,7 +57,19 @@ extension SQLiteSession: CompiledReads {
     }
 
     public func count(_ q: CompiledFetch, pending: PendingReplay?) throws -> Int64 {
-        try count(sql: q.countSQL, args: q.args, pending: pending)
+        let (sql, args) = q.counted
+        return try count(sql: sql, args: args, pending: pending)
+    }
+
+    /// An aggregation's dictionaries, as a JSON array.
+    public func resultBuffer(_ q: ResultQuery, pending: PendingReplay?) throws -> JSONBuffer {
+        try read(pending) {
+            let stmt = try connection.statement(q.sql)
+            defer { stmt.reset() }
+            stmt.bind(q.args)
+            var rows = SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder)
+            return try ResultWriter.write(&rows, q)
+        }
     }
 
     func count(sql: String, args: [SQLValue], pending: PendingReplay?) throws -> Int64 {
@@ -121,7 +133,7 @@ extension SQLiteSession: CompiledReads {
 
     /// The SQL of a fetch, its parameter count and SQLite's query plan, as JSON.
     public func explain(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8] {
-        try read(pending) { try connection.explainJSON(q.objectsSQL, q.args) }
+        try read(pending) { let (sql, args) = q.explained; return try connection.explainJSON(sql, args) }
     }
 
     /// One object as JSON, or nil when it does not exist.

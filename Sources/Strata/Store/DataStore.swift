@@ -71,6 +71,8 @@ public protocol StoreSession: AnyObject {
     /// The same, in one buffer the caller may take over (`JSONBuffer.take()`) without a copy.
     func fetchBuffer(_ q: CompiledFetch, pending: PendingReplay?) throws -> JSONBuffer
     func count(_ q: CompiledFetch, pending: PendingReplay?) throws -> Int64
+    /// An aggregation's results (``CompiledFetch/result``), as a JSON array of dictionaries.
+    func resultBuffer(_ q: ResultQuery, pending: PendingReplay?) throws -> JSONBuffer
     /// The matching identifiers, as a JSON array.
     func identifiersJSON(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8]
     /// The matching identifiers.

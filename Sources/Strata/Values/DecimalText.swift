@@ -108,6 +108,17 @@ enum DecimalText {
         return r.expEnd - r.expStart < maxExponentDigits || canonical(p) != nil
     }
 
+    /// The value of decimal text as its significant digits (0-9, most significant first; empty
+    /// for zero) times 10^`exponent`, with its sign; nil for text ``isValid(_:)`` refuses.
+    static func significand(_ p: UnsafeBufferPointer<UInt8>) -> (negative: Bool, digits: [UInt8], exponent: Int)? {
+        guard isValid(p), let r = split(p) else { return nil }
+        let m = magnitude(p, r)
+        if m.sign == 0 { return (false, [], 0) }
+        var digits = [UInt8](repeating: 0, count: m.count)
+        for k in 0..<m.count { digits[k] = digit(p, r, m.first + k) &- 48 }
+        return (m.sign < 0, digits, m.position - m.count)
+    }
+
     /// Most zeros written after the significant digits of an integer in plain notation ("1e21" is plain, "1e22" not).
     static let maxPaddingZeros = 21
     /// Most zeros written between '.' and the first significant digit ("1e-7" is "0.0000001", "1e-8" not).

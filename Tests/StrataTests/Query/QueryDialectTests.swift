@@ -15,6 +15,8 @@ final class QueryDialectTests: StoreTestCase {
         func sortTerm(_ expression: String, descending: Bool) -> String { expression + (descending ? " DESC" : " ASC") }
         func inJSONArray(_ expression: String, parameter: String) -> String { "\(expression) = ANY(list(\(parameter)))" }
         func collate(_ expression: String, _ collation: Collation) -> String { "\(expression) COLLATED(\(collation))" }
+        func decimalExtreme(_ f: AggregateFunction, _ value: String) -> String { "DEC_\(f.rawValue)(\(value))" }
+        func mean(sum: String, count: String, integer: Bool) -> String { "MEAN(\(sum), \(count))" }
         func fold(_ expression: String, options: Int) -> String { "FOLD\(options)(\(expression))" }
         func localizedStandardContains(_ text: String, _ needle: String) -> String { "LSC(\(text), \(needle))" }
         func foldedCompare(_ op: ComparisonOperator, _ text: String, _ folded: String, options: Int) -> String {
