@@ -15,15 +15,15 @@
 extension Aggregation {
     /// The innermost level's select list and GROUP BY, compiled into `c` (its joins and guards
     /// join the fetch's), and each result's final value over the parts' aliases.
-    struct Parts {
+    struct GroupedSelect {
         var select: [String] = []
         var groupBy: [String] = []
         var finals: [String] = []
     }
 
-    func parts(_ c: inout PredicateCompiler) -> Parts {
+    func parts(_ c: inout PredicateCompiler) -> GroupedSelect {
         let dialect = c.dialect
-        var p = Parts()
+        var p = GroupedSelect()
         func part(_ sql: String) -> String {
             let alias = "a\(p.select.count)"
             p.select.append("\(sql) AS \(alias)")
@@ -95,7 +95,7 @@ extension Aggregation {
     }
 
     /// The whole query, given the fetch's FROM and WHERE and the arguments bound so far.
-    func resultQuery(_ p: Parts, entity: Entity, source: String, condition: String?, args: [SQLValue], limit: Int?, offset: Int,
+    func resultQuery(_ p: GroupedSelect, entity: Entity, source: String, condition: String?, args: [SQLValue], limit: Int?, offset: Int,
                      dialect: any QueryDialect) -> ResultQuery {
         var inner = dialect.select(p.select.joined(separator: ", "), from: source, where: condition, orderBy: nil, paging: "")
         if !p.groupBy.isEmpty { inner += " GROUP BY " + p.groupBy.joined(separator: ", ") }

@@ -96,3 +96,118 @@ final class AggregationTests: StoreTestCase {
         }
     }
 }
+
+extension AggregationTests {
+    func testHavingSortingPagingAndHops() {
+        forEachSetup(Self.schema) { h in
+            try insertTrips(h.context)
+            try h.context.save()
+            _ = try h.context.insert(entity: "Trip", json: #"{"name": "E", "destination": "Rome", "days": 2, "guide": {"name": "Bob"}}"#)
+            let c = h.context
+            // having over an aggregate and a group key, JSON and text; sorted by an aggregate.
+            let json = try fetch(c, #"""
+                {"entity": "Trip", "groupBy": ["destination"], "aggregates": [{"name": "days", "function": "sum", "keyPath": "days"}],
+                 "having": {"and": [{">": [{"key": "days"}, 2]}, {"!=": [{"key": "destination"}, null]}]},
+                 "sortBy": [{"key": "days", "order": "reverse"}]}
+                """#)
+            XCTAssertEqual(json, try JSONValue.parse(#"[{"destination": "Rome", "days": 9}, {"destination": "Paris", "days": 8}]"#), "\(h.setup)")
+            let text = try fetch(c, #"""
+                {"entity": "Trip", "groupBy": ["destination"], "aggregates": [{"name": "days", "function": "sum", "keyPath": "days"}],
+                 "having": "$0.days > min && $0.destination != nil", "bindings": {"min": 2}, "sortBy": [{"key": "days"}], "fetchLimit": 1, "fetchOffset": 1}
+                """#)
+            XCTAssertEqual(text, try JSONValue.parse(#"[{"destination": "Rome", "days": 9}]"#), "\(h.setup)")
+            // Through a to-one hop (named), a composite's field, a predicate, subentities left out.
+            let guides = try fetch(c, #"""
+                {"entity": "Trip", "groupBy": [{"name": "guide", "keyPath": "guide.name"}, "home.city"],
+                 "aggregates": [{"name": "n", "function": "count"}], "predicate": "$0.days < 6", "includeSubentities": false}
+                """#)
+            XCTAssertEqual(guides, try JSONValue.parse(#"""
+                [{"guide": null, "home.city": null, "n": 1}, {"guide": "Ann", "home.city": "Lyon", "n": 1}, {"guide": "Bob", "home.city": null, "n": 1}]
+                """#), "\(h.setup)")
+            // No groupBy: one dictionary, also over no objects.
+            XCTAssertEqual(try fetch(c, #"{"entity": "BusinessTrip", "aggregates": [{"name": "n", "function": "count"}, {"name": "p", "function": "max", "keyPath": "perdiem"}]}"#),
+                           try JSONValue.parse(#"[{"n": 1, "p": 100.0}]"#))
+            XCTAssertEqual(try fetch(c, #"{"entity": "Trip", "predicate": "$0.days > 100", "aggregates": [{"name": "n", "function": "count"}, {"name": "s", "function": "sum", "keyPath": "days"}, {"name": "a", "function": "avg", "keyPath": "rating"}]}"#),
+                           try JSONValue.parse(#"[{"n": 0, "s": 0, "a": null}]"#))
+            // distinct: the combinations of propertiesToFetch, in order.
+            XCTAssertEqual(try fetch(c, #"{"entity": "Trip", "propertiesToFetch": ["destination"], "distinct": true, "sortBy": [{"key": "destination", "order": "reverse"}]}"#),
+                           try JSONValue.parse(#"[{"destination": "Rome"}, {"destination": "Paris"}, {"destination": null}]"#))
+            // strata_fetch_count counts results; explain shows the aggregation's query.
+            let d = try FetchDescriptor.decode(try JSONValue.parse(#"{"entity": "Trip", "groupBy": ["destination"], "having": "$0.destination != nil"}"#), schema: c.schema)
+            XCTAssertEqual(try c.fetchCount(d), 2)
+            let explained = try parse(c.explain(d))
+            XCTAssertTrue(explained["sql"]?.stringValue?.contains("GROUP BY") == true, "\(explained)")
+            XCTAssertThrowsError(try c.fetchIdentifiers(d)) { XCTAssertEqual(($0 as? StrataError)?.code, .invalid) }
+            XCTAssertThrowsError(try c.cursor(d)) { XCTAssertEqual(($0 as? StrataError)?.code, .invalid) }
+        }
+    }
+
+    func testPendingChangesCount() {
+        forEachSetup(Self.schema) { h in
+            try insertTrips(h.context)
+            try h.context.save()
+            let c = h.context
+            let ids = try parse(c.fetchIdentifiers(FetchDescriptor.decode(try JSONValue.parse(#"{"entity": "Trip", "predicate": "$0.name == \"C\""}"#), schema: c.schema)))
+            try c.update(id: XCTUnwrap(ids.array?.first?.stringValue), patch: #"{"destination": "Paris"}"#)
+            let q = #"{"entity": "Trip", "groupBy": ["destination"], "aggregates": [{"name": "n", "function": "count"}], "having": "$0.destination != nil"}"#
+            XCTAssertEqual(try fetch(c, q), try JSONValue.parse(#"[{"destination": "Paris", "n": 3}]"#))
+            let unpending = q.replacingOccurrences(of: #""entity": "Trip""#, with: #""entity": "Trip", "includePendingChanges": false"#)
+            XCTAssertEqual(try fetch(c, unpending), try JSONValue.parse(#"[{"destination": "Paris", "n": 2}, {"destination": "Rome", "n": 1}]"#))
+            c.rollback()
+            XCTAssertEqual(try fetch(c, q), try JSONValue.parse(#"[{"destination": "Paris", "n": 2}, {"destination": "Rome", "n": 1}]"#))
+        }
+    }
+
+    func testRefusals() throws {
+        let h = try harness(.inMemory, Self.schema)
+        let c = h.context
+        fails(c, #"{"entity": "Trip", "groupBy": ["bucketList"]}"#, path: "/groupBy/0")
+        fails(c, #"{"entity": "Trip", "groupBy": ["guide"]}"#, path: "/groupBy/0")
+        fails(c, #"{"entity": "Trip", "groupBy": ["home"]}"#, path: "/groupBy/0")
+        fails(c, #"{"entity": "Trip", "groupBy": ["nope"]}"#, path: "/groupBy/0")
+        fails(c, #"{"entity": "Trip", "groupBy": [{"name": "_x", "keyPath": "name"}]}"#, path: "/groupBy/0/name")
+        fails(c, #"{"entity": "Trip", "aggregates": [{"name": "x", "function": "median", "keyPath": "days"}]}"#, path: "/aggregates/0/function")
+        fails(c, #"{"entity": "Trip", "aggregates": [{"name": "x", "function": "sum"}]}"#, path: "/aggregates/0/keyPath")
+        fails(c, #"{"entity": "Trip", "aggregates": [{"name": "x", "function": "sum", "keyPath": "name"}]}"#, path: "/aggregates/0/keyPath")
+        fails(c, #"{"entity": "Trip", "aggregates": [{"name": "x", "function": "avg", "keyPath": "startDate"}]}"#, path: "/aggregates/0/keyPath")
+        fails(c, #"{"entity": "Trip", "aggregates": [{"name": "x", "function": "sum", "keyPath": "bucketList"}]}"#, path: "/aggregates/0/keyPath")
+        fails(c, #"{"entity": "Trip", "aggregates": [{"name": "x", "function": "sum", "keyPath": "bucketList.nope"}]}"#, path: "/aggregates/0/keyPath")
+        fails(c, #"{"entity": "Trip", "aggregates": [{"name": "x", "function": "count"}, {"name": "x", "function": "count"}]}"#, path: "/aggregates/1/name")
+        fails(c, #"{"entity": "Trip", "groupBy": ["days"], "aggregates": [{"name": "days", "function": "count"}]}"#, path: "/aggregates/0/name")
+        fails(c, #"{"entity": "Trip", "groupBy": ["days"], "sortBy": [{"key": "name"}]}"#, path: "/sortBy/0/key")
+        fails(c, #"{"entity": "Trip", "groupBy": ["days"], "having": "$0.name == \"x\""}"#)
+        fails(c, #"{"entity": "Trip", "groupBy": ["days"], "propertiesToFetch": ["days"]}"#, path: "/propertiesToFetch")
+        fails(c, #"{"entity": "Trip", "distinct": true}"#, path: "/distinct")
+        fails(c, #"{"entity": "Trip", "distinct": true, "propertiesToFetch": ["bucketList"]}"#, path: "/propertiesToFetch/0")
+        fails(c, #"{"entity": "Trip", "groupBy": ["days"], "relationshipKeyPathsForPrefetching": ["bucketList"]}"#, path: "/relationshipKeyPathsForPrefetching")
+        fails(c, #"{"entity": "Trip", "groupBy": "days"}"#, path: "/groupBy")
+        var prepared = #"{"entity": "Trip", "groupBy": ["days"], "predicate": "$0.days > n"}"#
+        XCTAssertThrowsError(try prepared.withUTF8 { try c.prepare($0) }) { XCTAssertEqual(($0 as? StrataError)?.code, .invalid) }
+    }
+
+    func testDecimalSumsAreExactAndMeansRoundHalfToEven() {
+        var s = DecimalSum()
+        for t in ["0.1", "0.2", "-0.3", "1e-30", "123456789012345678901234567890", "-123456789012345678901234567890"] { s.add(t) }
+        XCTAssertEqual(s.total, "1e-30")
+        var m = DecimalSum()
+        for t in ["1", "2"] { m.add(t) }
+        XCTAssertEqual(m.mean, "1.5")
+        var third = DecimalSum()
+        third.add("1"); third.add("0"); third.add("0")
+        XCTAssertEqual(third.mean, "0.33333333333333333333")
+        var twoThirds = DecimalSum()
+        twoThirds.add("-2"); twoThirds.add("0"); twoThirds.add("0")
+        XCTAssertEqual(twoThirds.mean, "-0.66666666666666666667")
+        // A tie at the 20th place rounds to even: 5e-21 / 1 is 0.000…005 → 0, 1.5e-20 → 2e-20.
+        var tie = DecimalSum(); tie.add("5e-21")
+        XCTAssertEqual(tie.mean, "0")
+        var tie2 = DecimalSum(); tie2.add("1.5e-20")
+        XCTAssertEqual(tie2.mean, "2e-20")
+        var bad = DecimalSum(); bad.add("1"); bad.add("NaN")
+        XCTAssertNil(bad.total)
+        var huge = DecimalSum(); huge.add("1e200000")
+        XCTAssertNil(huge.total)
+        XCTAssertNil(DecimalSum().mean)
+        XCTAssertEqual(DecimalSum().total, "0")
+    }
+}
