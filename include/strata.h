@@ -702,6 +702,42 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  * BEGIN/ROLLBACK around them). The result is written once, into the buffer
  * returned.
  *
+ * Aggregations (Core Data's dictionary results): a descriptor with
+ * "groupBy", "aggregates", "having" or "distinct" returns an array of
+ * dictionaries instead of objects, one per group:
+ *   {"entity": "Trip", "groupBy": ["destination"],
+ *    "aggregates": [{"name": "trips", "function": "count"},
+ *                   {"name": "items", "function": "count", "keyPath": "bucketList"},
+ *                   {"name": "spent", "function": "sum", "keyPath": "bucketList.cost"}],
+ *    "having": "$0.trips > 1", "sortBy": [{"key": "spent", "order": "reverse"}]}
+ *   -> [{"destination": "Paris", "trips": 3, "items": 7, "spent": "1250.5"}, …]
+ * - "groupBy": key paths to attributes (through to-one relationships and
+ *   composite fields), or {"name": "guide", "keyPath": "guide.name"}; the
+ *   result key is the name, else the key path. Values group when their stored
+ *   values are equal (text byte for byte); nil is a group of its own.
+ * - "aggregates": {"name", "function", "keyPath"}: count (without keyPath: the
+ *   objects; of an attribute: its non-nil values; of a to-many relationship:
+ *   its related objects), sum and avg (ints, doubles, decimals), min and max
+ *   (ints, doubles, decimals, dates). The key path may pass one to-many
+ *   relationship ("bucketList.cost": every related object's value). Sums are
+ *   exact: ints in 128 bits (a total outside Int64 fails the fetch with
+ *   STRATA_ERR_INVALID), doubles rounded once, decimals exactly (a decimal
+ *   mean is rounded half to even to 20 places); a sum over nothing is 0; an
+ *   average, min or max over nothing is null. Through a to-many relationship,
+ *   a double sum adds each object's exact sum, and an average is that sum over
+ *   the number of values. Names are identifiers, unique among the results.
+ * - "having": a predicate (JSON or #Predicate text, with "bindings") over the
+ *   results, by name: $0.trips > 1, $0.destination != nil.
+ * - "distinct": true with "propertiesToFetch" (attributes): the distinct
+ *   combinations of those properties.
+ * - "sortBy" names results (default: the group keys, ascending);
+ *   "fetchLimit"/"fetchOffset" page the results. Without "groupBy", one
+ *   dictionary over every matching object. The predicate, inheritance
+ *   ("includeSubentities") and pending changes apply as for objects.
+ * strata_fetch_count() counts the results and strata_explain() shows the
+ * query; strata_fetch_identifiers(), strata_prepare() and strata_fetch_cursor()
+ * refuse an aggregation (STRATA_ERR_INVALID).
+ *
  * @param[out] out_json  new string, free with strata_free(); NULL on failure.
  * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx, NULL descriptor or out),
  * STRATA_ERR_INVALID (malformed descriptor, unknown key, entity or key path,

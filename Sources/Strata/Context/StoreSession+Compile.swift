@@ -14,10 +14,10 @@ extension StoreSession {
     }
     func count(_ d: FetchDescriptor, pending: PendingReplay?) throws -> Int64 { try count(compile(d), pending: pending) }
     func identifiersJSON(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] {
-        try identifiersJSON(compile(objects(d, "identifiers")), pending: pending)
+        try identifiersJSON(compile(objects(d, "fetching identifiers")), pending: pending)
     }
     func identifierList(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [ObjectID] {
-        try identifierList(compile(objects(d, "identifiers")), pending: pending)
+        try identifierList(compile(objects(d, "fetching identifiers")), pending: pending)
     }
     func explain(_ d: FetchDescriptor, pending: PendingReplay?) throws -> [UInt8] { try explain(compile(d), pending: pending) }
     func prepare(_ d: FetchDescriptor) throws -> PreparedRead { try prepare(compile(objects(d, "a prepared fetch"))) }

@@ -96,7 +96,8 @@ public struct FetchDescriptor {
         try d.decodePaging(&o)
         if var a = try Aggregation.decode(&o, schema: schema, entity: e, checker: &checker, bindings: bindings) {
             if slotted {
-                throw StrataError(.invalid, "an aggregation cannot be prepared: run it with strata_fetch", entity: e.name, path: "/aggregates")
+                let key = o.members.first { Aggregation.keys.contains($0.0) }?.0 ?? "aggregates"
+                throw StrataError(.invalid, "an aggregation ('\(key)') cannot be prepared: run it with strata_fetch", entity: e.name, path: "/\(key)")
             }
             try a.decodeSortBy(try o.array("sortBy") ?? [], entity: e)
             if let p = try o.array("relationshipKeyPathsForPrefetching"), !p.isEmpty {
