@@ -16,6 +16,8 @@ rm -rf "$store" "$store-wal" "$store-shm" "$store.strata"
 grep -q "the store holds 8 trips" "$work/demo.out" || { echo "demo output unexpected:"; cat "$work/demo.out"; exit 1; }
 # What would puzzle a newcomer is explained: the fixed "now" of the widget's query.
 grep -q "now is fixed at 2026-11-22" "$work/demo.out" || { echo "demo output does not say its now is fixed"; exit 1; }
+# The aggregate fetch: trips per destination, with their bucket-list counts (Paris's trip has 3 items).
+grep -Eq "^    Paris +1 +3  2026-04-10$" "$work/demo.out" || { echo "demo output lacks trips per destination:"; cat "$work/demo.out"; exit 1; }
 command -v sqlite3 >/dev/null 2>&1 || { echo "sqlite3 shell not installed"; exit 1; }
 schema=$(sqlite3 "$store" .schema)
 echo "$schema"

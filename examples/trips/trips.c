@@ -560,6 +560,35 @@ static void segment_query(strata_context *ctx, const char *segment, const char *
 
 /* The entities the app's list shows: Trip (with its subentities BusinessTrip
    and PersonalTrip) and LivingAccommodation. */
+/* Trips per destination, with their bucket-list counts: one aggregate fetch (groupBy,
+   count of the trips and of their related items), sorted by the number of items. */
+static void print_destinations(strata_context *ctx) {
+    const char *descriptor =
+        "{\"entity\": \"Trip\", \"groupBy\": [\"destination\"],"
+        " \"aggregates\": [{\"name\": \"trips\", \"function\": \"count\"},"
+        "                {\"name\": \"items\", \"function\": \"count\", \"keyPath\": \"bucketList\"},"
+        "                {\"name\": \"firstDay\", \"function\": \"min\", \"keyPath\": \"startDate\"}],"
+        " \"sortBy\": [{\"key\": \"items\", \"order\": \"reverse\"}, {\"key\": \"destination\"}]}";
+    char *json = NULL;
+    CHECK(strata_fetch(ctx, descriptor, &json));
+    json_object *groups = parse(json);   /* frees json */
+    printf("\n  trips per destination, with their bucket-list counts (one aggregate fetch:\n"
+           "  groupBy destination; count of trips, count of bucketList, min of startDate):\n");
+    printf("    %-22s %5s %6s  %s\n", "destination", "trips", "items", "first trip");
+    for (size_t i = 0; i < json_object_array_length(groups); i++) {
+        json_object *g = json_object_array_get_idx(groups, i);
+        json_object *trips = NULL, *items = NULL;
+        json_object_object_get_ex(g, "trips", &trips);
+        json_object_object_get_ex(g, "items", &items);
+        printf("    ");
+        put_padded(text(g, "destination"), 22);
+        printf(" %5d %6d  ", json_object_get_int(trips), json_object_get_int(items));
+        print_day(text(g, "firstDay"));
+        printf("\n");
+    }
+    json_object_put(groups);
+}
+
 static const char *const WATCHED = "[\"Trip\", \"LivingAccommodation\"]";
 static bool watched(const char *entity) {
     size_t n = strlen(entity);
@@ -852,6 +881,8 @@ int main(int argc, char **argv) {
         json_object_put(next);
     }
     strata_prepared_free(next_trip);
+
+    print_destinations(ctx);
 
     /* 6-8. History, listed and observed. */
     show_history(db, ctx);
