@@ -31,6 +31,13 @@
     "{\"entity\": \"Trip\", \"predicate\": {\">=\": [{\"key\": \"startDate\"}, {\"var\": \"now\"}]}," \
     " \"sortBy\": [{\"key\": \"startDate\"}], \"fetchLimit\": 1}"
 
+/* Trips per destination, with their bucket-list counts and first day (an aggregation). */
+#define BENCH_AGGREGATE \
+    "{\"entity\": \"Trip\", \"groupBy\": [\"destination\"]," \
+    " \"aggregates\": [{\"name\": \"trips\", \"function\": \"count\"}," \
+    " {\"name\": \"items\", \"function\": \"count\", \"keyPath\": \"bucketList\"}," \
+    " {\"name\": \"firstDay\", \"function\": \"min\", \"keyPath\": \"startDate\"}]}"
+
 #define BENCH_WIDGET_CALLS 10000L
 #define BENCH_CURSOR_BATCH 1000
 /* 2020-01-01T00:00:00Z: the first trip's start; trip i starts perm(i) hours later. */

@@ -58,6 +58,7 @@ static const workload_t WORKLOADS[] = {
     {"properties", "`propertiesToFetch: [\"name\"]`", 0, 0, 1, 0, NULL},
     {"widget", "widget query (`fetchLimit` 1) ×10,000, prepared", 1, 0, BENCH_WIDGET_CALLS, 0, NULL},
     {"widget-fetch", "widget query (`fetchLimit` 1) ×10,000, `strata_fetch`", 0, 0, BENCH_WIDGET_CALLS, 0, NULL},
+    {"aggregate", "trips per destination: `groupBy`, count, count of `bucketList`, min date", 0, 0, 1, 0, NULL},
     {"count-ci", "`fetchCount`, contains \"a\" case-insensitive", 0, 0, 1, 0, NULL},
     {"count-cs", "`fetchCount`, contains \"a\" case-sensitive", 0, 0, 1, 0, NULL},
     {"cursor", "cursor over all trips, batches of 1,000", 2, 0, 1, 0, NULL},

@@ -542,6 +542,27 @@ int main(int argc, char **argv) {
         buf_putc(b, ']');
         PQclear(r);
         t1 = bench_now();
+    } else if (strcmp(workload, "aggregate") == 0) {
+        PGresult *r = query("SELECT t.\"destination\", count(*),"
+                            " CAST(sum((SELECT count(*) FROM \"BucketListItem\" b WHERE b.\"trip\" = t._pk)) AS bigint),"
+                            " min(t.\"startDate\") FROM \"Trip\" t GROUP BY t.\"destination\""
+                            " ORDER BY t.\"destination\"");
+        buf_putc(b, '[');
+        int n = PQntuples(r);
+        for (int row = 0; row < n; row++) {
+            buf_puts(b, row ? ",{\"destination\":" : "{\"destination\":");
+            raw_put_text(b, text_col(r, row, 0));
+            BUF_LIT(b, ",\"trips\":");
+            buf_i64(b, (long long)get_i64(r, row, 1));
+            BUF_LIT(b, ",\"items\":");
+            buf_i64(b, (long long)get_i64(r, row, 2));
+            BUF_LIT(b, ",\"firstDay\":");
+            raw_put_date(b, real_col(r, row, 3));
+            buf_putc(b, '}');
+        }
+        buf_putc(b, ']');
+        PQclear(r);
+        t1 = bench_now();
     } else if (strcmp(workload, "count-ci") == 0 || strcmp(workload, "count-cs") == 0) {
         PGresult *r = query(strcmp(workload, "count-ci") == 0
                                 ? "SELECT count(*) FROM \"Trip\" WHERE \"name\" ILIKE '%a%'"

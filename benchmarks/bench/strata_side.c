@@ -221,6 +221,7 @@ int main(int argc, char **argv) {
         else if (strcmp(workload, "all") == 0) descriptor = BENCH_ALL;
         else if (strcmp(workload, "prefetch") == 0) descriptor = BENCH_PREFETCH;
         else if (strcmp(workload, "properties") == 0) descriptor = BENCH_PROPERTIES;
+        else if (strcmp(workload, "aggregate") == 0) descriptor = BENCH_AGGREGATE;
         if (descriptor) {
             t0 = bench_now();
             if (strata_fetch(ctx, descriptor, &result) != STRATA_OK) fail("strata_fetch");
