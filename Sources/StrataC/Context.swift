@@ -132,7 +132,8 @@ public func strata_update_where(_ ctx: OpaquePointer?, _ entity: UnsafePointer<C
         outCount?.pointee = 0
         let c = try context(ctx)
         let name = try string(entity, "entity")
-        outCount?.pointee = Int64(try withBytes(request, "request_json") { try c.update(entity: name, requestJSON: $0) })
+        let n = try withBytes(request, "request_json") { try c.update(entity: name, requestJSON: $0) }
+        outCount?.pointee = Int64(n)
     }
 }
 
