@@ -787,7 +787,8 @@ strata_status strata_explain(strata_context *ctx, const char *descriptor_json, c
 /**
  * Deletes every object of `entity` (and its subentities) that a predicate
  * matches, as pending changes: delete rules apply when strata_save() writes
- * them, as for strata_delete(). All or nothing.
+ * them, as for strata_delete(). All or nothing. The same as
+ * strata_delete_where_count() without the count.
  *
  * @param[in] predicate_json  a predicate (JSON tree, or #Predicate text as a
  *            JSON string), or {"predicate": …, "bindings": {…},
@@ -797,6 +798,69 @@ strata_status strata_explain(strata_context *ctx, const char *descriptor_json, c
  * (the store is read to find the matching objects), STRATA_ERR_NOMEM.
  */
 strata_status strata_delete_where(strata_context *ctx, const char *entity, const char *predicate_json);
+
+/**
+ * strata_delete_where(), counting: `*out_count` receives the number of
+ * objects the predicate matched (the objects marked for deletion, as Core
+ * Data's batch delete counts them: objects their cascades reach at save are
+ * not counted; objects already marked for deletion do not match).
+ *
+ * The matched set is decided now, on the store's latest state plus this
+ * context's pending changes (an unsaved insert that matches is deleted too);
+ * the deletion is one pending change that reads of the context see at once,
+ * strata_rollback() undoes, and strata_save() writes with one DELETE per
+ * table (and per step of a cascade), recording each deleted object in
+ * history with its tombstone.
+ *
+ * @param[out] out_count  may be NULL; 0 on failure.
+ * Fails with: as strata_delete_where(); a deny rule is enforced by
+ * strata_save() (STRATA_ERR_CONSTRAINT).
+ */
+strata_status strata_delete_where_count(strata_context *ctx, const char *entity, const char *predicate_json, int64_t *out_count);
+
+/**
+ * Gives the same values to every object of `entity` (and, unless
+ * "includeSubentities" is false, its subentities) that a predicate matches,
+ * as one pending change: Core Data's batch update, kept pending like every
+ * change (reads of the context see it at once, strata_rollback() undoes it),
+ * and written by strata_save() with one UPDATE per table.
+ *
+ * @param[in] request_json  {"predicate": …, "bindings": {…},
+ *            "includeSubentities": true, "set": {"attribute": value, …}}:
+ *            predicate, bindings and includeSubentities as in a fetch
+ *            descriptor (a predicate absent or null matches every object);
+ *            "set" (required, not empty) takes values as strata_update()
+ *            takes a patch: attributes (a composite replaced whole) and
+ *            to-one relationships whose link the object's row holds (an
+ *            identifier, a new object to insert, or null). A to-many
+ *            relationship, or a to-one whose link the related object's row
+ *            holds, is refused (set them per object with strata_update()).
+ * @param[out] out_count  may be NULL; receives the number of objects matched
+ *            and updated (0 on failure).
+ *
+ * The matched set is decided now, on the store's latest state plus this
+ * context's pending changes (an unsaved insert that matches is updated too).
+ * Each object is validated and recorded as by strata_update(): history and
+ * change observers see one update per object, naming the attributes set.
+ * All or nothing: on failure the context is as it was.
+ *
+ * Fails with: STRATA_ERR_MISUSE (NULL ctx, entity or request_json),
+ * STRATA_ERR_INVALID (malformed JSON, an unknown entity, an unknown key of
+ * the request (path "/key"), a predicate or bindings as strata_fetch() with
+ * paths under "/predicate" and "/bindings", "set" missing, empty or not an
+ * object, an unknown attribute or a refused relationship in it (path
+ * "/set/name")), STRATA_ERR_VALIDATION (a value of the wrong type, null for
+ * a required attribute, not one of an enum's values, a composite's required
+ * field missing (path "/set/name…"); a link of an object to itself),
+ * STRATA_ERR_NOT_FOUND (a linked identifier that does not exist),
+ * STRATA_ERR_READONLY, STRATA_ERR_BUSY, STRATA_ERR_IO and STRATA_ERR_CORRUPT
+ * (the store is read to find the matching objects and saved unique keys),
+ * STRATA_ERR_INCOMPATIBLE_STORE (as strata_insert()), STRATA_ERR_NOMEM.
+ * As with strata_update(), a unique collision (a "set" giving the same
+ * unique values to two or more objects) is reported by strata_save()
+ * (STRATA_ERR_CONSTRAINT), as are relationship counts.
+ */
+strata_status strata_update_where(strata_context *ctx, const char *entity, const char *request_json, int64_t *out_count);
 
 /* ------------------------------------------------------------------------ */
 /* Prepared fetches and cursors                                             */

@@ -109,14 +109,31 @@ public func strata_fetch_identifiers(_ ctx: OpaquePointer?, _ descriptor: Unsafe
 
 @_cdecl("strata_delete_where")
 public func strata_delete_where(_ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?) -> Int32 {
+    strata_delete_where_count(ctx, entity, predicate, nil)
+}
+
+@_cdecl("strata_delete_where_count")
+public func strata_delete_where_count(_ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?,
+                                      _ outCount: UnsafeMutablePointer<Int64>?) -> Int32 {
     shim {
+        outCount?.pointee = 0
         let c = try context(ctx)
         let name = try string(entity, "entity")
-        if let predicate {
-            _ = try withBytes(predicate, "predicate_json") { try c.delete(entity: name, predicateJSON: $0) }
-        } else {
-            try c.delete(entity: name, predicateJSON: nil)
-        }
+        let n = try predicate.map { p in try withBytes(p, "predicate_json") { try c.delete(entity: name, predicateJSON: $0) } }
+            ?? c.delete(entity: name, predicateJSON: nil)
+        outCount?.pointee = Int64(n)
+    }
+}
+
+@_cdecl("strata_update_where")
+public func strata_update_where(_ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ request: UnsafePointer<CChar>?,
+                                _ outCount: UnsafeMutablePointer<Int64>?) -> Int32 {
+    shim {
+        outCount?.pointee = 0
+        let c = try context(ctx)
+        let name = try string(entity, "entity")
+        let n = try withBytes(request, "request_json") { try c.update(entity: name, requestJSON: $0) }
+        outCount?.pointee = Int64(n)
     }
 }
 

@@ -38,6 +38,12 @@
     " {\"name\": \"items\", \"function\": \"count\", \"keyPath\": \"bucketList\"}," \
     " {\"name\": \"firstDay\", \"function\": \"min\", \"keyPath\": \"startDate\"}]}"
 
+/* update_where: the trips that start before $t (a tenth of them) get a new destination. */
+#define BENCH_UPDATE_WHERE \
+    "{\"predicate\": {\"<\": [{\"key\": \"startDate\"}, {\"var\": \"t\"}]}, \"bindings\": {\"t\": %ld}," \
+    " \"set\": {\"destination\": \"" BENCH_UPDATE_DESTINATION "\"}}"
+#define BENCH_UPDATE_DESTINATION "Atlantis"
+
 #define BENCH_WIDGET_CALLS 10000L
 #define BENCH_CURSOR_BATCH 1000
 /* 2020-01-01T00:00:00Z: the first trip's start; trip i starts perm(i) hours later. */
@@ -48,6 +54,9 @@ static inline long bench_widget_now(long k, long trips) {
     long span = trips > 0 ? trips : 1;
     return BENCH_EPOCH + ((k * 7919L) % (span + span / 20 + 1)) * 3600L + 1800L;
 }
+
+/* update_where's $t for n trips: starts are the whole hours 0 … n-1 after the epoch, so n/10 are before it. */
+static inline long bench_update_before(long trips) { return BENCH_EPOCH + (trips / 10) * 3600L; }
 
 static inline double bench_now(void) {
     struct timespec ts;

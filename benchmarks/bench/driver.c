@@ -62,6 +62,8 @@ static const workload_t WORKLOADS[] = {
     {"count-ci", "`fetchCount`, contains \"a\" case-insensitive", 0, 0, 1, 0, NULL},
     {"count-cs", "`fetchCount`, contains \"a\" case-sensitive", 0, 0, 1, 0, NULL},
     {"cursor", "cursor over all trips, batches of 1,000", 2, 0, 1, 0, NULL},
+    /* Last: it writes the store the rows above read (the same value on every run). */
+    {"update_where", "update 10% of the trips (`strata_update_where` + save)", 0, 0, 1, 0, NULL},
 };
 #define NWORKLOADS (sizeof WORKLOADS / sizeof WORKLOADS[0])
 

@@ -571,6 +571,20 @@ int main(int argc, char **argv) {
         PQclear(r);
         t1 = bench_now();
         buf_i64(b, count);
+    } else if (strcmp(workload, "update_where") == 0) {
+        static const Oid types[] = {0, FLOAT8_OID};
+        static const int lengths[] = {0, 8}, formats[] = {0, 1};
+        char before[8];
+        set_f64(before, (double)bench_update_before(a.trips));
+        const char *params[] = {BENCH_UPDATE_DESTINATION, before};
+        exec("BEGIN");
+        PGresult *r = checked(PQexecParams(conn, "UPDATE \"Trip\" SET \"destination\" = $1 WHERE \"startDate\" < $2", 2, types,
+                                           params, lengths, formats, 1), PGRES_COMMAND_OK, "update");
+        long long count = atoll(PQcmdTuples(r));
+        PQclear(r);
+        exec("COMMIT");
+        t1 = bench_now();
+        buf_i64(b, count);
     } else if (strcmp(workload, "widget") == 0 || strcmp(workload, "widget-fetch") == 0) {
         raw_collect_begin(&out);
         static const Oid types[] = {FLOAT8_OID};

@@ -324,6 +324,17 @@ int main(int argc, char **argv) {
         sqlite3_finalize(st);
         t1 = bench_now();
         buf_i64(b, count);
+    } else if (strcmp(workload, "update_where") == 0) {
+        exec("BEGIN");
+        sqlite3_stmt *st = prepare("UPDATE \"Trip\" SET \"destination\" = ?1 WHERE \"startDate\" < ?2");
+        sqlite3_bind_text(st, 1, BENCH_UPDATE_DESTINATION, -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 2, (double)bench_update_before(a.trips));
+        if (sqlite3_step(st) != SQLITE_DONE) sql_fail("update");
+        long long count = sqlite3_changes(db);
+        sqlite3_finalize(st);
+        exec("COMMIT");
+        t1 = bench_now();
+        buf_i64(b, count);
     } else if (strcmp(workload, "widget") == 0 || strcmp(workload, "widget-fetch") == 0) {
         raw_collect_begin(&out);
         sqlite3_stmt *st = prepare("SELECT " TRIP_COLUMNS " FROM \"Trip\" t WHERE t.\"startDate\" >= ?1"

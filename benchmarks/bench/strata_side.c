@@ -234,6 +234,15 @@ int main(int argc, char **argv) {
                 fail("strata_fetch_count");
             t1 = bench_now();
             if (out) buf_i64(out, (long long)count);
+        } else if (strcmp(workload, "update_where") == 0) {
+            char request[256];
+            snprintf(request, sizeof request, BENCH_UPDATE_WHERE, bench_update_before(trips));
+            int64_t count = 0;
+            t0 = bench_now();
+            if (strata_update_where(ctx, "Trip", request, &count) != STRATA_OK) fail("strata_update_where");
+            if (strata_save(ctx) != STRATA_OK) fail("strata_save");
+            t1 = bench_now();
+            if (out) buf_i64(out, (long long)count);
         } else if (strcmp(workload, "widget-fetch") == 0) {
             /* The same query through strata_fetch, the descriptor (with its bindings) parsed each call. */
             static const char head[] = "{\"entity\": \"Trip\", \"predicate\": {\">=\": [{\"key\": \"startDate\"}, "

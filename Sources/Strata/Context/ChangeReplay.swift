@@ -55,6 +55,8 @@ struct ChangeReplay {
             case .update(let id, let slots, let values): try update(id, slots, values)
             case .setRelated(let owner, let rel, let targets): try setRelated(owner, rel, targets)
             case .delete(let id): try delete(id)
+            case .updateSet(let e, let ids, let slots, let values): try updateSet(e, ids, slots, values)
+            case .deleteSet(let ids): try deleteSet(ids)
             }
         }
         guard saving else { return }
@@ -105,6 +107,10 @@ struct ChangeReplay {
             return .setRelated(redirected(owner), rel, targets.map(redirected))
         case .delete(let id):
             return .delete(redirected(id))
+        case .updateSet(let e, let ids, let slots, let values):
+            return .updateSet(e, ids.map(redirected), slots: slots, values: redirectLinks(e, slots: slots, values))
+        case .deleteSet(let ids):
+            return .deleteSet(ids.map(redirected))
         }
     }
 
@@ -148,12 +154,20 @@ struct ChangeReplay {
     }
 
     private mutating func update(_ id: ObjectID, _ slots: [Int], _ values: [SQLValue]) throws {
+        let before = try beforeUpdate(id, slots, values)
+        try writer.update(id, slots: slots, values: values)
+        try afterUpdate(id, slots, values, before)
+    }
+
+    /// What an update of `id` does before it writes: links that move take one from their
+    /// previous targets; returns the old values history records (`historyValues`).
+    private mutating func beforeUpdate(_ id: ObjectID, _ slots: [Int], _ values: [SQLValue]) throws -> [SQLValue] {
         let e = id.entity
         let plan = rules.plan(e)
         // Links that move: their previous targets lose one.
-        let linkSlots = slots.indices.filter { plan.linkSlots.contains(slots[$0]) }
-        if !linkSlots.isEmpty && saving {
-            let previous = try writer.values(id, slots: linkSlots.map { slots[$0] })
+        if saving && !plan.linkSlots.isEmpty {
+            let linkSlots = slots.indices.filter { plan.linkSlots.contains(slots[$0]) }
+            let previous = linkSlots.isEmpty ? [] : try writer.values(id, slots: linkSlots.map { slots[$0] })
             for (k, old) in zip(linkSlots, previous) {
                 guard case .int(let target) = old, values[k] != old, case .link(let r) = e.storedColumns[slots[k]] else { continue }
                 if let inv = r.inverse, ChangeReplay.losingALinkNeedsCheck(inv) { touch(ObjectID(entity: r.destination, pk: target)) }
@@ -161,23 +175,56 @@ struct ChangeReplay {
             }
         }
         // Attributes whose old and new values history records (`historyValues`).
-        let valueIndexes = saving && !plan.valueSlots.isEmpty ? slots.indices.filter { plan.valueSlots.contains(slots[$0]) } : []
-        var before: [SQLValue] = []
-        if !valueIndexes.isEmpty && changeSet.kind(of: id) != .inserted {
-            before = try writer.values(id, slots: valueIndexes.map { slots[$0] })
-        }
-        try writer.update(id, slots: slots, values: values)
+        guard saving && !plan.valueSlots.isEmpty && changeSet.kind(of: id) != .inserted else { return [] }
+        let valueSlots = slots.filter { plan.valueSlots.contains($0) }
+        return valueSlots.isEmpty ? [] : try writer.values(id, slots: valueSlots)
+    }
+
+    /// Records an update of `id` written after ``beforeUpdate`` (which returned `before`): the
+    /// change set, the old and new values, the checks at save, and the links it makes.
+    private mutating func afterUpdate(_ id: ObjectID, _ slots: [Int], _ values: [SQLValue], _ before: [SQLValue]) throws {
+        let e = id.entity
+        let plan = rules.plan(e)
         if saving { changeSet.recordUpdate(id, slots.map { e.storedColumns[$0].changeName }) }
         if !before.isEmpty {
+            let valueIndexes = slots.indices.filter { plan.valueSlots.contains(slots[$0]) }
             let changed = valueIndexes.map { slots[$0] }
             changeSet.recordValues(id, old: e.compositeValues(Array(zip(changed, before)).map { (slot: $0.0, value: $0.1) }),
                                    new: e.compositeValues(zip(changed, valueIndexes).map { (slot: $0.0, value: values[$0.1]) }))
         }
         touch(id)
-        for k in linkSlots {
+        guard !plan.linkSlots.isEmpty else { return }
+        for k in slots.indices where plan.linkSlots.contains(slots[k]) {
             guard case .int(let target) = values[k], case .link(let r) = e.storedColumns[slots[k]] else { continue }
             try linked(id, r, to: target)
         }
+    }
+
+    /// Gives `values` to `slots` (of `e`) of every object of `ids` (of `e`'s kind): one
+    /// statement for the table, and for each object the bookkeeping of ``update``. An object
+    /// whose concrete entity has a unique constraint over a slot written is updated by itself,
+    /// so that a violation names it as ``update`` does (such a set succeeds for one object,
+    /// or with null values, only).
+    private mutating func updateSet(_ e: Entity, _ ids: [ObjectID], _ slots: [Int], _ values: [SQLValue]) throws {
+        var mappings: [ObjectIdentifier: (slots: [Int], alone: Bool)] = [:]
+        var together: [(id: ObjectID, slots: [Int], before: [SQLValue])] = []
+        for id in ids {
+            let c = id.entity
+            let mapped: (slots: [Int], alone: Bool)
+            if let m = mappings[ObjectIdentifier(c)] { mapped = m } else {
+                let own = c.slots(slots, of: e)
+                mapped = (own, c.uniqueSlotSets.contains { $0.contains(where: own.contains) })
+                mappings[ObjectIdentifier(c)] = mapped
+            }
+            if mapped.alone {
+                try update(id, mapped.slots, values)
+            } else {
+                together.append((id, mapped.slots, try beforeUpdate(id, mapped.slots, values)))
+            }
+        }
+        guard !together.isEmpty else { return }
+        try writer.updateRows(e, keys: together.map(\.id.pk), slots: slots, values: values)
+        for t in together { try afterUpdate(t.id, t.slots, values, t.before) }
     }
 
     /// `id`'s row now links to `target` through `r` (a link held in the row).
@@ -267,16 +314,34 @@ struct ChangeReplay {
     private mutating func delete(_ requested: ObjectID) throws {
         var work: [ObjectID] = [requested]
         while let next = work.popLast() {
-            let cascades = try deleteOne(next)
+            var cascades: [ObjectID] = []
+            if let id = try prepareDeletion(next, cascades: &cascades) { try writer.deleteRow(id) }
             work.append(contentsOf: cascades.reversed())
         }
     }
 
-    /// Deletes one object, applying its delete rules; returns the objects its cascades reach.
-    private mutating func deleteOne(_ requested: ObjectID) throws -> [ObjectID] {
-        guard !deleted.contains(requested) else { return [] }
+    /// Deletes objects and, through cascade rules, the objects they reach, one step of the
+    /// cascade at a time: the rows of a step go with one statement per table.
+    private mutating func deleteSet(_ ids: [ObjectID]) throws {
+        var work = ids
+        while !work.isEmpty {
+            var rows: [ObjectID] = []
+            var cascades: [ObjectID] = []
+            for requested in work {
+                if let id = try prepareDeletion(requested, cascades: &cascades) { rows.append(id) }
+            }
+            try writer.deleteRows(rows)
+            work = cascades
+        }
+    }
+
+    /// Applies the delete rules of one object and records its deletion, adding the objects
+    /// its cascades reach to `cascades`; returns the object (its concrete entity), whose row
+    /// the caller deletes, or nil when it is deleted already or missing.
+    private mutating func prepareDeletion(_ requested: ObjectID, cascades: inout [ObjectID]) throws -> ObjectID? {
+        guard !deleted.contains(requested) else { return nil }
         // The concrete entity from the row (cascades reach subentities).
-        guard let e = try writer.concreteEntity(root: requested.entity.root, pk: requested.pk) else { return [] }
+        guard let e = try writer.concreteEntity(root: requested.entity.root, pk: requested.pk) else { return nil }
         let id = ObjectID(entity: e, pk: requested.pk)
         deleted.insert(id)
         let plan = rules.plan(e)
@@ -286,7 +351,6 @@ struct ChangeReplay {
             tombstone = e.compositeValues(zip(plan.preservedSlots, values).map { (slot: $0.0, value: $0.1) })
         }
 
-        var cascades: [ObjectID] = []
         for rel in e.relationships {
             let targets = try writer.related(id, rel).filter { !deleted.contains($0) }
             switch rel.deleteRule {
@@ -318,9 +382,8 @@ struct ChangeReplay {
                 break
             }
         }
-        try writer.deleteRow(id)
         if saving { changeSet.recordDelete(id, tombstone: tombstone) }
-        return cascades
+        return id
     }
 
     /// Unlinks `targets` from the deleted `id`: they lose a link through `rel`'s inverse.

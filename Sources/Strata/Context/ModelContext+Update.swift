@@ -70,20 +70,13 @@ extension ModelContext {
         }
     }
 
-    /// Marks every object matching a descriptor for deletion (delete rules
-    /// apply when saved), all or nothing. Returns how many objects matched.
-    @discardableResult
-    public func delete(matching descriptor: FetchDescriptor) throws -> Int {
-        try live {
-            try requireWritable()
-            let ids = try session.identifierList(descriptor, pending: pendingReplay(descriptor.includePendingChanges))
-            for id in ids where !pendingDeleted.contains(id) { markDeleted(id) }
-            return ids.count
-        }
+    func markDeleted(_ id: ObjectID) {
+        changes.append(.delete(id))
+        noteDeleted(id)
     }
 
-    private func markDeleted(_ id: ObjectID) {
-        changes.append(.delete(id))
+    /// `id` is marked for deletion by the last change: it holds no unique key any more.
+    func noteDeleted(_ id: ObjectID) {
         pendingDeleted.insert(id)
         unique.deleted(id)
     }

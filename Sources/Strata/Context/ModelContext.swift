@@ -10,7 +10,7 @@
 /// a lock, so misuse from several threads is safe but not concurrent.
 ///
 /// The type is split by concern: this file holds its state, atomic groups, save
-/// and rollback; `ModelContext+Insert.swift`, `+Update.swift` (updates and deletes),
+/// and rollback; `ModelContext+Insert.swift`, `+Update.swift` (updates and deletes), `+SetWrites.swift` (of the objects a predicate matches),
 /// `+Decode.swift` (the object decoder both share), `+Links.swift` (identifiers and
 /// relationship values) and `+Read.swift`; `History/ModelContext+History.swift` has
 /// the history calls.

@@ -113,6 +113,11 @@ struct PostgresDialect {
         "UPDATE \(quote(table)) SET \(columns.enumerated().map { "\(quote($1)) = $\($0 + 2)" }.joined(separator: ", ")) WHERE _pk = $1"
     }
     func deleteRow(_ table: String) -> String { "DELETE FROM \(quote(table)) WHERE _pk = $1" }
+    /// Sets `columns` to $2, $3… in the rows whose keys are in the array $1.
+    func updateRows(_ table: String, columns: [String]) -> String {
+        "UPDATE \(quote(table)) SET \(columns.enumerated().map { "\(quote($1)) = $\($0 + 2)" }.joined(separator: ", ")) WHERE _pk = ANY(CAST($1 AS bigint[]))"
+    }
+    func deleteRows(_ table: String) -> String { "DELETE FROM \(quote(table)) WHERE _pk = ANY(CAST($1 AS bigint[]))" }
     func selectRow(_ table: String, columns: [String]) -> String {
         "SELECT \(columns.map(quote).joined(separator: ", ")) FROM \(quote(table)) WHERE _pk = $1"
     }

@@ -49,6 +49,26 @@ final class PostgresWriter: StoreWriter {
         try connection.execute(dialect.deleteRow(dialect.table(id.entity)), [.int(id.pk)])
     }
 
+    /// One `UPDATE … WHERE _pk = ANY($1)` (the keys as one array).
+    func updateRows(_ entity: Entity, keys: [Int64], slots: [Int], values: [SQLValue]) throws {
+        guard !slots.isEmpty, !keys.isEmpty else { return }
+        let sql = dialect.updateRows(dialect.table(entity), columns: slots.map { dialect.column(entity.storedColumns[$0]) })
+        try connection.execute(sql, [PostgresDialect.keyArray(keys)] + values)
+    }
+
+    /// One `DELETE … WHERE _pk = ANY($1)` per table.
+    func deleteRows(_ ids: [ObjectID]) throws {
+        if ids.count == 1 { return try deleteRow(ids[0]) }
+        var byTable: [String: [Int64]] = [:]
+        var order: [String] = []
+        for id in ids {
+            let t = dialect.table(id.entity)
+            if byTable[t] == nil { order.append(t) }
+            byTable[t, default: []].append(id.pk)
+        }
+        for t in order { try connection.execute(dialect.deleteRows(t), [PostgresDialect.keyArray(byTable[t]!)]) }
+    }
+
     func values(_ id: ObjectID, slots: [Int]) throws -> [SQLValue] {
         try PostgresWriter.values(connection, dialect, id, slots: slots)
     }

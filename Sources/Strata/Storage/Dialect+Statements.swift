@@ -101,6 +101,10 @@ extension SQLiteDialect {
     static func updateRow(_ table: String, columns: [String]) -> String {
         "UPDATE \(table) SET \(columns.enumerated().map { "\(q($1)) = ?\($0 + 2)" }.joined(separator: ", ")) WHERE _pk = ?1"
     }
+    /// Sets `columns` to ?2, ?3… in the rows matching `condition` (which binds ?1).
+    static func updateRows(_ table: String, columns: [String], where condition: String) -> String {
+        "UPDATE \(table) SET \(columns.enumerated().map { "\(q($1)) = ?\($0 + 2)" }.joined(separator: ", ")) WHERE \(condition)"
+    }
     static func deleteRows(_ table: String, where condition: String) -> String { "DELETE FROM \(table) WHERE \(condition)" }
     /// Some columns of the row `_pk = ?1` (of the table as this connection sees it).
     static func selectRow(_ table: String, columns: [String]) -> String {

@@ -122,6 +122,46 @@ final class SQLiteWriter: StoreWriter {
         try connection.execute(SQLiteDialect.deleteRows(table, where: SQLiteDialect.keyIs()), [.int(id.pk)])
     }
 
+    /// One `UPDATE … WHERE _pk IN (the JSON array of keys, bound once)`. A value kept in an
+    /// external-storage file is written row by row instead: each row keeps a file of its own.
+    func updateRows(_ entity: Entity, keys: [Int64], slots: [Int], values: [SQLValue]) throws {
+        guard !slots.isEmpty, !keys.isEmpty else { return }
+        if isSaving, session.sqliteStore.externalFolder != nil,
+           slots.contains(where: { if case .attribute(let a) = entity.storedColumns[$0] { return a.externalStorage } else { return false } }) {
+            for pk in keys { try update(ObjectID(entity: entity, pk: pk), slots: slots, values: values) }
+            return
+        }
+        let cond = SQLiteDialect.keyIn(1)
+        let list = SQLiteSession.pkArray(keys)
+        let table = try target(dialect.table(entity), where: cond, [list])
+        try connection.execute(SQLiteDialect.updateRows(table, columns: slots.map { dialect.column(entity.storedColumns[$0]) }, where: cond),
+                               [list] + values)
+    }
+
+    /// One `DELETE … WHERE _pk IN (the JSON array of keys)` per table.
+    func deleteRows(_ ids: [ObjectID]) throws {
+        if ids.count == 1 { return try deleteRow(ids[0]) }
+        var byTable: [String: [Int64]] = [:]
+        var order: [String] = []
+        for id in ids {
+            let e = id.entity
+            if isSaving {
+                for a in e.attributes where a.externalStorage && !a.isTransient {
+                    if let name = try externalFile(e, pk: id.pk, a) { obsoleteFiles.append(name) }
+                }
+            }
+            let t = dialect.table(e)
+            if byTable[t] == nil { order.append(t) }
+            byTable[t, default: []].append(id.pk)
+        }
+        let cond = SQLiteDialect.keyIn(1)
+        for t in order {
+            let list = SQLiteSession.pkArray(byTable[t]!)
+            let table = try target(t, where: cond, [list])
+            try connection.execute(SQLiteDialect.deleteRows(table, where: cond), [list])
+        }
+    }
+
     func values(_ id: ObjectID, slots: [Int]) throws -> [SQLValue] {
         var out = try SQLiteWriter.values(connection, dialect, id, slots: slots)
         // An external-storage value that moved to a file: its bytes, not the file's name.

@@ -125,6 +125,12 @@ public protocol StoreWriter: AnyObject {
     func update(_ id: ObjectID, slots: [Int], values: [SQLValue]) throws
     /// Deletes `id`'s row (and, in a save, forgets its external-storage files once committed).
     func deleteRow(_ id: ObjectID) throws
+    /// Sets the same values in some slots (of `entity`) of every row of `keys` in `entity`'s
+    /// hierarchy table: one statement, whatever the number of rows.
+    func updateRows(_ entity: Entity, keys: [Int64], slots: [Int], values: [SQLValue]) throws
+    /// Deletes the rows of `ids` (any hierarchies): one statement per table (and, in a save,
+    /// forgets their external-storage files once committed).
+    func deleteRows(_ ids: [ObjectID]) throws
     /// The current values of some slots of `id` (nulls when there is no such row);
     /// external-storage values as their bytes.
     func values(_ id: ObjectID, slots: [Int]) throws -> [SQLValue]
@@ -209,6 +215,13 @@ enum PendingChange {
     case setRelated(ObjectID, Relationship, [ObjectID])
     /// Deletes an object, applying delete rules.
     case delete(ObjectID)
+    /// The same new values for some slots (of `entity`) of existing objects of `entity`'s kind
+    /// (`strata_update_where`; each identifier names its concrete entity): written with one
+    /// statement per table.
+    case updateSet(Entity, [ObjectID], slots: [Int], values: [SQLValue])
+    /// Deletes objects, applying delete rules (`strata_delete_where`): their rows, and those
+    /// their cascades reach, deleted with one statement per table at each step of the cascade.
+    case deleteSet([ObjectID])
 }
 
 extension StoreSession {

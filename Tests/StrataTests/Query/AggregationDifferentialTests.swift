@@ -82,21 +82,22 @@ final class AggregationDifferentialTests: StoreTestCase {
                 let (f, k) = gen.rng.pick(Self.aggregates)
                 aggregates.append(("a\(i)", f, k))
             }
-            members.append(("groupBy", .array(keys.map { .string($0) })))
-            members.append(("aggregates", .array(aggregates.map { a in
-                .object([("name", .string(a.name)), ("function", .string(a.function))] + (a.keyPath.map { [("keyPath", .string($0))] } ?? []))
-            })))
-            // Some keep only groups with more than `min` objects (an aggregate `having` reads).
+            // Some keep only groups with more than `minimum` objects (an aggregate `having` reads).
             var minimum: Int?
             if gen.rng.chance(0.3) {
-                let m = gen.rng.int(0...2)
-                minimum = m
+                minimum = gen.rng.int(0...2)
                 aggregates.append(("n", "count", nil))
-                if case .array(var list)? = members.first(where: { $0.0 == "aggregates" })?.1 {
-                    list.append(.object([("name", .string("n")), ("function", .string("count"))]))
-                    members[members.firstIndex { $0.0 == "aggregates" }!] = ("aggregates", .array(list))
-                }
-                members.append(("having", .string("$0.n > \(m)")))
+                members.append(("having", .string("$0.n > \(minimum!)")))
+            }
+            // Group keys alone are distinct values: as often written with "distinct".
+            if aggregates.isEmpty && !keys.isEmpty && gen.rng.chance(0.5) {
+                members.append(("propertiesToFetch", .array(keys.map { .string($0) })))
+                members.append(("distinct", .bool(true)))
+            } else {
+                members.append(("groupBy", .array(keys.map { .string($0) })))
+                members.append(("aggregates", .array(aggregates.map { a in
+                    .object([("name", .string(a.name)), ("function", .string(a.function))] + (a.keyPath.map { [("keyPath", .string($0))] } ?? []))
+                })))
             }
             let json = JSONValue.object(members)
             let d: FetchDescriptor
