@@ -40,6 +40,10 @@ public struct FetchDescriptor {
     /// Reads the objects as an earlier version laid them out (a didMigrate hook of a
     /// stage from that version: ``ModelContext/descriptor(_:)`` decodes it against that version).
     public var fromVersion: String?
+    /// `sectionBy`: the key path the objects are sectioned by, as the first order of the fetch
+    /// (its direction and comparator those of `sortBy`'s first key when that is the same key
+    /// path, else forward, localizedStandard); nil returns a plain array.
+    public internal(set) var sectionBy: SortKey?
     /// The variables of a descriptor decoded for a prepared fetch (``TypedExpression/parameter`` slots).
     var slots: [PredicateChecker.Slot] = []
 
@@ -57,7 +61,7 @@ public struct FetchDescriptor {
     var entities: [Entity] { includeSubentities ? entity.descendants : [entity] }
 
     static let keys = ["entity", "predicate", "bindings", "sortBy", "fetchLimit", "fetchOffset", "propertiesToFetch",
-                       "relationshipKeyPathsForPrefetching", "includeRelationshipIdentifiers", "includeSubentities", "includePendingChanges", "fromVersion"]
+                       "relationshipKeyPathsForPrefetching", "includeRelationshipIdentifiers", "includeSubentities", "includePendingChanges", "fromVersion", "sectionBy"]
 
     /// Decodes and checks a descriptor. Unknown keys, entities, key paths and
     /// type errors are `.invalid` errors naming the JSON path.
@@ -76,7 +80,7 @@ public struct FetchDescriptor {
     ///     throws ``PredicateChecker/NeedsValues`` where only values can decide the check.
     ///
     /// Keys are read, and the first error found, in this order: entity, bindings, predicate,
-    /// the options, paging, sortBy, propertiesToFetch, relationshipKeyPathsForPrefetching,
+    /// the options, paging, sortBy, sectionBy, propertiesToFetch, relationshipKeyPathsForPrefetching,
     /// then any unknown key.
     static func decode(_ value: JSONValue, schema: Schema, predicatePath: JSONPath, slotted: Bool = false) throws -> FetchDescriptor {
         var o = try ObjectReader(value, path: JSONPath(), what: "fetch descriptor")
@@ -92,6 +96,7 @@ public struct FetchDescriptor {
         try d.decodeOptions(&o)
         try d.decodePaging(&o)
         try d.decodeSortBy(&o, checker: &checker)
+        try d.decodeSectionBy(&o, checker: &checker)
         let candidates = d.entities
         d.propertiesToFetch = try decodePropertiesToFetch(&o, of: e, candidates: candidates)
         d.prefetchTree = try decodePrefetch(&o, of: e, candidates: candidates)
@@ -149,6 +154,31 @@ public struct FetchDescriptor {
         for (i, item) in (try o.array("sortBy") ?? []).enumerated() {
             sortBy.append(try FetchDescriptor.sortKey(item, at: JSONPath() / "sortBy" / i, of: entity, checker: &checker))
         }
+    }
+
+    /// `sectionBy`: a key path (to-one hops allowed) to a string, int or date attribute, resolved
+    /// as a sort key is; the order and comparator of `sortBy`'s first key when it names the same
+    /// key path. Refusals name `/sectionBy`.
+    private mutating func decodeSectionBy(_ o: inout ObjectReader, checker: inout PredicateChecker) throws {
+        guard let v = o.value("sectionBy"), v != .null else { return }
+        let p = JSONPath() / "sectionBy"
+        guard case .string(let path) = v else {
+            throw StrataError(.invalid, "'sectionBy' must be a key path string, found \(v.typeName)", entity: entity.name, path: p.description)
+        }
+        var key: SortKey
+        do {
+            key = try FetchDescriptor.sortKey(.object([("key", .string(path))]), at: p, of: entity, checker: &checker)
+        } catch var error as StrataError {
+            error.path = p.description
+            error.message = "'sectionBy': " + error.message
+            throw error
+        }
+        guard case .attribute(let a) = key.ref.end, [.string, .url, .uuid, .int, .date].contains(a.type) else {
+            throw StrataError(.invalid, "'sectionBy': cannot section by '\(path)': sections are keyed by strings, integers and dates",
+                              entity: entity.name, path: p.description)
+        }
+        if let first = sortBy.first, first.ref.sameKeyPath(as: key.ref) { key = first }
+        sectionBy = key
     }
 
     /// One sort descriptor `{"key", "order", "comparator"}` at `p`, checked in that order.
