@@ -382,11 +382,45 @@ FUZZ_API long fuzz_array(const char *json, struct json_object **out) {
 }
 
 /*
+ * The objects of a sectioned result ([{"section": key, "objects": [...]}]) as one
+ * array in *out, each section checked: exactly those two keys, a string or number key
+ * unlike the one before, at least one object. Returns how many objects, -1 when the
+ * text is not such a result.
+ */
+FUZZ_API long fuzz_sections(const char *json, struct json_object **out) {
+    struct json_object *sections = NULL;
+    *out = NULL;
+    long n = fuzz_array(json, &sections);
+    if (n < 0) return -1;
+    struct json_object *objects = json_object_new_array();
+    const char *previous = NULL;
+    for (long i = 0; i < n; i++) {
+        struct json_object *s = json_object_array_get_idx(sections, (size_t)i), *key = NULL, *list = NULL;
+        if (!json_object_is_type(s, json_type_object) || json_object_object_length(s) != 2 ||
+            !json_object_object_get_ex(s, "section", &key) || !json_object_object_get_ex(s, "objects", &list) ||
+            !(json_object_is_type(key, json_type_string) || json_object_is_type(key, json_type_int)) ||
+            !json_object_is_type(list, json_type_array) || json_object_array_length(list) == 0 ||
+            (previous != NULL && strcmp(previous, json_object_to_json_string(key)) == 0)) {
+            json_object_put(objects);
+            json_object_put(sections);
+            return -1;
+        }
+        previous = json_object_to_json_string(key);
+        for (size_t k = 0; k < json_object_array_length(list); k++)
+            json_object_array_add(objects, json_object_get(json_object_array_get_idx(list, k)));
+    }
+    json_object_put(sections);
+    *out = objects;
+    return (long)json_object_array_length(objects);
+}
+
+/*
  * Runs a descriptor through strata_fetch, strata_fetch_count,
  * strata_fetch_identifiers and strata_explain. They must agree: the same
  * status; on success as many objects as identifiers as the count, the
  * objects' "_id"s in the identifiers' order, and an explanation. A failure
- * changes nothing. Returns the status.
+ * changes nothing. Returns the status. A descriptor with "sectionBy" gives
+ * sections, whose objects the count counts, and identifiers refuse it.
  */
 /* Whether a descriptor names a key of an aggregation (its results are dictionaries, which
    strata_fetch_identifiers refuses). */
@@ -407,6 +441,7 @@ FUZZ_API strata_status fuzz_descriptor(strata_context *ctx, const char *descript
     strata_status sf = fuzz_check_status(strata_fetch(ctx, descriptor, &objects), "strata_fetch");
     strata_status sc = fuzz_check_status(strata_fetch_count(ctx, descriptor, &count), "strata_fetch_count");
     strata_status si = fuzz_check_status(strata_fetch_identifiers(ctx, descriptor, &ids), "strata_fetch_identifiers");
+    int sectioned = sf == STRATA_OK && si == STRATA_ERR_INVALID && strstr(strata_last_error(), "\"path\":\"/sectionBy\"") != NULL;
     strata_status se = fuzz_check_status(strata_explain(ctx, descriptor, &plan), "strata_explain");
     if (sf == STRATA_OK && sc == STRATA_OK && si == STRATA_ERR_INVALID && fuzz_is_aggregation(descriptor)) {
         /* An aggregation: dictionaries, as many as strata_fetch_count counts; identifiers refused. */
@@ -426,7 +461,7 @@ FUZZ_API strata_status fuzz_descriptor(strata_context *ctx, const char *descript
         strata_free(plan);
         return STRATA_OK;
     }
-    if (sf != sc || sf != si)
+    if (sf != sc || (sf != si && !sectioned))
         FUZZ_FAIL("fetch %d, fetch_count %d and fetch_identifiers %d disagree on the descriptor\n  %s",
                   (int)sf, (int)sc, (int)si, descriptor);
     if (sf != STRATA_OK) {
@@ -440,14 +475,14 @@ FUZZ_API strata_status fuzz_descriptor(strata_context *ctx, const char *descript
     if (se != STRATA_OK)
         FUZZ_FAIL("strata_explain refuses (%d) a descriptor strata_fetch accepts\n  %s", (int)se, descriptor);
     struct json_object *objs = NULL, *idv = NULL;
-    long n_objects = fuzz_array(objects, &objs);
-    long n_ids = fuzz_array(ids, &idv);
+    long n_objects = sectioned ? fuzz_sections(objects, &objs) : fuzz_array(objects, &objs);
+    long n_ids = sectioned ? n_objects : fuzz_array(ids, &idv);
     if (n_objects < 0 || n_ids < 0)
         FUZZ_FAIL("strata_fetch / strata_fetch_identifiers did not give JSON arrays:\n  %s\n  %s", objects, ids);
     if (n_objects != n_ids || (int64_t)n_ids != count)
         FUZZ_FAIL("fetch gave %ld objects, fetch_identifiers %ld, fetch_count %lld for\n  %s",
                   n_objects, n_ids, (long long)count, descriptor);
-    for (long i = 0; i < n_ids; i++) {
+    for (long i = 0; i < n_ids && !sectioned; i++) {
         struct json_object *obj = json_object_array_get_idx(objs, (size_t)i), *oid = NULL;
         const char *want = json_object_get_string(json_object_array_get_idx(idv, (size_t)i));
         if (!json_object_object_get_ex(obj, "_id", &oid) || want == NULL ||

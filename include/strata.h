@@ -685,6 +685,31 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  *   "includeRelationshipIdentifiers": false leaves out the relationships that
  *   are not prefetched (not read, keys absent), without listing every
  *   attribute in "propertiesToFetch".
+ *   "sectionBy": "destination" (SwiftData's sectioned query) returns sections
+ *   instead of a plain array:
+ *     [{"section": "Paris", "objects": [{…}, {…}]}, {"section": "Rome", …}]
+ *   — each object exactly as without sectionBy; [] when nothing matches. The
+ *   key path names a string (url, uuid), int or date attribute, through
+ *   to-one relationships ("trip.destination") or a composite's field
+ *   ("address.city"); a section's key is the value as an object shows it (a
+ *   string, a number, a date's text), and nil keys (a nil attribute, a nil
+ *   relationship on the way, an object of another subentity) and "" share the
+ *   section "". Sections are contiguous and in order: the key is the first
+ *   order — direction and comparator those of sortBy's first descriptor when
+ *   it names the same key path, else forward with localizedStandard — with nil
+ *   first forward and last in reverse, as sortBy orders nil; then the stored
+ *   value, so that values the comparator ties (the composed and decomposed
+ *   "Café" under localizedStandard) are two sections, each contiguous; then
+ *   sortBy orders the objects within a section. fetchLimit and fetchOffset
+ *   count objects across sections, not sections. strata_fetch_count ignores
+ *   sectionBy; strata_fetch_identifiers refuses it (STRATA_ERR_INVALID), as
+ *   strata_prepared_fetch_identifiers() does. Cursors give each batch as
+ *   sections: batch_size counts objects, and a section that continues past a
+ *   batch starts the next batch again with the same key (callers merge
+ *   consecutive sections of equal keys). Refused with STRATA_ERR_INVALID at
+ *   "/sectionBy": a key path that is not a string, unknown, a relationship,
+ *   through a to-many relationship, a json, composite itself, externalStorage,
+ *   bool, double, decimal or data attribute.
  *   In a didMigrate hook, "fromVersion": "<the stage's old version>" reads the
  *   objects as the old version laid them out (same identifiers, as committed
  *   before the stage began), so values can move between shapes in one stage.
@@ -769,7 +794,8 @@ strata_status strata_fetch_count(strata_context *ctx, const char *descriptor_jso
  * The identifiers of the objects a descriptor matches, as a JSON array of
  * strings, in the descriptor's order (as strata_fetch(), reading no attributes).
  *
- * Fails with: as strata_fetch().
+ * Fails with: as strata_fetch(); STRATA_ERR_INVALID for a descriptor with
+ * "sectionBy" (path "/sectionBy").
  */
 strata_status strata_fetch_identifiers(strata_context *ctx, const char *descriptor_json, char **out_json);
 
@@ -947,6 +973,9 @@ strata_status strata_fetch_cursor(strata_context *ctx, const char *descriptor_js
  * The next objects of a cursor (at most batch_size), as a JSON array shaped
  * as strata_fetch()'s; "[]" once every object was read (and on every later
  * call). After the last object, or an error, the cursor's read has ended.
+ * With "sectionBy", a batch is an array of sections holding at most
+ * batch_size objects in all; a section split by a batch ends it and starts
+ * the next one again with the same key (merge consecutive equal keys).
  *
  * @param[out] out_json  new string, free with strata_free(); NULL on failure.
  * Fails with: STRATA_ERR_MISUSE (NULL/stale cursor, NULL out),

@@ -8,7 +8,8 @@
  *   - the segmented control (All / Personal / Business with search text);
  *   - the widget query (endDate >= now, sorted, fetchLimit 1) and its plan;
  *   - propertiesToFetch; prefetching for 10,000 trips in 3 SQL statements;
- *   - includeSubentities; sortBy; paging; includePendingChanges;
+ *   - includeSubentities; sortBy; paging; sectionBy (fetch, prepared, cursor);
+ *     includePendingChanges;
  *   - strata_delete_where in its three forms;
  *   - key paths, count, isEmpty, in, between, nil, string options; every
  *     value type (fixture queries_values.json).
@@ -1684,6 +1685,79 @@ static void test_prefetch_many(void) {
 
 /* ---- main ---------------------------------------------------------------------- */
 
+/* ---- sectionBy ------------------------------------------------------------ */
+
+/* `{"_id":…,"_entity":…,"name":…}` of trip `i` (propertiesToFetch ["name"]). */
+static void sb_trip(sbuf *b, int i, const char *entity, const char *name) {
+    sb_add(b, "{\"_id\":\"%s\",\"_entity\":\"%s\",\"name\":\"%s\"}", trip[i], entity, name);
+}
+
+/* Trips sectioned by PersonalTrip's reason (nil for the others: the section ""), as one
+ * fetch, a prepared fetch and a cursor whose batches of 3 split the "" section; the JSON
+ * text exactly. Identifiers refuse sections. */
+static void test_sections(strata_context *ctx) {
+    const char *d = "{\"entity\": \"Trip\", \"sectionBy\": \"reason\", \"sortBy\": [{\"key\": \"name\"}],"
+                    " \"propertiesToFetch\": [\"name\"], \"includeRelationshipIdentifiers\": false}";
+    sbuf empty = {0}, family = {0}, reunion = {0}, wellness = {0};
+    sb_trip(&empty, 2, "Trip", "Road Trip");
+    sb_add(&empty, ",");
+    sb_trip(&empty, 4, "BusinessTrip", "Sales Summit");
+    sb_add(&empty, ",");
+    sb_trip(&empty, 6, "Trip", "Ski Weekend");
+    size_t first3 = empty.n;
+    sb_add(&empty, ",");
+    sb_trip(&empty, 1, "BusinessTrip", "WWDC");
+    sb_trip(&family, 0, "PersonalTrip", "Family Visit");
+    sb_trip(&reunion, 5, "PersonalTrip", "Reunion");
+    sb_trip(&wellness, 3, "PersonalTrip", "Wellness Retreat");
+
+    sbuf all = {0};
+    sb_add(&all, "[{\"section\":\"\",\"objects\":[%s]},{\"section\":\"family\",\"objects\":[%s]},"
+                 "{\"section\":\"reunion\",\"objects\":[%s]},{\"section\":\"wellness\",\"objects\":[%s]}]",
+           empty.s, family.s, reunion.s, wellness.s);
+    char *text = NULL;
+    CHECK_STATUS(strata_fetch(ctx, d, &text));
+    if (strcmp(text, all.s) != 0) fprintf(stderr, "sections:\n  got  %s\n  want %s\n", text, all.s);
+    EXPECT(strcmp(text, all.s) == 0);
+    strata_free(text);
+    queries_run++;
+
+    strata_prepared *prepared = NULL;
+    CHECK_STATUS(strata_prepare(ctx, d, &prepared));
+    CHECK_STATUS(strata_prepared_fetch(prepared, NULL, &text));
+    EXPECT(strcmp(text, all.s) == 0);
+    strata_free(text);
+    EXPECT(strata_prepared_fetch_identifiers(prepared, NULL, &text) == STRATA_ERR_INVALID && text == NULL);
+    EXPECT(strstr(strata_last_error(), "/sectionBy") != NULL);
+    strata_prepared_free(prepared);
+    int64_t n = -1;
+    CHECK_STATUS(strata_fetch_count(ctx, d, &n));
+    EXPECT(n == N_TRIPS);
+    EXPECT(strata_fetch_identifiers(ctx, d, &text) == STRATA_ERR_INVALID && text == NULL);
+    EXPECT(strstr(strata_last_error(), "/sectionBy") != NULL);
+    EXPECT(strata_fetch(ctx, "{\"entity\": \"Trip\", \"sectionBy\": \"photo\"}", &text) == STRATA_ERR_INVALID && text == NULL);
+    EXPECT(strstr(strata_last_error(), "/sectionBy") != NULL);
+
+    /* Batches of 3: the "" section continues into the second batch under its key again. */
+    sbuf batch[4] = {{0}, {0}, {0}, {0}};
+    sb_add(&batch[0], "[{\"section\":\"\",\"objects\":[%.*s]}]", (int)first3, empty.s);
+    sb_add(&batch[1], "[{\"section\":\"\",\"objects\":[%s]},{\"section\":\"family\",\"objects\":[%s]},{\"section\":\"reunion\",\"objects\":[%s]}]",
+           empty.s + first3 + 1, family.s, reunion.s);
+    sb_add(&batch[2], "[{\"section\":\"wellness\",\"objects\":[%s]}]", wellness.s);
+    sb_add(&batch[3], "[]");
+    strata_cursor *cursor = NULL;
+    CHECK_STATUS(strata_fetch_cursor(ctx, d, &cursor));
+    for (int k = 0; k < 4; k++) {
+        CHECK_STATUS(strata_cursor_next(cursor, 3, &text));
+        if (strcmp(text, batch[k].s) != 0) fprintf(stderr, "batch %d:\n  got  %s\n  want %s\n", k, text, batch[k].s);
+        EXPECT(strcmp(text, batch[k].s) == 0);
+        strata_free(text);
+        free(batch[k].s);
+    }
+    strata_cursor_free(cursor);
+    free(empty.s); free(family.s); free(reunion.s); free(wellness.s); free(all.s);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* keep stdout and stderr in order */
     char *path = test_store_path("queries_trips.store");
@@ -1705,6 +1779,8 @@ int main(void) {
     printf("ok   sortBy\n");
     test_paging(ctx);
     printf("ok   paging\n");
+    test_sections(ctx);
+    printf("ok   sectionBy: fetch, prepared fetch, cursor batches\n");
     test_expressions(ctx);
     printf("ok   key paths, count, isEmpty, in, between, nil, options\n");
     test_more_fetching(db, ctx);

@@ -62,13 +62,22 @@ extension ModelContext {
         try live { let (s, p) = source(descriptor); return try s.count(descriptor, pending: p) }
     }
 
+    /// - Throws: `.invalid` for a descriptor with `sectionBy` (identifiers come in one array).
     public func fetchIdentifiers(_ descriptor: FetchDescriptor) throws -> [UInt8] {
-        try live { let (s, p) = source(descriptor); return try s.identifiersJSON(descriptor, pending: p) }
+        if descriptor.sectionBy != nil { throw ModelContext.sectionsRefused(entity: descriptor.entity.name, in: "strata_fetch_identifiers") }
+        return try live { let (s, p) = source(descriptor); return try s.identifiersJSON(descriptor, pending: p) }
     }
 
     /// The SQL, parameter count and SQLite query plan of a fetch, as JSON.
     public func explain(_ descriptor: FetchDescriptor) throws -> [UInt8] {
         try live { let (s, p) = source(descriptor); return try s.explain(descriptor, pending: p) }
+    }
+
+    /// `.invalid`, naming `/sectionBy`: a descriptor of `entity` with sections given to `call`,
+    /// which answers without them.
+    static func sectionsRefused(entity: String, in call: String) -> StrataError {
+        StrataError(.invalid, "'sectionBy' sections objects; \(call) does not take it (fetch the identifiers without it, or fetch the objects in sections)",
+                          entity: entity, path: "/sectionBy")
     }
 
     /// `["Trip/1","Trip/2"]`

@@ -15,6 +15,8 @@ public final class PreparedFetch {
     private let source: [(String, JSONValue)]
     private let defaults: [(String, JSONValue)]
     private let compiled: Compiled?
+    /// The entity of a descriptor with `sectionBy` (its identifiers are refused), else nil.
+    private let sectioned: String?
     /// Whether runs bind values to the compiled query (false: each run checks the descriptor).
     var isCompiled: Bool { compiled != nil }
 
@@ -50,10 +52,12 @@ public final class PreparedFetch {
             let schema = d.fromVersion != nil ? (context.previousVersion?.schema ?? context.schema) : context.schema
             compiled = Compiled(descriptor: d, read: try session.prepare(d),
                                 checker: PredicateChecker(schema: schema, root: d.entity, bindings: [:]))
+            sectioned = d.sectionBy == nil ? nil : d.entity.name
         } catch is PredicateChecker.NeedsValues {
             // Each run checks the predicate with its values; everything else is checked now.
-            _ = try context.live { try context.descriptor(.object(members.filter { $0.0 != "predicate" })) }
+            let d = try context.live { try context.descriptor(.object(members.filter { $0.0 != "predicate" })) }
             compiled = nil
+            sectioned = d.sectionBy == nil ? nil : d.entity.name
         }
     }
 
@@ -71,8 +75,10 @@ public final class PreparedFetch {
         try run(bindings, { try $0.count($1, pending: $2) }, { try context.fetchCount($0) })
     }
 
+    /// - Throws: `.invalid` for a descriptor with `sectionBy` (as ``ModelContext/fetchIdentifiers(_:)``).
     public func fetchIdentifiers(bindings: UnsafeBufferPointer<UInt8>?) throws -> [UInt8] {
-        try run(bindings, { try $0.identifiersJSON($1, pending: $2) }, { try context.fetchIdentifiers($0) })
+        if let sectioned { throw ModelContext.sectionsRefused(entity: sectioned, in: "strata_prepared_fetch_identifiers") }
+        return try run(bindings, { try $0.identifiersJSON($1, pending: $2) }, { try context.fetchIdentifiers($0) })
     }
 
     private func run<T>(_ json: UnsafeBufferPointer<UInt8>?, _ prepared: (PreparedRead, [SQLValue], PendingReplay?) throws -> T,

@@ -108,6 +108,6 @@ extension PostgresSession: CompiledReads {
 
     /// The objects are read at once on one snapshot and handed out in batches.
     public func openCursor(_ q: CompiledFetch, pending: PendingReplay?) throws -> ObjectCursor {
-        MaterializedCursor(try fetchJSON(q, pending: pending))
+        MaterializedCursor(try fetchJSON(q, pending: pending), sectioned: q.isSectioned)
     }
 }

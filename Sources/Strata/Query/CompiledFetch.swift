@@ -65,6 +65,11 @@ public struct CompiledFetch {
     /// hierarchy (``QueryDialect/limit(_:offset:check:)``), or "".
     let checkPaging: String
     let args: [SQLValue]
+    /// `sectionBy`: the section key's value, selected after the plan's selections
+    /// (``ObjectPlan/section``); nil without sections.
+    let sectionColumn: String?
+    /// Whether the objects come in sections (`[{"section", "objects"}]`), not as one array.
+    var isSectioned: Bool { sectionColumn != nil }
     /// The arguments that take a prepared fetch's variables (`arguments(_:)`).
     let slotArguments: [PredicateCompiler.SlotArgument]
     let dialect: any QueryDialect
@@ -88,15 +93,26 @@ public struct CompiledFetch {
         var predicate: String?
         if let p = d.predicate?.lowered, p.constantValue != true { predicate = c.predicate(p) }
         var order: [String] = []
-        for key in d.sortBy {
-            let col = c.column(key.ref)
+        func sortTerm(_ key: FetchDescriptor.SortKey, _ col: String) -> String {
             var sorted = col
             if case .attribute(let a) = key.ref.end {
                 if a.type == .decimal { sorted = dialect.collate(col, .decimal) }
                 else if (a.type == .string || a.type == .url) && key.comparator == .localizedStandard { sorted = dialect.collate(col, .standard) }
             }
-            order.append(dialect.sortTerm(sorted, descending: key.reverse))
+            return dialect.sortTerm(sorted, descending: key.reverse)
         }
+        // Sections first, contiguous: the key collated, then as stored, so that values the
+        // collation ties ("Paris", "paris") do not interleave.
+        if let key = d.sectionBy {
+            let col = c.column(key.ref)
+            order.append(sortTerm(key, col))
+            let raw = dialect.sortTerm(col, descending: key.reverse)
+            if order.last != raw { order.append(raw) }
+            sectionColumn = col
+        } else {
+            sectionColumn = nil
+        }
+        for key in d.sortBy { order.append(sortTerm(key, c.column(key.ref))) }
         // Keys are never nil: plain ascending, the order of the table's primary key index.
         order.append("t.\(dialect.keyColumn) ASC")
         // An aggregation reads its columns here (their joins and guards are the fetch's), and pages its results.
@@ -151,7 +167,9 @@ public struct CompiledFetch {
     /// The primary keys of the matching rows, in order (usable as a subquery).
     var keysSQL: String { select("t.\(dialect.keyColumn)") }
 
-    func objectsSQL(_ plan: ObjectPlan) -> String { select(selectList(plan, alias: "t", dialect: dialect)) }
+    func objectsSQL(_ plan: ObjectPlan) -> String {
+        select(selectList(plan, alias: "t", dialect: dialect) + (sectionColumn.map { ", " + $0 } ?? ""))
+    }
 }
 
 
@@ -184,6 +202,7 @@ extension ObjectPlan {
     init(_ d: FetchDescriptor) {
         self.init(entities: d.entities, properties: d.propertiesToFetch, prefetched: d.prefetch,
                   relationships: d.includeRelationshipIdentifiers)
+        if let key = d.sectionBy, case .attribute(let a) = key.ref.end { addSection(a, keyPath: key.ref.text) }
     }
 }
 

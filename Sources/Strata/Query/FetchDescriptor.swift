@@ -42,6 +42,10 @@ public struct FetchDescriptor {
     public var fromVersion: String?
     /// Group keys and aggregates (or distinct values): the fetch returns dictionaries, not objects.
     public internal(set) var aggregation: Aggregation?
+    /// `sectionBy`: the key path the objects are sectioned by, as the first order of the fetch
+    /// (its direction and comparator those of `sortBy`'s first key when that is the same key
+    /// path, else forward, localizedStandard); nil returns a plain array.
+    public internal(set) var sectionBy: SortKey?
     /// The variables of a descriptor decoded for a prepared fetch (``TypedExpression/parameter`` slots).
     var slots: [PredicateChecker.Slot] = []
 
@@ -59,7 +63,8 @@ public struct FetchDescriptor {
     var entities: [Entity] { includeSubentities ? entity.descendants : [entity] }
 
     static let keys = ["entity", "predicate", "bindings", "sortBy", "fetchLimit", "fetchOffset", "propertiesToFetch",
-                       "relationshipKeyPathsForPrefetching", "includeRelationshipIdentifiers", "includeSubentities", "includePendingChanges", "fromVersion"] + Aggregation.keys
+                       "relationshipKeyPathsForPrefetching", "includeRelationshipIdentifiers", "includeSubentities", "includePendingChanges", "fromVersion",
+                       "sectionBy"] + Aggregation.keys
 
     /// Decodes and checks a descriptor. Unknown keys, entities, key paths and
     /// type errors are `.invalid` errors naming the JSON path.
@@ -78,7 +83,7 @@ public struct FetchDescriptor {
     ///     throws ``PredicateChecker/NeedsValues`` where only values can decide the check.
     ///
     /// Keys are read, and the first error found, in this order: entity, bindings, predicate,
-    /// the options, paging, sortBy, propertiesToFetch, relationshipKeyPathsForPrefetching,
+    /// the options, paging, sortBy, sectionBy, propertiesToFetch, relationshipKeyPathsForPrefetching,
     /// then any unknown key.
     static func decode(_ value: JSONValue, schema: Schema, predicatePath: JSONPath, slotted: Bool = false) throws -> FetchDescriptor {
         var o = try ObjectReader(value, path: JSONPath(), what: "fetch descriptor")
@@ -100,6 +105,10 @@ public struct FetchDescriptor {
                 throw StrataError(.invalid, "an aggregation ('\(key)') cannot be prepared: run it with strata_fetch", entity: e.name, path: "/\(key)")
             }
             try a.decodeSortBy(try o.array("sortBy") ?? [], entity: e)
+            if o.value("sectionBy") != nil {
+                throw StrataError(.invalid, "'sectionBy' does not apply to an aggregation (it sections objects; group by the key instead)",
+                                  entity: e.name, path: "/sectionBy")
+            }
             if let p = try o.array("relationshipKeyPathsForPrefetching"), !p.isEmpty {
                 throw StrataError(.invalid, "'relationshipKeyPathsForPrefetching' does not apply to an aggregation (it returns dictionaries, not objects)",
                                   entity: e.name, path: "/relationshipKeyPathsForPrefetching")
@@ -109,6 +118,7 @@ public struct FetchDescriptor {
             return d
         }
         try d.decodeSortBy(&o, checker: &checker)
+        try d.decodeSectionBy(&o, checker: &checker)
         let candidates = d.entities
         d.propertiesToFetch = try decodePropertiesToFetch(&o, of: e, candidates: candidates)
         d.prefetchTree = try decodePrefetch(&o, of: e, candidates: candidates)
@@ -166,6 +176,31 @@ public struct FetchDescriptor {
         for (i, item) in (try o.array("sortBy") ?? []).enumerated() {
             sortBy.append(try FetchDescriptor.sortKey(item, at: JSONPath() / "sortBy" / i, of: entity, checker: &checker))
         }
+    }
+
+    /// `sectionBy`: a key path (to-one hops allowed) to a string, int or date attribute, resolved
+    /// as a sort key is; the order and comparator of `sortBy`'s first key when it names the same
+    /// key path. Refusals name `/sectionBy`.
+    private mutating func decodeSectionBy(_ o: inout ObjectReader, checker: inout PredicateChecker) throws {
+        guard let v = o.value("sectionBy"), v != .null else { return }
+        let p = JSONPath() / "sectionBy"
+        guard case .string(let path) = v else {
+            throw StrataError(.invalid, "'sectionBy' must be a key path string, found \(v.typeName)", entity: entity.name, path: p.description)
+        }
+        var key: SortKey
+        do {
+            key = try FetchDescriptor.sortKey(.object([("key", .string(path))]), at: p, of: entity, checker: &checker)
+        } catch var error as StrataError {
+            error.path = p.description
+            error.message = "'sectionBy': " + error.message
+            throw error
+        }
+        guard case .attribute(let a) = key.ref.end, [.string, .url, .uuid, .int, .date].contains(a.type) else {
+            throw StrataError(.invalid, "'sectionBy': cannot section by '\(path)': sections are keyed by strings, integers and dates",
+                              entity: entity.name, path: p.description)
+        }
+        if let first = sortBy.first, first.ref.sameKeyPath(as: key.ref) { key = first }
+        sectionBy = key
     }
 
     /// One sort descriptor `{"key", "order", "comparator"}` at `p`, checked in that order.

@@ -125,6 +125,9 @@ struct ObjectPlan {
     private(set) var prefetched: [Relationship] = []
     private(set) var externalAttributes: [Attribute] = []
     private(set) var selections: [Selection] = []
+    /// `sectionBy`: the section key, the last result column (after every selection), checked
+    /// and written as each section's `"section"` value (its `name` the key path); nil without sections.
+    private(set) var section: Member?
     /// Whether every row is of `entities[0]` (no entity-name lookup per row).
     let isSingle: Bool
     /// The slot of `prefetched[0]`.
@@ -306,6 +309,20 @@ struct ObjectPlan {
         }
         columns.append(Member(key: add(key ?? ObjectPlan.keyBytes(a.name)), name: add(a.name.utf8), index: at, type: type, entityColumn: -1,
                               fallback: 0..<0, attribute: attribute, members: enumMembers(a)))
+    }
+
+    /// Makes the plan's rows end with the value of `a` (a string, url, uuid, int or date
+    /// attribute, read through `keyPath`), the key of their section.
+    mutating func addSection(_ a: Attribute, keyPath: String) {
+        let type: Encoding = switch a.type {
+        case .int: .int
+        case .date: .date
+        case .url: .url
+        case .uuid: .uuid
+        default: .text
+        }
+        section = Member(key: 0..<0, name: add(keyPath.utf8), index: ObjectPlan.firstSelection + Int32(selections.count), type: type,
+                         entityColumn: -1, fallback: 0..<0, attribute: -1, members: enumMembers(a))
     }
 
     /// Adds the column of link `r` (held in the row, not prefetched); a destination with

@@ -57,6 +57,14 @@ struct KeyPathRef {
         if case .toOne(let r) = end { return hops + [r] }
         return hops
     }
+
+    /// Whether `other` reads the same attribute through the same hops (and casts).
+    func sameKeyPath(as other: KeyPathRef) -> Bool {
+        guard case .attribute(let a) = end, case .attribute(let b) = other.end, a === b, scope == other.scope,
+              hops.count == other.hops.count, casts.count == other.casts.count else { return false }
+        return zip(hops, other.hops).allSatisfy { $0 === $1 }
+            && zip(casts, other.casts).allSatisfy { $0.hops == $1.hops && $0.entity === $1.entity }
+    }
 }
 
 /// A value, bound and type-checked against the model.

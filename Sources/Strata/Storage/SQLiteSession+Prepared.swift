@@ -9,7 +9,7 @@ extension SQLiteSession {
         // connection, a statement left open between calls would see the caller's own later
         // writes: the objects are read at once, on this snapshot, and handed out in batches.
         let materialized = locked { connection.isInTransaction } || sqliteStore.sharesConnection
-        if materialized { return MaterializedCursor(try fetchJSON(q, pending: pending)) }
+        if materialized { return MaterializedCursor(try fetchJSON(q, pending: pending), sectioned: q.isSectioned) }
         // Its own connection, holding one read transaction from the first batch to the last.
         guard let own = try sqliteStore.makeSession() as? SQLiteSession else {
             throw StrataError(.internal, "the store made a session of another kind")

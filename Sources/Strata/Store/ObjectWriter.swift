@@ -74,6 +74,12 @@ extension ObjectPlan {
 /// `takeBatch()` hands over the objects written since the previous one as one
 /// JSON array (a cursor's batches, or a whole fetch):
 ///
+/// A plan with a section key (``ObjectPlan/section``, `sectionBy`) writes the same objects
+/// inside sections, `[{"section": key, "objects": [...]}, ...]`: consecutive rows whose keys
+/// are written alike share a section (the query sorts them together); a batch begins a new
+/// one, so a section that continues past a batch appears again, with its key, at the start
+/// of the next. Plain plans never enter that loop.
+///
 ///     let writer = ObjectWriter(plan: plan, prefetched: plans)
 ///     while try writer.write(&rows, prefetched: &cursors, limit: 100) {
 ///         deliver(writer.takeBatch())   // 100 objects
@@ -88,12 +94,18 @@ final class ObjectWriter {
     private var scratch: [UInt8] = []
     /// Objects in the current batch.
     private var objects = 0
+    /// The plan's section key, nil without sections.
+    private let section: ObjectPlan.Member?
+    /// Sections: the key of the section open in the batch (when `objects > 0`), and the current row's.
+    private var openKey = ByteSink(capacity: 64)
+    private var rowKey = ByteSink(capacity: 64)
 
     var plan: ObjectPlan { storage.plan }
 
     /// - Parameter prefetched: the plans of `plan.prefetched`'s objects, by slot.
     init(plan: ObjectPlan, prefetched: [ObjectPlan] = []) {
         storage = PlanStorage(plan)
+        section = plan.section
         prefetchStorage = prefetched.map(PlanStorage.init)
         prefetchViews = .allocate(capacity: max(prefetched.count, 1))
         _ = prefetchViews.initialize(from: prefetchStorage.map(\.view))
@@ -102,6 +114,8 @@ final class ObjectWriter {
 
     deinit {
         out.deallocate()
+        openKey.deallocate()
+        rowKey.deallocate()
         prefetchViews.deallocate()
     }
 
@@ -111,6 +125,7 @@ final class ObjectWriter {
     @discardableResult
     func write<C: RowCursor>(_ rows: inout C, prefetched: inout [C], limit: Int = .max) throws -> Bool {
         precondition(prefetched.count >= prefetchStorage.count, "a cursor per prefetched relationship")
+        if let section { return try writeSections(&rows, prefetched: &prefetched, limit: limit, section) }
         var out = self.out
         var scratch = self.scratch
         var objects = self.objects
@@ -131,8 +146,109 @@ final class ObjectWriter {
         }
     }
 
+    /// `write` for a plan with a section key: each row's key is written first, and a key written
+    /// unlike the open section's (or the batch's first row) opens a section.
+    private func writeSections<C: RowCursor>(_ rows: inout C, prefetched: inout [C], limit: Int, _ section: ObjectPlan.Member) throws -> Bool {
+        var out = self.out
+        var scratch = self.scratch
+        var objects = self.objects
+        var open = openKey, key = rowKey
+        defer { self.out = out; self.scratch = scratch; self.objects = objects; openKey = open; rowKey = key }
+        let view = storage.view
+        let nested = UnsafeBufferPointer(prefetchViews)
+        return try prefetched.withUnsafeMutableBufferPointer { cursors in
+            var written = 0
+            while written < limit {
+                guard try rows.next() else { return false }
+                let e = try ObjectWriter.entity(&rows, view)
+                key.removeAll()
+                try ObjectWriter.writeSectionKey(&rows, section, e, view, &key, &scratch)
+                if objects > 0 && ObjectWriter.same(key.written, open.written) {
+                    out.append(UInt8(ascii: ","))
+                } else {
+                    if objects > 0 { out.append(ObjectWriter.sectionEnd); out.append(UInt8(ascii: ",")) }
+                    out.append(ObjectWriter.sectionStart)
+                    out.append(key.written)
+                    out.append(ObjectWriter.objectsStart)
+                    swap(&open, &key)
+                }
+                try ObjectWriter.writeObject(&rows, e, view, cursors, nested, &out, &scratch)
+                objects += 1
+                written += 1
+            }
+            return true
+        }
+    }
+
+    /// The texts around a section's objects (``MaterializedCursor`` reads them too).
+    static let sectionStart = Array(#"{"section":"#.utf8), objectsStart = Array(#","objects":["#.utf8), sectionEnd = Array("]}".utf8)
+
+    @inline(__always)
+    private static func same(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        for i in 0..<a.count where a[i] != b[i] { return false }
+        return true
+    }
+
+    /// The section key of the current row of `c` as JSON, checked as the column of an object
+    /// is (docs/JSON.md, "Damaged stores"): text as a string, an int as a number, a date as its
+    /// text; nil as `""`.
+    private static func writeSectionKey<C: RowCursor>(_ c: inout C, _ s: ObjectPlan.Member, _ e: ObjectPlan.EntityPlan, _ view: ObjectPlan.View,
+                                                      _ key: inout ByteSink, _ scratch: inout [UInt8]) throws {
+        let i = s.index
+        let kind = c.kind(i)
+        if kind == .null { key.append(UInt8(ascii: "\""), UInt8(ascii: "\"")); return }
+        func fail(_ problem: String? = nil) -> StrataError {
+            damaged(view, e, pk: c.int64(0), s.name, problem ?? "holds \(found(kind)) where \(expected(s.type)) is stored")
+        }
+        switch s.type {
+        case .int:
+            guard kind == .int else { throw fail() }
+            let v = c.int64(i)
+            guard isMember(v, s.members, view) else { throw fail("holds a value that is not one of its enum's") }
+            key.int(v)
+        case .date:
+            guard kind == .real || kind == .int, date(c.double(i), &key, &scratch) else { throw fail() }
+        default:
+            guard kind == .text else { throw fail() }
+            let t = c.text(i)
+            if let problem = textProblem(s, t, view) { throw fail(problem) }
+            guard key.utf8String(t) else { throw fail("holds text that is not valid UTF-8") }
+        }
+    }
+
+    /// What is wrong with text `t` of a column `col` (a string, url, uuid or decimal), nil when nothing is.
+    @inline(__always)
+    private static func textProblem(_ col: ObjectPlan.Member, _ t: UnsafeBufferPointer<UInt8>, _ view: ObjectPlan.View) -> String? {
+        switch col.type {
+        case .url: return ValueCodec.isValidURL(utf8: t) ? nil : "holds text that is not a URL"
+        case .uuid: return UUIDText.isStoredForm(t) ? nil : "holds text that is not a UUID"
+        case .decimal: return DecimalText.isValid(t) ? nil : "holds text that is not a decimal number"
+        default: return col.members.isEmpty || view.member(t, col.members) != nil ? nil : "holds a value that is not one of its enum's"
+        }
+    }
+
+    /// Whether `v` is one of an int enum's `members` (every value is, without them).
+    @inline(__always)
+    private static func isMember(_ v: Int64, _ members: Range<Int>, _ view: ObjectPlan.View) -> Bool {
+        members.isEmpty || view.ints[members].contains(v)
+    }
+
+    /// A date's text, quoted; false when `seconds` is outside the years 0000-9999 (only they go in:
+    /// ValueCodec, so only they come out).
+    @inline(__always)
+    private static func date(_ seconds: Double, _ out: inout ByteSink, _ scratch: inout [UInt8]) -> Bool {
+        scratch.removeAll(keepingCapacity: true)
+        guard ISO8601.format(seconds, into: &scratch) else { return false }
+        out.append(UInt8(ascii: "\""))
+        out.append(scratch)
+        out.append(UInt8(ascii: "\""))
+        return true
+    }
+
     /// The objects written since the last call, as one JSON array; the writer continues with a new one.
     func takeBatch() -> JSONBuffer {
+        if section != nil && objects > 0 { out.append(ObjectWriter.sectionEnd) }
         out.append(UInt8(ascii: "]"))
         let done = out.finish()
         out = ByteSink()
@@ -243,18 +359,12 @@ final class ObjectWriter {
             case .text, .url, .uuid, .decimal:
                 guard kind == .text else { throw fail() }
                 let t = c.text(i)
-                switch col.type {
-                case .url: guard ValueCodec.isValidURL(utf8: t) else { throw fail("holds text that is not a URL") }
-                case .uuid: guard UUIDText.isStoredForm(t) else { throw fail("holds text that is not a UUID") }
-                case .decimal: guard DecimalText.isValid(t) else { throw fail("holds text that is not a decimal number") }
-                default:
-                    if !col.members.isEmpty && view.member(t, col.members) == nil { throw fail("holds a value that is not one of its enum's") }
-                }
+                if let problem = textProblem(col, t, view) { throw fail(problem) }
                 guard out.utf8String(t) else { throw fail("holds text that is not valid UTF-8") }
             case .int:
                 guard kind == .int else { throw fail() }
                 let v = c.int64(i)
-                if !col.members.isEmpty && !view.ints[col.members].contains(v) { throw fail("holds a value that is not one of its enum's") }
+                guard isMember(v, col.members, view) else { throw fail("holds a value that is not one of its enum's") }
                 out.int(v)
             case .bool:
                 let v = c.int64(i)
@@ -265,13 +375,7 @@ final class ObjectWriter {
                 guard kind == .real || kind == .int, v.isFinite else { throw fail() }
                 out.double(v)
             case .date:
-                guard kind == .real || kind == .int else { throw fail() }
-                scratch.removeAll(keepingCapacity: true)
-                // Only dates of years 0000-9999 go in (ValueCodec), so only they come out.
-                guard ISO8601.format(c.double(i), into: &scratch) else { throw fail() }
-                out.append(UInt8(ascii: "\""))
-                out.append(scratch)
-                out.append(UInt8(ascii: "\""))
+                guard kind == .real || kind == .int, date(c.double(i), &out, &scratch) else { throw fail() }
             case .json:
                 guard kind == .text else { throw fail() }
                 let t = c.text(i)

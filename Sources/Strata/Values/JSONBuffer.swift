@@ -94,6 +94,12 @@ struct ByteSink {
 
     mutating func append(_ a: [UInt8]) { a.withUnsafeBufferPointer { append($0) } }
 
+    /// The bytes written so far (valid until the next write).
+    var written: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+
+    /// Forgets what was written, keeping the buffer.
+    mutating func removeAll() { count = 0 }
+
     /// Removes the last byte (an unwanted comma).
     mutating func dropLast() { if count > 0 { count -= 1 } }
 
