@@ -237,7 +237,7 @@ final class ObjectWriter {
     /// A date's text, quoted; false when `seconds` is outside the years 0000-9999 (only they go in:
     /// ValueCodec, so only they come out).
     @inline(__always)
-    private static func date(_ seconds: Double, _ out: inout ByteSink, _ scratch: inout [UInt8]) -> Bool {
+    static func date(_ seconds: Double, _ out: inout ByteSink, _ scratch: inout [UInt8]) -> Bool {
         scratch.removeAll(keepingCapacity: true)
         guard ISO8601.format(seconds, into: &scratch) else { return false }
         out.append(UInt8(ascii: "\""))

@@ -70,12 +70,7 @@ enum ResultWriter {
             guard kind == .real || kind == .int, v.isFinite else { throw fail() }
             out.double(v)
         case .date:
-            guard kind == .real || kind == .int else { throw fail() }
-            scratch.removeAll(keepingCapacity: true)
-            guard ISO8601.format(c.double(i), into: &scratch) else { throw fail() }
-            out.append(UInt8(ascii: "\""))
-            out.append(scratch)
-            out.append(UInt8(ascii: "\""))
+            guard kind == .real || kind == .int, ObjectWriter.date(c.double(i), &out, &scratch) else { throw fail() }
         case .data:
             guard kind == .blob else { throw fail() }
             scratch.removeAll(keepingCapacity: true)
