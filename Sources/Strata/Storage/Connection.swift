@@ -164,6 +164,17 @@ final class Connection {
         SQLFunctions.register(h)
     }
 
+    /// Whether this connection made its TEMP table of the overlay's searchable keys
+    /// (``SQLiteDialect/searchPending``); made before its first transaction, outside of it
+    /// (a transaction's rollback would drop it), once the file has been opened as a store.
+    private var madeSearchPending = false
+
+    private func makeSearchPending() throws {
+        guard !madeSearchPending, !isInTransaction else { return }
+        try execute(script: SQLiteDialect.createSearchPending, reported: false)
+        madeSearchPending = true
+    }
+
     /// The `sqlite3_db_config` options every connection sets, and their values.
     static let distrust: [(Int32, Int32)] = [
         (SQLITE_DBCONFIG_DEFENSIVE, 1), (SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0),
@@ -257,13 +268,17 @@ final class Connection {
     // MARK: Transactions
 
     func begin(immediate: Bool = true) throws {
+        try makeSearchPending()
         try control(SQLiteDialect.begin(immediate: immediate), reported: true)
     }
     func commit() throws { try control(SQLiteDialect.commit, reported: true) }
 
     /// Starts a deferred read transaction; unlike `begin`, not reported to the
     /// statement log or the trace hook (STRATA_SQL_DEBUG still prints it).
-    func beginRead() throws { try control(SQLiteDialect.begin(immediate: false), reported: false) }
+    func beginRead() throws {
+        try makeSearchPending()
+        try control(SQLiteDialect.begin(immediate: false), reported: false)
+    }
     /// Ends a read transaction started with `beginRead`.
     func endRead() { if isInTransaction { _ = try? control(SQLiteDialect.rollback, reported: false) } }
     func rollback() {

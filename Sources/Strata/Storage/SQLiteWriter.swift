@@ -87,6 +87,26 @@ final class SQLiteWriter: StoreWriter {
             }
             throw constraintError(err, id, "a unique constraint of '\(e.name)' is violated by a saved object") { values[$0] }
         }
+        try indexSearchable(id, slots: Array(values.indices), values: values, replacing: false)
+    }
+
+    // MARK: Full-text tables
+
+    /// Keeps the full-text tables of the searchable attributes among `slots` (with their new
+    /// `values`) in step with the row: when saving, the row's entry of each is replaced; on the
+    /// overlay, the row's key joins the pending keys `matches` checks beside the tables.
+    private func indexSearchable(_ id: ObjectID, slots: [Int], values: [SQLValue], replacing: Bool) throws {
+        let columns = id.entity.storedColumns
+        for (k, slot) in slots.enumerated() {
+            guard case .attribute(let a) = columns[slot], a.isSearchable else { continue }
+            guard isSaving else {
+                try connection.execute(SQLiteDialect.addSearchPending, [.int(id.pk)])
+                return
+            }
+            let index = dialect.searchIndex(a)
+            if replacing { try connection.execute(SQLiteDialect.deleteSearchRow(index), [.int(id.pk)]) }
+            if !values[k].isNull { try connection.execute(SQLiteDialect.insertSearchRow(index), [.int(id.pk), values[k]]) }
+        }
     }
 
     func update(_ id: ObjectID, slots: [Int], values: [SQLValue]) throws {
@@ -109,6 +129,7 @@ final class SQLiteWriter: StoreWriter {
                 return try SQLiteWriter.values(connection, dialect, id, slots: [slot])[0]
             }
         }
+        try indexSearchable(id, slots: slots, values: values, replacing: true)
     }
 
     func deleteRow(_ id: ObjectID) throws {
@@ -120,6 +141,10 @@ final class SQLiteWriter: StoreWriter {
         }
         let table = try target(dialect.table(e), where: SQLiteDialect.keyIs(), [.int(id.pk)])
         try connection.execute(SQLiteDialect.deleteRows(table, where: SQLiteDialect.keyIs()), [.int(id.pk)])
+        guard isSaving else { return }  // the overlay's view no longer shows the row
+        for case .attribute(let a) in e.storedColumns where a.isSearchable {
+            try connection.execute(SQLiteDialect.deleteSearchRow(dialect.searchIndex(a)), [.int(id.pk)])
+        }
     }
 
     func values(_ id: ObjectID, slots: [Int]) throws -> [SQLValue] {
