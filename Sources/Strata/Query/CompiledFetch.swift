@@ -88,6 +88,11 @@ public struct CompiledFetch {
         var order: [String] = []
         for key in d.sortBy {
             let col = c.column(key.ref)
+            if let query = key.relevanceOf {
+                // Most relevant first unless reversed.
+                order.append(dialect.sortTerm(dialect.relevance(col, query: c.expression(query)), descending: !key.reverse))
+                continue
+            }
             var sorted = col
             if case .attribute(let a) = key.ref.end {
                 if a.type == .decimal { sorted = dialect.collate(col, .decimal) }

@@ -134,6 +134,47 @@ final class SearchTests: StoreTestCase {
         }
     }
 
+    func testRelevanceOrdersMostRelevantFirstThenByTheNextKeys() {
+        forEachSetup(Self.schema) { h in
+            _ = try insertCorpus(h.context)
+            _ = try h.context.insert(entity: "Item", json: #"{"title": "crème", "note": "n99"}"#)
+            for saved in [false, true] {
+                if saved { try h.context.save() }
+                for (q, reverse) in [("creme", false), ("creme", true), ("trav*", false), ("cafe", true), ("zur*", false), ("東", false)] {
+                    let d = try Query.descriptor(#"{"entity": "Item", "predicate": "$0.title.matches(q)", "bindings": {"q": \#(JSONValue.string(q).text)}, "sortBy": [{"key": "$relevance"\#(reverse ? #", "order": "reverse""# : "")}, {"key": "note"}]}"#, h.context.schema)
+                    let got = try Query.objects(h.context, d).map { ($0["title"]?.stringValue ?? "", $0["note"]?.stringValue ?? "") }
+                    // The evaluator's order: relevance, then the note's number (localized standard order).
+                    let expected = got.sorted { a, b in
+                        let ra = TextSearch.relevance(a.0, q), rb = TextSearch.relevance(b.0, q)
+                        if ra != rb { return reverse ? ra < rb : ra > rb }
+                        return Int(a.1.dropFirst())! < Int(b.1.dropFirst())!
+                    }
+                    XCTAssertEqual(got.map(\.1), expected.map(\.1), "\(q) reverse: \(reverse) saved: \(saved)")
+                    XCTAssertGreaterThan(got.count, 1, q)
+                    XCTAssertEqual(Set(got.map(\.0)), Set((Self.titles + ["crème"]).compactMap { $0 }.filter { TextSearch.matches($0, q) }), q)
+                }
+                // "Crème CRÈME crème" (three of three) before "crème" (one of one)? Both 1.0: the note decides.
+                let d = try Query.descriptor(#"{"entity": "Item", "predicate": "$0.title.matches(\"creme\")", "sortBy": [{"key": "$relevance"}, {"key": "note", "order": "reverse"}]}"#, h.context.schema)
+                XCTAssertEqual(try Query.objects(h.context, d).map { $0["title"]?.stringValue ?? "" },
+                               ["crème", "Crème CRÈME crème", "CAFE crème brûlée"])
+            }
+        }
+    }
+
+    func testRelevanceNeedsExactlyOneSearch() throws {
+        let c = try openInMemory(Self.schema).makeContext()
+        for predicate in [#"null"#, #""$0.note == \"x\"""#, #""$0.title.matches(\"a\") && $0.title.matches(\"b\")""#,
+                          #""$0.items.contains { $0.title.matches(\"a\") }""#] {
+            let entity = predicate.contains("items") ? "Trip" : "Item"
+            XCTAssertThrowsError(try Query.descriptor(#"{"entity": "\#(entity)", "predicate": \#(predicate), "sortBy": [{"key": "name"}, {"key": "$relevance"}]}"#
+                .replacingOccurrences(of: #"{"key": "name"}, "#, with: entity == "Trip" ? #"{"key": "name"}, "# : ""), c.schema)) { e in
+                XCTAssertEqual((e as? StrataError)?.code, .invalid, predicate)
+                XCTAssertTrue((e as? StrataError)?.path?.hasSuffix("/key") ?? false, "\(e)")
+                XCTAssertTrue((e as? StrataError)?.message.contains("$relevance") ?? false, "\(e)")
+            }
+        }
+    }
+
     func testExplainShowsTheFullTextIndex() throws {
         let c = try openFile(Self.schema).makeContext()
         _ = try insertCorpus(c)
