@@ -258,12 +258,14 @@ final class Connection {
     }
 
     /// SQLite's words for SQL that does not fit the tables it runs on: a table or column gone
-    /// or renamed, a table replaced by a view (views of the file are off), columns added.
+    /// or renamed, a table replaced by a view (views of the file are off), columns added, and
+    /// FTS5's for a full-text table whose `_config` shadow table was changed.
     /// SQLite reports all of these as plain SQLITE_ERROR, with no extended code to tell
     /// them apart, so this is the one place Strata reads an error's text (SQLite's own,
     /// here where it maps it); everything after decides on the code and the reason.
     static let damageSigns = ["no such table", "no such column", "has no column named", "no such index",
-                              "access to view", "because it is a view", "values were supplied"]
+                              "access to view", "because it is a view", "values were supplied",
+                              "invalid fts5 file format"]
 
     // MARK: Transactions
 
