@@ -327,7 +327,9 @@ typedef struct strata_config strata_config;
  * or type, duplicate name, bad identifier, unknown destination, inverse
  * mismatch, inheritance cycle, transient without default, default outside
  * enum, unique on a to-many, unique or index on an externalStorage
- * attribute, a composite attribute without fields or with an option it
+ * attribute, "searchable" on anything but a stored string attribute (a
+ * composite's string fields may be searchable, the composite itself not),
+ * a composite attribute without fields or with an option it
  * does not take (unique, index, default, ...: its fields take them), a
  * composite field that is itself composite, more columns than SQLite
  * allows: at most 1997 per entity hierarchy, each stored attribute and each
@@ -715,6 +717,18 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  *   before the stage began), so values can move between shapes in one stage.
  * "predicate" may also be SwiftData #Predicate text, e.g.
  *   "$0.endDate >= now && $0.name.localizedStandardContains(q)".
+ * Full-text search: an attribute declared "searchable": true (a string) has
+ * a full-text index (SQLite: an FTS5 table; PostgreSQL: a GIN index), and
+ * "$0.title.matches(q)" (JSON {"matches": [{"key": "title"}, {"var": "q"}]})
+ * holds when every token of the search text is a token of the value, a
+ * token followed by '*' matching the tokens it begins ("trav*"); tokens are
+ * runs of letters, digits and marks after case, diacritic and width folding
+ * (as localizedStandardContains folds), each CJK ideograph, kana and Hangul
+ * syllable a token of its own; a search text without a token matches
+ * nothing (docs/predicates.md, "Full-text search"). With exactly one matches
+ * in the predicate, {"key": "$relevance"} in sortBy puts the most relevant
+ * objects first ("order": "reverse": least relevant first). Pending changes
+ * are searched too, and strata_explain shows the index.
  * Only "entity" is required. Without sortBy, objects come in primary-key
  * order (insertion order within one context; keys are reserved in blocks
  * per context, see docs/JSON.md). The fetch is one SQL query with every
@@ -768,6 +782,8 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  * STRATA_ERR_INVALID (malformed descriptor, unknown key, entity or key path,
  * type mismatch, operator not valid for a type, transient attribute in a
  * predicate, unknown variable, a value outside an enum attribute's values,
+ * matches on an attribute that is not searchable or with a search text
+ * read from the object, $relevance without exactly one matches,
  * the value of an externalStorage attribute compared or sorted by (only
  * == nil / != nil), nesting deeper than SQLite can parse — about 34 levels
  * of alternating !, && and ||, 6 of contains/allSatisfy closures, 11 of

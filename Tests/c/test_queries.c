@@ -1683,6 +1683,98 @@ static void test_prefetch_many(void) {
     free(path);
 }
 
+/* ---- full-text search --------------------------------------------------------- */
+
+/* The titles a descriptor fetches, joined with '|'. */
+static char *titles_of(strata_context *ctx, const char *descriptor) {
+    json_object *arr = fetch(ctx, descriptor);
+    sbuf b = {0};
+    sb_add(&b, "%s", "");
+    for (size_t i = 0; i < json_object_array_length(arr); i++)
+        sb_add(&b, "%s%s", i ? "|" : "", check_str_member(json_object_array_get_idx(arr, i), "title"));
+    json_object_put(arr);
+    return b.s;
+}
+
+static void expect_titles(strata_context *ctx, const char *descriptor, const char *expected) {
+    char *got = titles_of(ctx, descriptor);
+    if (strcmp(got, expected) != 0) {
+        fprintf(stderr, "%s\n  got      %s\n  expected %s\n", descriptor, got, expected);
+        failures++;
+    }
+    free(got);
+}
+
+/* A searchable attribute through strata_fetch and strata_explain: accents and case folded,
+   prefixes, CJK, relevance order, pending changes, and the full-text index in the plan. */
+static void test_search(void) {
+    char *path = test_store_path("queries_search.store");
+    strata_container *db = open_store(FIXTURES "queries_search.json", path);
+    strata_context *ctx = check_context(db);
+    static const char *items[] = {
+        "{\"title\": \"Z\\u00fcrich Old Town\", \"rank\": 1}", "{\"title\": \"ZURICH zurich airport\", \"rank\": 2}",
+        "{\"title\": \"Caf\\u00e9 cr\\u00e8me\", \"rank\": 3}", "{\"title\": \"\\u6771\\u4eac\\u30bf\\u30ef\\u30fc\", \"rank\": 4}",
+        "{\"title\": \"Travel light\", \"rank\": 5}", "{\"title\": \"travelling\", \"rank\": 6}",
+    };
+    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
+        char *id = NULL;
+        CHECK_STATUS(strata_insert(ctx, "Item", items[i], &id));
+        strata_free(id);
+    }
+    CHECK_STATUS(strata_save(ctx));
+    const char *by_rank = "\"sortBy\": [{\"key\": \"rank\"}]";
+    char *d = check_strf("{\"entity\": \"Item\", \"predicate\": \"$0.title.matches(q)\", \"bindings\": {\"q\": \"zurich\"}, %s}", by_rank);
+    expect_titles(ctx, d, "Z\xc3\xbcrich Old Town|ZURICH zurich airport");
+    free(d);
+    d = check_strf("{\"entity\": \"Item\", \"predicate\": {\"matches\": [{\"key\": \"title\"}, \"TRAV* light\"]}, %s}", by_rank);
+    expect_titles(ctx, d, "Travel light");
+    free(d);
+    d = check_strf("{\"entity\": \"Item\", \"predicate\": {\"matches\": [{\"key\": \"title\"}, \"\\u4eac creme\"]}, %s}", by_rank);
+    expect_titles(ctx, d, "");
+    free(d);
+    expect_titles(ctx, "{\"entity\": \"Item\", \"predicate\": {\"matches\": [{\"key\": \"title\"}, \"\\u4eac\"]}}", "\xe6\x9d\xb1\xe4\xba\xac\xe3\x82\xbf\xe3\x83\xaf\xe3\x83\xbc");
+    expect_titles(ctx, "{\"entity\": \"Item\", \"predicate\": {\"matches\": [{\"key\": \"title\"}, \"!!!\"]}}", "");
+    /* Relevance: "ZURICH zurich airport" (2 of 3) before "Zürich Old Town" (1 of 3). */
+    expect_titles(ctx, "{\"entity\": \"Item\", \"predicate\": \"$0.title.matches(\\\"zur*\\\")\", \"sortBy\": [{\"key\": \"$relevance\"}]}",
+                  "ZURICH zurich airport|Z\xc3\xbcrich Old Town");
+    /* Pending changes are searched. */
+    char *id = NULL;
+    CHECK_STATUS(strata_insert(ctx, "Item", "{\"title\": \"zurich zoo\", \"rank\": 0}", &id));
+    strata_free(id);
+    d = check_strf("{\"entity\": \"Item\", \"predicate\": \"$0.title.matches(\\\"zurich\\\")\", %s}", by_rank);
+    expect_titles(ctx, d, "zurich zoo|Z\xc3\xbcrich Old Town|ZURICH zurich airport");
+    CHECK_STATUS(strata_save(ctx));
+    expect_titles(ctx, d, "zurich zoo|Z\xc3\xbcrich Old Town|ZURICH zurich airport");
+    /* strata_explain names the full-text index: SQLite's plan reads the FTS5 table; PostgreSQL's SQL
+       tests the tokens the GIN index holds. */
+    char *text = NULL;
+    CHECK_STATUS(strata_explain(ctx, d, &text));
+    json_object *e = parse_json_or_die(text);
+    strata_free(text);
+    const char *sql = check_str_member(e, "sql");
+    if (check_postgres()) {
+        EXPECT(strstr(sql, "strata_tokens(") != NULL);
+    } else {
+        EXPECT(strstr(sql, "\"Item.search(title)\" MATCH") != NULL);
+        json_object *plan = check_member(e, "queryPlan");
+        int found = 0;
+        for (size_t i = 0; i < json_object_array_length(plan); i++) {
+            const char *detail = check_str_member(json_object_array_get_idx(plan, i), "detail");
+            if (detail && strstr(detail, "Item.search(title) VIRTUAL TABLE")) found = 1;
+        }
+        EXPECT(found);
+    }
+    json_object_put(e);
+    free(d);
+    /* matches on an attribute that is not searchable is refused by name. */
+    char *out = NULL;
+    CHECK_ERROR_CODE(strata_fetch(ctx, "{\"entity\": \"Item\", \"predicate\": {\"matches\": [{\"key\": \"rank\"}, \"1\"]}}", &out),
+                     STRATA_ERR_INVALID);
+    strata_context_free(ctx);
+    strata_close(db);
+    free(path);
+}
+
 /* ---- main ---------------------------------------------------------------------- */
 
 /* ---- sectionBy ------------------------------------------------------------ */
@@ -1800,6 +1892,8 @@ int main(void) {
     forget_trips();
     test_prefetch_many();
     printf("ok   prefetching 10000 trips\n");
+    test_search();
+    printf("ok   full-text search\n");
 
     printf("test_queries: %d queries run, %d failed expectations\n", queries_run, failures);
     return failures ? 1 : 0;

@@ -44,6 +44,11 @@
     " \"set\": {\"destination\": \"" BENCH_UPDATE_DESTINATION "\"}}"
 #define BENCH_UPDATE_DESTINATION "Atlantis"
 
+/* Full-text search over the bucket-list items (their title is searchable in the bench's schema). */
+#define BENCH_SEARCH \
+    "{\"entity\": \"BucketListItem\", \"predicate\": {\"matches\": [{\"key\": \"title\"}, \"old bridge\"]}}"
+#define BENCH_SEARCH_FTS "\"old\" \"bridge\""
+
 #define BENCH_WIDGET_CALLS 10000L
 #define BENCH_CURSOR_BATCH 1000
 /* 2020-01-01T00:00:00Z: the first trip's start; trip i starts perm(i) hours later. */

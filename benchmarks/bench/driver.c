@@ -46,24 +46,26 @@ typedef struct {
     long calls; /* > 1: also per call */
     int postgres_only;       /* a row of the PostgreSQL run only */
     const char *strata_name; /* what bench_strata runs, when not the row's name */
+    int sqlite_only;         /* a row of the SQLite run only */
 } workload_t;
 
 static const workload_t WORKLOADS[] = {
-    {"open", "open + one tiny query (whole process)", 0, 1, 1, 0, NULL},
-    {"insert", "insert from one JSON array, one save", 0, 0, 1, 0, NULL},
-    {"insert-copy", "insert, the raw side through `COPY`", 0, 0, 1, 1, "insert"},
-    {"contains", "contains \"a\" (case-insensitive) + sort → JSON", 0, 0, 1, 0, NULL},
-    {"all", "all trips → JSON (relationship identifiers)", 0, 0, 1, 0, NULL},
-    {"prefetch", "all trips, both relationships prefetched → nested JSON", 0, 0, 1, 0, NULL},
-    {"properties", "`propertiesToFetch: [\"name\"]`", 0, 0, 1, 0, NULL},
-    {"widget", "widget query (`fetchLimit` 1) ×10,000, prepared", 1, 0, BENCH_WIDGET_CALLS, 0, NULL},
-    {"widget-fetch", "widget query (`fetchLimit` 1) ×10,000, `strata_fetch`", 0, 0, BENCH_WIDGET_CALLS, 0, NULL},
-    {"aggregate", "trips per destination: `groupBy`, count, count of `bucketList`, min date", 0, 0, 1, 0, NULL},
-    {"count-ci", "`fetchCount`, contains \"a\" case-insensitive", 0, 0, 1, 0, NULL},
-    {"count-cs", "`fetchCount`, contains \"a\" case-sensitive", 0, 0, 1, 0, NULL},
-    {"cursor", "cursor over all trips, batches of 1,000", 2, 0, 1, 0, NULL},
+    {"open", "open + one tiny query (whole process)", 0, 1, 1, 0, NULL, 0},
+    {"insert", "insert from one JSON array, one save", 0, 0, 1, 0, NULL, 0},
+    {"insert-copy", "insert, the raw side through `COPY`", 0, 0, 1, 1, "insert", 0},
+    {"contains", "contains \"a\" (case-insensitive) + sort → JSON", 0, 0, 1, 0, NULL, 0},
+    {"all", "all trips → JSON (relationship identifiers)", 0, 0, 1, 0, NULL, 0},
+    {"prefetch", "all trips, both relationships prefetched → nested JSON", 0, 0, 1, 0, NULL, 0},
+    {"properties", "`propertiesToFetch: [\"name\"]`", 0, 0, 1, 0, NULL, 0},
+    {"widget", "widget query (`fetchLimit` 1) ×10,000, prepared", 1, 0, BENCH_WIDGET_CALLS, 0, NULL, 0},
+    {"widget-fetch", "widget query (`fetchLimit` 1) ×10,000, `strata_fetch`", 0, 0, BENCH_WIDGET_CALLS, 0, NULL, 0},
+    {"aggregate", "trips per destination: `groupBy`, count, count of `bucketList`, min date", 0, 0, 1, 0, NULL, 0},
+    {"count-ci", "`fetchCount`, contains \"a\" case-insensitive", 0, 0, 1, 0, NULL, 0},
+    {"count-cs", "`fetchCount`, contains \"a\" case-sensitive", 0, 0, 1, 0, NULL, 0},
+    {"cursor", "cursor over all trips, batches of 1,000", 2, 0, 1, 0, NULL, 0},
+    {"search", "`fetchCount`, full-text `matches` \"old bridge\" over the bucket-list items (raw: FTS5 `MATCH`)", 0, 0, 1, 0, NULL, 1},
     /* Last: it writes the store the rows above read (the same value on every run). */
-    {"update_where", "update 10% of the trips (`strata_update_where` + save)", 0, 0, 1, 0, NULL},
+    {"update_where", "update 10% of the trips (`strata_update_where` + save)", 0, 0, 1, 0, NULL, 0},
 };
 #define NWORKLOADS (sizeof WORKLOADS / sizeof WORKLOADS[0])
 
@@ -380,7 +382,7 @@ int main(int argc, char **argv) {
 
     for (size_t w = 0; w < NWORKLOADS; w++) {
         const workload_t *wl = &WORKLOADS[w];
-        if (!selected(wl->name, list) || (wl->postgres_only && !pg_uri)) continue;
+        if (!selected(wl->name, list) || (wl->postgres_only && !pg_uri) || (wl->sqlite_only && pg_uri)) continue;
         int missing = 0;
 #ifndef BENCH_HAVE_PREPARED
         missing |= wl->needs == 1;

@@ -171,6 +171,7 @@ static const char *const DDL =
     "CREATE TABLE \"BucketListItem\" (\"_pk\" INTEGER PRIMARY KEY, \"_entity\" TEXT NOT NULL, \"title\" TEXT,"
     " \"details\" TEXT, \"hasReservation\" INTEGER, \"isInPlan\" INTEGER, \"trip\" INTEGER);"
     "CREATE INDEX \"BucketListItem.fk(trip)\" ON \"BucketListItem\" (\"trip\");"
+    "CREATE VIRTUAL TABLE \"BucketListItem.search(title)\" USING fts5(tokens, tokenize = 'ascii');"
     "CREATE TABLE \"LivingAccommodation\" (\"_pk\" INTEGER PRIMARY KEY, \"_entity\" TEXT NOT NULL,"
     " \"address\" TEXT, \"placeName\" TEXT, \"trip\" INTEGER);"
     "CREATE INDEX \"LivingAccommodation.fk(trip)\" ON \"LivingAccommodation\" (\"trip\");";
@@ -193,6 +194,8 @@ static void insert_rows(json_object *root) {
                                    " VALUES ('LivingAccommodation', ?1, ?2, ?3)");
     sqlite3_stmt *bucket = prepare("INSERT INTO \"BucketListItem\" (_entity, \"title\", \"details\", \"hasReservation\","
                                    " \"isInPlan\", \"trip\") VALUES ('BucketListItem', ?1, ?2, ?3, ?4, ?5)");
+    /* The titles are ASCII words: FTS5's ascii tokenizer splits and lowercases them as Strata's tokenizer does. */
+    sqlite3_stmt *search = prepare("INSERT INTO \"BucketListItem.search(title)\" (rowid, tokens) VALUES (?1, ?2)");
     exec("BEGIN");
     size_t n = json_object_array_length(root);
     for (size_t i = 0; i < n; i++) {
@@ -224,12 +227,16 @@ static void insert_rows(json_object *root) {
             sqlite3_bind_int(bucket, 4, bv.is_in_plan);
             sqlite3_bind_int64(bucket, 5, pk);
             step_done(bucket, "INSERT BucketListItem");
+            sqlite3_bind_int64(search, 1, sqlite3_last_insert_rowid(db));
+            bind_text(search, 2, bv.title);
+            step_done(search, "INSERT BucketListItem.search(title)");
         }
     }
     exec("COMMIT");
     sqlite3_finalize(trip);
     sqlite3_finalize(living);
     sqlite3_finalize(bucket);
+    sqlite3_finalize(search);
 }
 
 /* ---- main ---------------------------------------------------------------------- */
@@ -314,6 +321,15 @@ int main(int argc, char **argv) {
         buf_putc(b, ']');
         sqlite3_finalize(st);
         t1 = bench_now();
+    } else if (strcmp(workload, "search") == 0) {
+        /* The full-text table Strata keeps for the searchable title, read with FTS5's MATCH. */
+        sqlite3_stmt *st = prepare("SELECT count(*) FROM \"BucketListItem.search(title)\" WHERE \"BucketListItem.search(title)\" MATCH ?1");
+        sqlite3_bind_text(st, 1, BENCH_SEARCH_FTS, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_ROW) sql_fail("search");
+        long long count = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        t1 = bench_now();
+        buf_i64(b, count);
     } else if (strcmp(workload, "count-ci") == 0 || strcmp(workload, "count-cs") == 0) {
         int ci = strcmp(workload, "count-ci") == 0;
         sqlite3_stmt *st = prepare(ci ? "SELECT count(*) FROM \"Trip\" WHERE \"name\" LIKE ?1"

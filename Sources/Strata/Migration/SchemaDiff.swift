@@ -23,6 +23,7 @@ public enum SchemaChange: Equatable, Sendable, CustomStringConvertible {
     case attributeTransienceChanged(entity: String, attribute: String, old: Bool, new: Bool)
     case attributeExternalStorageChanged(entity: String, attribute: String, old: Bool, new: Bool)
     case attributeIndexChanged(entity: String, attribute: String, old: Bool, new: Bool)
+    case attributeSearchableChanged(entity: String, attribute: String, old: Bool, new: Bool)
     case attributeHashModifierChanged(entity: String, attribute: String, old: String?, new: String?)
 
     case relationshipAdded(entity: String, relationship: String)
@@ -45,7 +46,7 @@ public enum SchemaChange: Equatable, Sendable, CustomStringConvertible {
              .attributeAdded(let e, _), .attributeRemoved(let e, _), .attributeRenamed(let e, _, _), .attributeTypeChanged(let e, _, _, _),
              .attributeOptionalityChanged(let e, _, _, _), .attributeUniquenessChanged(let e, _, _, _),
              .attributeTransienceChanged(let e, _, _, _), .attributeExternalStorageChanged(let e, _, _, _),
-             .attributeIndexChanged(let e, _, _, _), .attributeHashModifierChanged(let e, _, _, _),
+             .attributeIndexChanged(let e, _, _, _), .attributeSearchableChanged(let e, _, _, _), .attributeHashModifierChanged(let e, _, _, _),
              .relationshipAdded(let e, _), .relationshipRemoved(let e, _), .relationshipRenamed(let e, _, _),
              .relationshipDestinationChanged(let e, _, _, _), .relationshipCardinalityChanged(let e, _, _, _),
              .relationshipOptionalityChanged(let e, _, _, _), .relationshipInverseChanged(let e, _, _, _),
@@ -77,6 +78,8 @@ public enum SchemaChange: Equatable, Sendable, CustomStringConvertible {
         case .attributeExternalStorageChanged(let e, let a, _, _):
             return "entity '\(e)': attribute '\(a)' external storage changed"
         case .attributeIndexChanged(let e, let a, _, _): return "entity '\(e)': attribute '\(a)' index changed"
+        case .attributeSearchableChanged(let e, let a, _, let new):
+            return "entity '\(e)': attribute '\(a)' \(new ? "became searchable" : "is no longer searchable")"
         case .attributeHashModifierChanged(let e, let a, _, _): return "entity '\(e)': attribute '\(a)' hashModifier changed"
         case .relationshipAdded(let e, let r): return "entity '\(e)': relationship '\(r)' added"
         case .relationshipRemoved(let e, let r): return "entity '\(e)': relationship '\(r)' removed"
@@ -162,6 +165,9 @@ public enum SchemaDiff {
         }
         if oa.isIndexed != a.isIndexed {
             out.append(.attributeIndexChanged(entity: name, attribute: n, old: oa.isIndexed, new: a.isIndexed))
+        }
+        if oa.isSearchable != a.isSearchable {
+            out.append(.attributeSearchableChanged(entity: name, attribute: n, old: oa.isSearchable, new: a.isSearchable))
         }
         if oa.hashModifier != a.hashModifier {
             out.append(.attributeHashModifierChanged(entity: name, attribute: n, old: oa.hashModifier, new: a.hashModifier))

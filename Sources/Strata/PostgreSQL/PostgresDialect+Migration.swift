@@ -40,6 +40,8 @@ extension PostgresDialect: MigrationDialect {
     func dropIndex(_ i: StoreLayout.Index, on table: String) -> String {
         i.isUnique ? "ALTER TABLE \(q(table)) DROP CONSTRAINT \(q(i.name))" : "DROP INDEX \(q(i.name))"
     }
+    func createSearchIndex(_ s: StoreLayout.SearchIndex, on table: String) -> [String] { [createSearchIndex(s, on: table) as String] }
+    func dropSearchIndex(_ s: StoreLayout.SearchIndex, on table: String) -> String { "DROP INDEX \(q(PostgresDialect.indexName(s.name)))" }
     /// Renaming a unique constraint's index renames the constraint too.
     func renameIndex(_ i: StoreLayout.Index, to name: String, on table: String) -> String? {
         "ALTER INDEX \(q(i.name)) RENAME TO \(q(name))"

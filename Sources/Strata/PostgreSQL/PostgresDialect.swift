@@ -75,6 +75,11 @@ struct PostgresDialect {
         return "CREATE INDEX \(name) ON \(quote(table)) (\(i.columns.map { quote($0) + " NULLS FIRST" }.joined(separator: ", ")))"
     }
 
+    /// A searchable column's full-text index: a GIN index over its tokens (``PostgresFunctions``' `strata_tokens`).
+    func createSearchIndex(_ s: StoreLayout.SearchIndex, on table: String) -> String {
+        "CREATE INDEX \(quote(PostgresDialect.indexName(s.name))) ON \(quote(table)) USING gin (strata_tokens(\(quote(s.column))))"
+    }
+
     /// The key sequence of a hierarchy's table.
     static func sequenceName(_ table: String) -> String { table + ".keys" }
 
@@ -83,6 +88,7 @@ struct PostgresDialect {
         for t in layout.tables {
             out.append(createTable(t))
             for i in t.indexes { out.append(createIndex(i, on: t.name)) }
+            for s in t.searchIndexes { out.append(createSearchIndex(s, on: t.name)) }
             if t.primaryKey == [StoreLayout.key] { out.append("CREATE SEQUENCE \(quote(PostgresDialect.sequenceName(t.name)))") }
         }
         return out
@@ -177,6 +183,13 @@ extension PostgresDialect: QueryDialect {
     var entityColumn: String { StoreLayout.entity }
     func parameter(_ n: Int) -> String { "$\(n)" }
     func boolean(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
+    func searchIndex(_ attribute: Attribute) -> String { StoreLayout.searchIndexName(attribute) }
+    /// `strata_tokens(text) @> words` is what the column's GIN index (``createSearchIndex(_:on:)``)
+    /// answers; `strata_search_match` decides (prefixes, a search text without tokens). Never NULL:
+    /// with a NULL `text` the first is NULL and the second false.
+    func matches(key: String, text: String, index: String, query: String) -> String {
+        "strata_tokens(\(text)) @> strata_search_words(\(query)) AND strata_search_match(\(text), \(query))"
+    }
     func truth(_ expression: String) -> String { "(\(expression) <> 0)" }
     /// PostgreSQL sorts NULL last ascending by default: spelled as SQLite sorts.
     func sortTerm(_ expression: String, descending: Bool) -> String {

@@ -44,6 +44,9 @@
 ///   with SQLSTATE ``damagedState``, message `entity/key`, detail the attribute (`_entity`: the
 ///   row's entity name is not one of `entity`'s hierarchy), as `SQLFunctions`' `strata_damaged`.
 ///
+/// - full-text search (version 5): `strata_tokens`, `strata_search_words`, `strata_search_match`,
+///   `strata_relevance` (`PostgresFunctions+Search.swift`).
+///
 /// Every function but `strata_damaged` is IMMUTABLE and PARALLEL SAFE. `strata_fold` and
 /// `strata_standard_key` call nothing of the schema (an expression index may use them whatever
 /// the search_path); the others call `strata_fold` by its unqualified name.
@@ -72,7 +75,7 @@
 ///   that must tell them apart adds the text itself (`ORDER BY strata_decimal(c), c COLLATE "C"`).
 enum PostgresFunctions {
     /// Bump when a definition changes (the store re-installs when its stored number differs).
-    static let version = 4
+    static let version = 5
 
     /// The SQLSTATE of `strata_damaged`'s error.
     static let damagedState = "SD001"
@@ -96,7 +99,7 @@ enum PostgresFunctions {
             standardKeyFunction(data),
             decimalFunction,
             damagedFunction,
-        ] + exactSumFunctions + exactNumberComparisons
+        ] + exactSumFunctions + exactNumberComparisons + searchFunctions
     }()
 
     // MARK: - Integers against reals

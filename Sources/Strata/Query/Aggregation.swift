@@ -282,22 +282,12 @@ extension Aggregation {
     mutating func decodeSortBy(_ items: [JSONValue], entity e: Entity) throws {
         for (i, item) in items.enumerated() {
             let p = JSONPath() / "sortBy" / i
-            var so = try ObjectReader(item, path: p, what: "sort descriptor")
-            guard let key = try so.string("key") else { throw StrataError(.invalid, "sort descriptor needs 'key'", path: (p / "key").description) }
-            let direction = try so.string("order") ?? "forward"
-            guard direction == "forward" || direction == "reverse" else {
-                throw StrataError(.invalid, "'order' must be \"forward\" or \"reverse\", not '\(direction)'", path: (p / "order").description)
-            }
-            let comparatorName = try so.string("comparator") ?? "localizedStandard"
-            guard let comparator = FetchDescriptor.SortKey.Comparator(rawValue: comparatorName) else {
-                throw StrataError(.invalid, "'comparator' must be \"localizedStandard\" or \"binary\"", path: (p / "comparator").description)
-            }
-            try so.finish()
+            let (key, reverse, comparator) = try FetchDescriptor.sortOptions(item, at: p)
             guard let column = columns.firstIndex(where: { $0.name == key }) else {
                 throw StrataError(.invalid, "cannot sort by '\(key)': an aggregation sorts by its results (\(columns.map(\.name).joined(separator: ", ")))",
                                   entity: e.name, path: (p / "key").description)
             }
-            order.append(Order(column: column, reverse: direction == "reverse", comparator: comparator))
+            order.append(Order(column: column, reverse: reverse, comparator: comparator))
         }
     }
 }

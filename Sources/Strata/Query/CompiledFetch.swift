@@ -94,6 +94,10 @@ public struct CompiledFetch {
         if let p = d.predicate?.lowered, p.constantValue != true { predicate = c.predicate(p) }
         var order: [String] = []
         func sortTerm(_ key: FetchDescriptor.SortKey, _ col: String) -> String {
+            if let query = key.relevanceOf {
+                // Most relevant first unless reversed.
+                return dialect.sortTerm(dialect.relevance(col, query: c.expression(query)), descending: !key.reverse)
+            }
             var sorted = col
             if case .attribute(let a) = key.ref.end {
                 if a.type == .decimal { sorted = dialect.collate(col, .decimal) }

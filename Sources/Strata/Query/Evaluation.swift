@@ -88,6 +88,7 @@ enum Evaluation {
     static func stringTest(_ op: StringOperator, _ x: SQLValue, _ y: SQLValue, options: StringOptions) -> Bool {
         guard case .text(var a) = x, case .text(var b) = y else { return false }
         if op == .localizedStandardContains { return TextFolding.localizedStandardContains(a, b) }
+        if op == .matches { return TextSearch.matches(a, b) }
         if !options.isEmpty { a = fold(a, options); b = fold(b, options) }
         let ua = Array(a.utf8), ub = Array(b.utf8)
         switch op {
@@ -98,7 +99,7 @@ enum Evaluation {
             return false
         case .hasPrefix: return ua.starts(with: ub)
         case .hasSuffix: return ua.count >= ub.count && Array(ua[(ua.count - ub.count)...]) == ub
-        case .localizedStandardContains: return false
+        case .localizedStandardContains, .matches: return false
         }
     }
 

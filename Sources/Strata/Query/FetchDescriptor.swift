@@ -15,6 +15,8 @@ public struct FetchDescriptor {
         let ref: KeyPathRef
         public let reverse: Bool
         public let comparator: Comparator
+        /// `$relevance`: the search text of the predicate's one `matches` (whose attribute `ref` is).
+        var relevanceOf: TypedExpression? = nil
     }
 
     public let entity: Entity
@@ -174,7 +176,7 @@ public struct FetchDescriptor {
     /// counted with the predicate's joins) to an attribute that can be sorted by.
     private mutating func decodeSortBy(_ o: inout ObjectReader, checker: inout PredicateChecker) throws {
         for (i, item) in (try o.array("sortBy") ?? []).enumerated() {
-            sortBy.append(try FetchDescriptor.sortKey(item, at: JSONPath() / "sortBy" / i, of: entity, checker: &checker))
+            sortBy.append(try FetchDescriptor.sortKey(item, at: JSONPath() / "sortBy" / i, of: entity, checker: &checker, predicate: predicate))
         }
     }
 
@@ -189,7 +191,7 @@ public struct FetchDescriptor {
         }
         var key: SortKey
         do {
-            key = try FetchDescriptor.sortKey(.object([("key", .string(path))]), at: p, of: entity, checker: &checker)
+            key = try FetchDescriptor.sortKey(.object([("key", .string(path))]), at: p, of: entity, checker: &checker, predicate: nil)
         } catch var error as StrataError {
             error.path = p.description
             error.message = "'sectionBy': " + error.message
@@ -203,8 +205,9 @@ public struct FetchDescriptor {
         sectionBy = key
     }
 
-    /// One sort descriptor `{"key", "order", "comparator"}` at `p`, checked in that order.
-    private static func sortKey(_ item: JSONValue, at p: JSONPath, of e: Entity, checker: inout PredicateChecker) throws -> SortKey {
+    /// The members of a sort descriptor `{"key", "order", "comparator"}` at `p`, checked in that order
+    /// (the key is resolved by the caller: a key path, or an aggregation's result).
+    static func sortOptions(_ item: JSONValue, at p: JSONPath) throws -> (key: String, reverse: Bool, comparator: SortKey.Comparator) {
         var so = try ObjectReader(item, path: p, what: "sort descriptor")
         guard let key = try so.string("key") else { throw StrataError(.invalid, "sort descriptor needs 'key'", path: (p / "key").description) }
         let order = try so.string("order") ?? "forward"
@@ -216,6 +219,14 @@ public struct FetchDescriptor {
             throw StrataError(.invalid, "'comparator' must be \"localizedStandard\" or \"binary\"", path: (p / "comparator").description)
         }
         try so.finish()
+        return (key, order == "reverse", comparator)
+    }
+
+    /// One sort descriptor at `p`: its key a key path to an attribute that sorts, or `$relevance`.
+    private static func sortKey(_ item: JSONValue, at p: JSONPath, of e: Entity, checker: inout PredicateChecker,
+                                predicate: TypedPredicate?) throws -> SortKey {
+        let (key, reverse, comparator) = try sortOptions(item, at: p)
+        if key == "$relevance" { return try relevanceKey(at: p, reverse: reverse, comparator: comparator, predicate: predicate) }
         let parts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         let keyAt = SourceLocation(jsonPath: (p / "key").description)
         let ref = try checker.resolve(scope: 0, plain: parts, at: keyAt)
@@ -236,7 +247,20 @@ public struct FetchDescriptor {
             throw StrataError(.invalid, "cannot sort by '\(key)': it uses external storage, whose values cannot be compared or sorted",
                               entity: e.name, attribute: a.name, path: (p / "key").description)
         }
-        return SortKey(ref: ref, reverse: order == "reverse", comparator: comparator)
+        return SortKey(ref: ref, reverse: reverse, comparator: comparator)
+    }
+
+    /// `{"key": "$relevance"}`: the relevance of the predicate's one `matches` (of the object's own
+    /// attribute, not inside a closure over related objects), most relevant first (`"reverse"`:
+    /// least relevant first); the comparator plays no part.
+    private static func relevanceKey(at p: JSONPath, reverse: Bool, comparator: SortKey.Comparator, predicate: TypedPredicate?) throws -> SortKey {
+        let searches = predicate?.searches ?? []
+        guard searches.count == 1, let search = searches.first, !search.nested else {
+            throw StrataError(.invalid, "sort key '$relevance' needs a predicate with exactly one 'matches' of the fetched object's attribute "
+                              + "(it has \(searches.count)\(searches.contains { $0.nested } ? ", inside a closure over related objects" : ""))",
+                              path: (p / "key").description)
+        }
+        return SortKey(ref: search.ref, reverse: reverse, comparator: comparator, relevanceOf: search.query)
     }
 
     /// `propertiesToFetch`: names of properties of one of `candidates` (the entities read), or

@@ -107,9 +107,9 @@ public enum AggregateFunction: String, CaseIterable, Sendable {
     }
 }
 
-/// String tests.
+/// String tests. `matches` is full-text search (``TextSearch``) on a searchable attribute.
 public enum StringOperator: String, CaseIterable, Sendable {
-    case contains, hasPrefix, hasSuffix, localizedStandardContains
+    case contains, hasPrefix, hasSuffix, localizedStandardContains, matches
 }
 
 /// String comparison options: `c` case-insensitive, `d` diacritic-insensitive.

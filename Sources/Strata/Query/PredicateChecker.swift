@@ -488,10 +488,29 @@ struct PredicateChecker {
             default: throw fail("'\(op.rawValue)' applies to strings, not \(t.type)", e.location)
             }
         }
+        if op == .matches { try checkSearch(ta, tb, a, b, options, at) }
         if let x = ta.constantValue, let y = tb.constantValue {
             return .constant(Evaluation.stringTest(op, x, y, options: options))
         }
         return .string(op, ta, tb, options: options)
+    }
+
+    /// `matches` searches a searchable attribute (a key path, through to-one hops) for a search
+    /// text that is a value (a literal or a variable), without options.
+    private func checkSearch(_ ta: TypedExpression, _ tb: TypedExpression, _ a: PredicateExpression, _ b: PredicateExpression,
+                             _ options: StringOptions, _ at: SourceLocation) throws {
+        guard options.isEmpty else { throw fail("'matches' takes no options (it always ignores case and diacritics)", at) }
+        guard case .keyPath(let ref, _) = ta, case .attribute(let attribute) = ref.end else {
+            throw fail("'matches' searches a searchable string attribute (a key path such as $0.title)", a.location)
+        }
+        guard attribute.isSearchable else {
+            throw fail("'matches' needs a searchable attribute: '\(ref.text)' (\(attribute.entity.name).\(attribute.name)) is not searchable "
+                       + "(declare it with \"searchable\": true)", a.location)
+        }
+        switch tb {
+        case .constant, .parameter: break
+        default: throw fail("the search text of 'matches' must be a string literal or a variable, not a value of the object", b.location)
+        }
     }
 
     private mutating func membership(_ element: PredicateExpression, _ collection: PredicateExpression, _ at: SourceLocation) throws -> TypedPredicate {

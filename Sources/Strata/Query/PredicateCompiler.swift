@@ -247,6 +247,11 @@ struct PredicateCompiler {
             default:
                 return twoValued("\(left) \(op.rawValue) \(right)", safe)
             }
+        case .string(.matches, .keyPath(let ref, let type), let b, _):
+            guard case .attribute(let attribute) = ref.end else { return dialect.boolean(false) }  // the checker allows no other
+            let text = expression(.keyPath(ref, type))
+            let key = "\(hopAlias(ref)).\(dialect.keyColumn)"
+            return "(\(dialect.matches(key: key, text: text, index: dialect.searchIndex(attribute), query: expression(b))))"
         case .string(let op, let a, let b, let options):
             if op == .localizedStandardContains {
                 return dialect.localizedStandardContains(expression(a), operand(b, [.caseInsensitive, .diacriticInsensitive]))
@@ -414,8 +419,9 @@ extension PredicateCompiler {
             if !options.isEmpty && domain != .attribute(.decimal) { return foldedCallDepth(a, b) }
             let fold = options.isEmpty ? 0 : 3
             return wrap + max(2 + fold + depth(a), 4 + fold + depth(b))
-        case .string(_, let a, let b, _):
-            return foldedCallDepth(a, b)
+        case .string(let op, let a, let b, _):
+            // `matches`: `(key IN (SELECT … WHERE … MATCH f(?) UNION ALL SELECT …) AND g(text, ?))`.
+            return foldedCallDepth(a, b) + (op == .matches ? 8 : 0)
         case .inList(let e, let values, let domain):
             if domain == .attribute(.decimal) {
                 // A balanced OR of `x COLLATE strata_decimal = ?`.

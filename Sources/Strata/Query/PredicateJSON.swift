@@ -107,7 +107,7 @@ enum PredicateJSON {
                     let ops = try operands(arg, 2, op, p)
                     return .string(s, try expression(ops[0], p / 0), try expression(ops[1], p / 1), options, at: loc(path))
                 }
-                throw fail("unknown predicate operator '\(op)' (known: and or not == != < <= > >= in between contains hasPrefix hasSuffix localizedStandardContains is any all isEmpty cond value ?? evaluate)", p)
+                throw fail("unknown predicate operator '\(op)' (known: and or not == != < <= > >= in between contains hasPrefix hasSuffix localizedStandardContains matches is any all isEmpty cond value ?? evaluate)", p)
             }
         default:
             throw fail("expected a predicate (an operator object, true/false, or #Predicate text), found \(v.typeName)", path)

@@ -213,7 +213,7 @@ extension PredicateTextParser {
     }
 
     private static let knownMethods: Set<String> = [
-        "contains", "hasPrefix", "hasSuffix", "starts", "localizedStandardContains",
+        "contains", "hasPrefix", "hasSuffix", "starts", "localizedStandardContains", "matches",
         "localizedCaseInsensitiveContains", "allSatisfy", "compare", "caseInsensitiveCompare",
         "localizedCompare", "localizedCaseInsensitiveCompare", "filter", "evaluate", "map", "max", "min", "average",
     ]
@@ -297,6 +297,7 @@ extension PredicateTextParser {
         case "starts": return try stringTest(.hasPrefix, "with")
         case "hasSuffix": return try stringTest(.hasSuffix, nil)
         case "localizedStandardContains": return try stringTest(.localizedStandardContains, nil)
+        case "matches": return try stringTest(.matches, nil)
         case "localizedCaseInsensitiveContains":
             guard args.count == 1 else { throw wrong("localizedCaseInsensitiveContains(_:)") }
             return try stringTest(.contains, nil, .caseInsensitive)

@@ -54,6 +54,16 @@ public protocol QueryDialect {
     func localizedStandardContains(_ text: String, _ foldedNeedle: String) -> String
     /// The length of a string in characters, as ``Evaluation`` counts them.
     func length(_ expression: String) -> String
+    /// The name (unquoted) of the full-text index of a searchable attribute, as the store's layout names it.
+    func searchIndex(_ attribute: Attribute) -> String
+    /// Full-text search (``TextSearch``): `text`, a searchable attribute's column of the row whose key
+    /// is `key`, matches the search text `query` (a parameter), through the attribute's full-text
+    /// index `index` (``searchIndex(_:)``): a condition that is true or false, never NULL
+    /// (false with a nil `text`), usable under NOT.
+    func matches(key: String, text: String, index: String, query: String) -> String
+    /// The relevance of `text` for the search text `query` (``TextSearch/relevance(_:_:)``): a
+    /// double, 0 for a nil `text`. By default the `strata_relevance` function every store installs.
+    func relevance(_ text: String, query: String) -> String
     /// The first non-null value of `terms` (any number of them).
     func coalesce(_ terms: [String]) -> String
     /// Equality and inequality where NULL equals NULL.
@@ -136,9 +146,11 @@ extension QueryDialect {
         case .hasPrefix: return "strata_has_prefix(\(text), \(folded), \(options & 3))"
         case .hasSuffix: return "strata_has_suffix(\(text), \(folded), \(options & 3))"
         case .localizedStandardContains: return localizedStandardContains(text, folded)
+        case .matches: return boolean(false)  // compiled by ``matches(key:text:index:query:)``, never here
         }
     }
     func length(_ expression: String) -> String { "strata_length(\(expression))" }
+    func relevance(_ text: String, query: String) -> String { "strata_relevance(\(text), \(query))" }
     func exactAggregate(_ f: AggregateFunction, integer: Bool, _ value: String) -> String {
         "strata_\(integer ? "i" : "f")\(f.rawValue)(\(value))"
     }

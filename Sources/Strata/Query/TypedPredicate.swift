@@ -130,3 +130,26 @@ indirect enum TypedPredicate {
         return nil
     }
 }
+
+extension TypedPredicate {
+    /// The `matches` tests of the predicate: the searched key path and the search text of each,
+    /// and whether it is inside a closure over related objects (`any`/`all`), where it searches
+    /// their values rather than the object's. (The `$relevance` sort key needs exactly one, of
+    /// the object's own.)
+    var searches: [(ref: KeyPathRef, query: TypedExpression, nested: Bool)] {
+        var out: [(ref: KeyPathRef, query: TypedExpression, nested: Bool)] = []
+        func visit(_ p: TypedPredicate, nested: Bool) {
+            switch p {
+            case .string(.matches, .keyPath(let ref, _), let q, _): out.append((ref, q, nested))
+            case .and(let parts), .or(let parts): for part in parts { visit(part, nested: nested) }
+            case .not(let inner): visit(inner, nested: nested)
+            case .conditional(let t, let a, let b): for part in [t, a, b] { visit(part, nested: nested) }
+            case .guarded(let requires, let inner): for part in requires + [inner] { visit(part, nested: nested) }
+            case .any(_, let inner), .all(_, let inner): visit(inner, nested: true)
+            default: break
+            }
+        }
+        visit(self, nested: false)
+        return out
+    }
+}

@@ -19,6 +19,8 @@ public final class Attribute: @unchecked Sendable {
     /// Whether history records this attribute's old and new values in updates.
     public let historyValues: Bool
     public let isIndexed: Bool
+    /// Whether a full-text index serves `matches` on this (string) attribute.
+    public let isSearchable: Bool
     public let isTransient: Bool
     public let hashModifier: String?
     /// Allowed values (stored form), when the attribute is an enum.
@@ -45,7 +47,7 @@ public final class Attribute: @unchecked Sendable {
 
     init(name: String, type: AttributeType, isOptional: Bool, defaultJSON: JSONValue?, defaultValue: SQLValue?,
          isUnique: Bool, originalName: String?, externalStorage: Bool, preserveValueOnDeletion: Bool,
-         historyValues: Bool = false, isIndexed: Bool, isTransient: Bool, hashModifier: String?, enumValues: [SQLValue]?, enumJSON: [JSONValue]?,
+         historyValues: Bool = false, isIndexed: Bool, isSearchable: Bool = false, isTransient: Bool, hashModifier: String?, enumValues: [SQLValue]?, enumJSON: [JSONValue]?,
          declaration: JSONValue) {
         self.name = name
         self.type = type
@@ -58,6 +60,7 @@ public final class Attribute: @unchecked Sendable {
         self.preserveValueOnDeletion = preserveValueOnDeletion
         self.historyValues = historyValues
         self.isIndexed = isIndexed
+        self.isSearchable = isSearchable
         self.isTransient = isTransient
         self.hashModifier = hashModifier
         self.enumValues = enumValues

@@ -96,6 +96,7 @@ extension SchemaDecoder {
         let preserve = try o.bool("preserveValueOnDeletion") ?? false
         let historyValues = try o.bool("historyValues") ?? false
         let index = try o.bool("index") ?? false
+        let searchable = try o.bool("searchable") ?? false
         let transient = try o.bool("transient") ?? false
         let hashModifier = try o.string("hashModifier")
         let defaultJSON = o.value("default")
@@ -121,6 +122,10 @@ extension SchemaDecoder {
         if external && index {
             throw err("attribute '\(name)' uses externalStorage and cannot be indexed (its value may live in a file; the column holds the file's name)", path / "index")
         }
+        if searchable && type != .string {
+            throw err("searchable applies to 'string' attributes only ('\(name)' is \(type.rawValue))", path / "searchable")
+        }
+        if searchable && transient { throw err("transient attribute '\(name)' cannot be searchable (it is not saved)", path / "searchable") }
 
 
         var defaultValue: SQLValue?
@@ -139,7 +144,7 @@ extension SchemaDecoder {
         }
         return Attribute(name: name, type: type, isOptional: optional, defaultJSON: defaultJ, defaultValue: defaultValue,
                          isUnique: unique, originalName: original, externalStorage: external, preserveValueOnDeletion: preserve,
-                         historyValues: historyValues, isIndexed: index, isTransient: transient, hashModifier: hashModifier, enumValues: enumValues,
+                         historyValues: historyValues, isIndexed: index, isSearchable: searchable, isTransient: transient, hashModifier: hashModifier, enumValues: enumValues,
                          enumJSON: enumItems, declaration: json)
     }
 
@@ -161,6 +166,7 @@ extension SchemaDecoder {
             "enum": "give its fields enums",
             "transient": "a composite is stored",
             "externalStorage": "give a data field a related entity instead",
+            "searchable": "mark its string fields searchable",
             "hashModifier": "not supported for composite attributes yet",
         ]
         for (key, _) in members {
@@ -214,7 +220,8 @@ extension SchemaDecoder {
             let leaf = Attribute(name: full, type: f.type, isOptional: f.isOptional || optional,
                                  defaultJSON: optional ? nil : f.defaultJSON, defaultValue: optional ? nil : f.defaultValue,
                                  isUnique: f.isUnique, originalName: fieldOriginal, externalStorage: false, preserveValueOnDeletion: preserve,
-                                 historyValues: historyValues, isIndexed: f.isIndexed, isTransient: false, hashModifier: nil, enumValues: f.enumValues, enumJSON: f.enumJSON,
+                                 historyValues: historyValues, isIndexed: f.isIndexed, isSearchable: f.isSearchable, isTransient: false, hashModifier: nil,
+                                 enumValues: f.enumValues, enumJSON: f.enumJSON,
                                  declaration: fj)
             leaf.composite = composite
             leaf.fieldName = f.name

@@ -345,11 +345,12 @@ extension SchemaDecoder {
 
     /// The text hashed into an entity's version hash: everything that shapes
     /// storage (names, types, optionality, uniqueness, indexes, relationships,
-    /// hash modifiers), never originalName, defaults or delete rules.
+    /// hash modifiers, full-text search), never originalName, defaults or delete rules. A
+    /// searchable attribute adds `:search` (so that the hashes of schemas without one stay as they were).
     static func hashDescription(_ e: Entity) -> String {
         var parts: [String] = ["entity:\(e.name)", "super:\(e.superentityName ?? "")"]
         for a in e.ownAttributes.sorted(by: { $0.name < $1.name }) {
-            parts.append("attr:\(a.name):\(a.type.rawValue):opt=\(a.isOptional):tr=\(a.isTransient):uniq=\(a.isUnique):ext=\(a.externalStorage):idx=\(a.isIndexed):hm=\(a.hashModifier ?? "")")
+            parts.append("attr:\(a.name):\(a.type.rawValue):opt=\(a.isOptional):tr=\(a.isTransient):uniq=\(a.isUnique):ext=\(a.externalStorage):idx=\(a.isIndexed):hm=\(a.hashModifier ?? "")" + (a.isSearchable ? ":search" : ""))
         }
         for r in e.ownRelationships.sorted(by: { $0.name < $1.name }) {
             parts.append("rel:\(r.name):\(r.destinationName):many=\(r.isToMany):opt=\(r.isOptional):inv=\(r.inverse?.name ?? ""):hm=\(r.hashModifier ?? "")")

@@ -4,7 +4,7 @@
 /// `/entities/0/attributes/2/type`.
 enum SchemaDecoder {
     static let attributeKeys = ["name", "type", "optional", "default", "unique", "originalName", "externalStorage",
-                                "preserveValueOnDeletion", "historyValues", "index", "transient", "hashModifier", "enum"]
+                                "preserveValueOnDeletion", "historyValues", "index", "searchable", "transient", "hashModifier", "enum"]
     static let relationshipKeys = ["name", "destination", "toMany", "inverse", "deleteRule", "minimumModelCount",
                                    "maximumModelCount", "originalName", "optional", "hashModifier"]
     static let entityKeys = ["name", "superentity", "originalName", "attributes", "relationships", "uniqueConstraints", "indexes"]

@@ -164,6 +164,17 @@ final class Connection {
         SQLFunctions.register(h)
     }
 
+    /// Whether this connection made its TEMP table of the overlay's searchable keys
+    /// (``SQLiteDialect/searchPending``); made before its first transaction, outside of it
+    /// (a transaction's rollback would drop it), once the file has been opened as a store.
+    private var madeSearchPending = false
+
+    private func makeSearchPending() throws {
+        guard !madeSearchPending, !isInTransaction else { return }
+        try execute(script: SQLiteDialect.createSearchPending, reported: false)
+        madeSearchPending = true
+    }
+
     /// The `sqlite3_db_config` options every connection sets, and their values.
     static let distrust: [(Int32, Int32)] = [
         (SQLITE_DBCONFIG_DEFENSIVE, 1), (SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0),
@@ -247,23 +258,29 @@ final class Connection {
     }
 
     /// SQLite's words for SQL that does not fit the tables it runs on: a table or column gone
-    /// or renamed, a table replaced by a view (views of the file are off), columns added.
+    /// or renamed, a table replaced by a view (views of the file are off), columns added, and
+    /// FTS5's for a full-text table whose `_config` shadow table was changed.
     /// SQLite reports all of these as plain SQLITE_ERROR, with no extended code to tell
     /// them apart, so this is the one place Strata reads an error's text (SQLite's own,
     /// here where it maps it); everything after decides on the code and the reason.
     static let damageSigns = ["no such table", "no such column", "has no column named", "no such index",
-                              "access to view", "because it is a view", "values were supplied"]
+                              "access to view", "because it is a view", "values were supplied",
+                              "invalid fts5 file format"]
 
     // MARK: Transactions
 
     func begin(immediate: Bool = true) throws {
+        try makeSearchPending()
         try control(SQLiteDialect.begin(immediate: immediate), reported: true)
     }
     func commit() throws { try control(SQLiteDialect.commit, reported: true) }
 
     /// Starts a deferred read transaction; unlike `begin`, not reported to the
     /// statement log or the trace hook (STRATA_SQL_DEBUG still prints it).
-    func beginRead() throws { try control(SQLiteDialect.begin(immediate: false), reported: false) }
+    func beginRead() throws {
+        try makeSearchPending()
+        try control(SQLiteDialect.begin(immediate: false), reported: false)
+    }
     /// Ends a read transaction started with `beginRead`.
     func endRead() { if isInTransaction { _ = try? control(SQLiteDialect.rollback, reported: false) } }
     func rollback() {

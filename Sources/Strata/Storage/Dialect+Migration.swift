@@ -31,6 +31,10 @@ extension SQLiteDialect: MigrationDialect {
         "ALTER TABLE \(q(table)) ADD COLUMN \(q(column.name)) \(SQLiteDialect.columnType(column))"
     }
     func dropIndex(_ i: StoreLayout.Index, on table: String) -> String { "DROP INDEX \(q(i.name))" }
+    func createSearchIndex(_ s: StoreLayout.SearchIndex, on table: String) -> [String] {
+        [SQLiteDialect.createSearchTable(s.name), SQLiteDialect.fillSearchTable(s.name, table: table, column: s.column)]
+    }
+    func dropSearchIndex(_ s: StoreLayout.SearchIndex, on table: String) -> String { "DROP TABLE \(q(s.name))" }
     /// SQLite renames no index: an index kept in place keeps its name.
     func renameIndex(_ i: StoreLayout.Index, to name: String, on table: String) -> String? { nil }
 

@@ -2,7 +2,7 @@
 /// metadata, the writer's row and link primitives, and the read overlay.
 /// Identifiers are quoted here; values are always bound (`?N`).
 extension SQLiteDialect {
-    private static func q(_ identifier: String) -> String { SQLiteDialect().quote(identifier) }
+    static func q(_ identifier: String) -> String { SQLiteDialect().quote(identifier) }
 
     // MARK: Transactions
 

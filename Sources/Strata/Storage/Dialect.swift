@@ -36,15 +36,59 @@ struct SQLiteDialect: SQLDialect {
         }
     }
 
-    /// The complete DDL of a layout: each table, then its indexes.
+    /// The complete DDL of a layout: each table, then its indexes and full-text tables.
     func createSchema(_ layout: StoreLayout) -> [String] {
         var out: [String] = []
         for t in layout.tables {
             out.append(createTable(t))
             for i in t.indexes { out.append(createIndex(i, on: t.name)) }
+            for s in t.searchIndexes { out.append(SQLiteDialect.createSearchTable(s.name)) }
         }
         return out
     }
+
+    // MARK: Full-text tables
+
+    /// A searchable column's full-text table: FTS5 with its own content, one column `tokens`
+    /// holding the value's tokens joined by spaces (``TextSearch``), its rowid the row's key. The
+    /// `ascii` tokenizer splits at ASCII spaces and punctuation only, so it indexes exactly
+    /// Strata's tokens. `StoredSchemaCheck` accepts exactly this declaration and its shadow tables.
+    static func createSearchTable(_ name: String) -> String {
+        "CREATE VIRTUAL TABLE \(q(name)) USING fts5(tokens, tokenize = 'ascii')"
+    }
+
+    /// The shadow tables FTS5 keeps for ``createSearchTable(_:)``, as SQLite records them.
+    static func searchShadowTables(_ name: String) -> [(name: String, sql: String)] {
+        let quoted = "'" + name.replacing("'", with: "''")
+        return [
+            (name + "_data", "CREATE TABLE \(quoted)_data'(id INTEGER PRIMARY KEY, block BLOB)"),
+            (name + "_idx", "CREATE TABLE \(quoted)_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID"),
+            (name + "_content", "CREATE TABLE \(quoted)_content'(id INTEGER PRIMARY KEY, c0)"),
+            (name + "_docsize", "CREATE TABLE \(quoted)_docsize'(id INTEGER PRIMARY KEY, sz BLOB)"),
+            (name + "_config", "CREATE TABLE \(quoted)_config'(k PRIMARY KEY, v) WITHOUT ROWID"),
+        ]
+    }
+
+    /// Fills a new full-text table from the column of its table.
+    static func fillSearchTable(_ name: String, table: String, column: String) -> String {
+        "INSERT INTO \(q(name)) (rowid, tokens) SELECT _pk, strata_index_text(\(q(column))) FROM \(q(table)) WHERE \(q(column)) IS NOT NULL"
+    }
+    /// The row `?1`'s entry: added with the text `?2`, removed.
+    static func insertSearchRow(_ name: String) -> String { "INSERT INTO \(q(name)) (rowid, tokens) VALUES (?1, strata_index_text(?2))" }
+    static func deleteSearchRow(_ name: String) -> String { "DELETE FROM \(q(name)) WHERE rowid = ?1" }
+    /// The set forms: the keys are the JSON array ?1 (``SQLiteDialect/keyIn(_:)``).
+    static func insertSearchRows(_ name: String) -> String {
+        "INSERT INTO \(q(name)) (rowid, tokens) SELECT value, strata_index_text(?2) FROM json_each(?1)"
+    }
+    static func deleteSearchRows(_ name: String) -> String { "DELETE FROM \(q(name)) WHERE rowid IN (SELECT value FROM json_each(?1))" }
+
+    /// Keys of rows the read overlay wrote with a searchable value: `matches` takes them as
+    /// candidates beside its full-text table's (which holds the saved values only). A TEMP table
+    /// every connection makes when it opens (empty but on the overlay, whose rollback empties it).
+    static let searchPending = "temp.\"strata.searchPending\""
+    static let createSearchPending = "CREATE TEMP TABLE IF NOT EXISTS \"strata.searchPending\" (_pk INTEGER PRIMARY KEY)"
+    static let addSearchPending = "INSERT OR IGNORE INTO \(searchPending) (_pk) VALUES (?1)"
+    static let addSearchPendingRows = "INSERT OR IGNORE INTO \(searchPending) (_pk) SELECT value FROM json_each(?1)"
 }
 
 // MARK: - Query spelling (predicate and fetch compilers)
@@ -62,6 +106,16 @@ extension SQLiteDialect: QueryDialect {
     func column(_ slot: StoredColumn) -> String { StoreLayout.columnName(slot) }
     func pairTable(_ rel: Relationship) -> (table: String, ownerColumn: String, targetColumn: String) { StoreLayout.pairTable(rel) }
     func boolean(_ value: Bool) -> String { value ? "1" : "0" }
+    func searchIndex(_ attribute: Attribute) -> String { StoreLayout.searchIndexName(attribute) }
+
+    /// The keys the full-text table finds (a superset of the matching saved rows) and the rows the
+    /// overlay wrote with a searchable value, each checked by `strata_matches`, which decides: an
+    /// updated saved row whose old text the table still finds, and any written row, are answered
+    /// as ``TextSearch`` answers.
+    func matches(key: String, text: String, index: String, query: String) -> String {
+        "\(key) IN (SELECT rowid FROM \(quote(index)) WHERE \(quote(index)) MATCH strata_fts_query(\(query))"
+            + " UNION ALL SELECT _pk FROM \(SQLiteDialect.searchPending)) AND strata_matches(\(text), \(query))"
+    }
     func truth(_ expression: String) -> String { expression }
     /// SQLite sorts NULL first ascending and last descending.
     func sortTerm(_ expression: String, descending: Bool) -> String { expression + (descending ? " DESC" : " ASC") }

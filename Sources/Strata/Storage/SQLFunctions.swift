@@ -40,6 +40,8 @@ import Glibc
 ///   storage class (``QueryDialect/storedAs(_:_:entity:attribute:key:)``); the
 ///   error reaches Strata as ``damagedCode``, and ``damage(_:)`` turns it into
 ///   the error with entity and attribute.
+/// - full-text search (``TextSearch``; `SQLFunctions+Search.swift`): `strata_matches(x, q)`,
+///   `strata_relevance(x, q)`, `strata_index_text(x)`, `strata_fts_query(q)`.
 /// - collation `strata_standard`: localizedStandard order (Finder order).
 /// - collation `strata_decimal`: exact numeric order of decimal text.
 ///
@@ -55,7 +57,7 @@ enum SQLFunctions {
     typealias CollationFunction = @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafeRawPointer?, Int32, UnsafeRawPointer?) -> Int32
 
     /// The flags of every function but `strata_damaged`: same result for the same arguments, no side effects.
-    private static let pureFlags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
+    static let pureFlags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
 
     /// Registers every function and collation of the type's comment on a new connection.
     /// Each is a C function of its own below; none captures anything, so a call per row
@@ -80,6 +82,7 @@ enum SQLFunctions {
         sqlite3_create_function_v2(db, "strata_damaged", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, nil, damagedFunction, nil, nil, nil)
         sqlite3_create_collation_v2(db, "strata_standard", SQLITE_UTF8, nil, standardCollation, nil)
         sqlite3_create_collation_v2(db, "strata_decimal", SQLITE_UTF8, nil, decimalCollation, nil)
+        registerSearch(db)
     }
 
     /// Registers a function with a scratch buffer of its own, freed with the connection.

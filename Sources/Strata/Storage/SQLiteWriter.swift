@@ -87,6 +87,26 @@ final class SQLiteWriter: StoreWriter {
             }
             throw constraintError(err, id, "a unique constraint of '\(e.name)' is violated by a saved object") { values[$0] }
         }
+        try indexSearchable(id, slots: Array(values.indices), values: values, replacing: false)
+    }
+
+    // MARK: Full-text tables
+
+    /// Keeps the full-text tables of the searchable attributes among `slots` (with their new
+    /// `values`) in step with the row: when saving, the row's entry of each is replaced; on the
+    /// overlay, the row's key joins the pending keys `matches` checks beside the tables.
+    private func indexSearchable(_ id: ObjectID, slots: [Int], values: [SQLValue], replacing: Bool) throws {
+        let columns = id.entity.storedColumns
+        for (k, slot) in slots.enumerated() {
+            guard case .attribute(let a) = columns[slot], a.isSearchable else { continue }
+            guard isSaving else {
+                try connection.execute(SQLiteDialect.addSearchPending, [.int(id.pk)])
+                return
+            }
+            let index = dialect.searchIndex(a)
+            if replacing { try connection.execute(SQLiteDialect.deleteSearchRow(index), [.int(id.pk)]) }
+            if !values[k].isNull { try connection.execute(SQLiteDialect.insertSearchRow(index), [.int(id.pk), values[k]]) }
+        }
     }
 
     func update(_ id: ObjectID, slots: [Int], values: [SQLValue]) throws {
@@ -109,6 +129,7 @@ final class SQLiteWriter: StoreWriter {
                 return try SQLiteWriter.values(connection, dialect, id, slots: [slot])[0]
             }
         }
+        try indexSearchable(id, slots: slots, values: values, replacing: true)
     }
 
     func deleteRow(_ id: ObjectID) throws {
@@ -120,6 +141,10 @@ final class SQLiteWriter: StoreWriter {
         }
         let table = try target(dialect.table(e), where: SQLiteDialect.keyIs(), [.int(id.pk)])
         try connection.execute(SQLiteDialect.deleteRows(table, where: SQLiteDialect.keyIs()), [.int(id.pk)])
+        guard isSaving else { return }  // the overlay's view no longer shows the row
+        for case .attribute(let a) in e.storedColumns where a.isSearchable {
+            try connection.execute(SQLiteDialect.deleteSearchRow(dialect.searchIndex(a)), [.int(id.pk)])
+        }
     }
 
     /// One `UPDATE … WHERE _pk IN (the JSON array of keys, bound once)`. A value kept in an
@@ -136,6 +161,17 @@ final class SQLiteWriter: StoreWriter {
         let table = try target(dialect.table(entity), where: cond, [list])
         try connection.execute(SQLiteDialect.updateRows(table, columns: slots.map { dialect.column(entity.storedColumns[$0]) }, where: cond),
                                [list] + values)
+        // The full-text tables of the searchable attributes set, as ``indexSearchable`` keeps them per row.
+        for (k, slot) in slots.enumerated() {
+            guard case .attribute(let a) = entity.storedColumns[slot], a.isSearchable else { continue }
+            guard isSaving else {
+                try connection.execute(SQLiteDialect.addSearchPendingRows, [list])
+                return
+            }
+            let index = dialect.searchIndex(a)
+            try connection.execute(SQLiteDialect.deleteSearchRows(index), [list])
+            if !values[k].isNull { try connection.execute(SQLiteDialect.insertSearchRows(index), [list, values[k]]) }
+        }
     }
 
     /// One `DELETE … WHERE _pk IN (the JSON array of keys)` per table.
@@ -159,6 +195,20 @@ final class SQLiteWriter: StoreWriter {
             let list = SQLiteSession.pkArray(byTable[t]!)
             let table = try target(t, where: cond, [list])
             try connection.execute(SQLiteDialect.deleteRows(table, where: cond), [list])
+        }
+        guard isSaving else { return }  // the overlay's view no longer shows the rows
+        // Each searchable attribute's full-text table loses the rows of the entities that have it.
+        var byIndex: [String: [Int64]] = [:]
+        var indexes: [String] = []
+        for id in ids {
+            for case .attribute(let a) in id.entity.storedColumns where a.isSearchable {
+                let index = dialect.searchIndex(a)
+                if byIndex[index] == nil { indexes.append(index) }
+                byIndex[index, default: []].append(id.pk)
+            }
+        }
+        for index in indexes {
+            try connection.execute(SQLiteDialect.deleteSearchRows(index), [SQLiteSession.pkArray(byIndex[index]!)])
         }
     }
 

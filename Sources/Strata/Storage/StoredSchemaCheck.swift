@@ -17,7 +17,11 @@ import CSQLite
 ///   (no constraint, default, collation, generated column);
 /// - an index of the layout: same table, same columns in order, same uniqueness, plain
 ///   columns only (its name may be an older one: a table altered in place keeps its
-///   indexes' names), and every index of the layout present.
+///   indexes' names), and every index of the layout present;
+/// - the full-text table of each searchable column, declared exactly as
+///   `SQLiteDialect.createSearchTable` declares it (tokenizer and options included), and its
+///   five shadow tables exactly as FTS5 makes them; every one of them present. (Damage to
+///   their contents is FTS5's to find: it reports it as corruption when a search reads it.)
 ///
 /// Views, triggers, virtual tables and anything not listed are refused. The definitions
 /// are read from the `sql` SQLite itself parses, with a grammar that accepts only what
@@ -39,9 +43,23 @@ enum StoredSchemaCheck {
         var indexesLeft: [String: [StoreLayout.Index]] = [:]
         for t in layout.tables { indexesLeft[t.name.lowercased()] = t.indexes }
         var historyObjects = 0
+        var searchObjects: [String: (name: String, sql: String)] = [:]
+        for t in layout.tables {
+            for s in t.searchIndexes {
+                searchObjects[s.name.lowercased()] = (s.name, SQLiteDialect.createSearchTable(s.name))
+                for shadow in SQLiteDialect.searchShadowTables(s.name) { searchObjects[shadow.name.lowercased()] = shadow }
+            }
+        }
 
         for o in objects {
             let key = o.name.lowercased()
+            if let expected = searchObjects[key] {
+                guard o.type == "table", o.sql == expected.sql else {
+                    throw damage("its full-text table '\(o.name)' is not the one Strata makes (\(expected.sql))")
+                }
+                searchObjects[key] = nil
+                continue
+            }
             if let expected = fixed[key] {
                 guard o.type == expected.type, o.sql == expected.sql else {
                     throw damage("its \(o.type) '\(o.name)' is not the one Strata makes (\(expected.sql))")
@@ -71,6 +89,9 @@ enum StoredSchemaCheck {
         }
         for t in layout.tables where !seenTables.contains(t.name.lowercased()) {
             throw damage("its table '\(t.name)' is missing")
+        }
+        if let missing = searchObjects.values.map(\.name).min() {
+            throw damage("its full-text table '\(missing)' is missing")
         }
         for t in layout.tables {
             if let missing = indexesLeft[t.name.lowercased()]?.first {

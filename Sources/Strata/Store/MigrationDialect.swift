@@ -45,6 +45,11 @@ protocol MigrationDialect {
     func addColumn(_ table: String, _ column: StoreLayout.Column) -> String
     /// Drops index `i` (its stored name) of `table`.
     func dropIndex(_ i: StoreLayout.Index, on table: String) -> String
+    /// Makes the full-text index of a searchable column of `table` (which holds its final rows)
+    /// and fills it.
+    func createSearchIndex(_ s: StoreLayout.SearchIndex, on table: String) -> [String]
+    /// Drops the full-text index of a searchable column of `table`.
+    func dropSearchIndex(_ s: StoreLayout.SearchIndex, on table: String) -> String
     /// Index `i` (its stored name) of `table` takes `name`; nil for an engine that renames no
     /// index (an index kept in place keeps its old name there).
     func renameIndex(_ i: StoreLayout.Index, to name: String, on table: String) -> String?

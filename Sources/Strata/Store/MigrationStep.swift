@@ -38,6 +38,9 @@ public struct MigrationStep: Sendable, Equatable {
         /// An index kept in place takes the name the new layout gives it (stores whose
         /// index names follow their tables).
         case renameIndex
+        /// Full-text indexes: every one of the old layout is dropped before the tables change,
+        /// every one of the new layout made and filled once they hold their final rows.
+        case addSearchIndex, removeSearchIndex
         // Key sequences.
         case continueSequence, dropSequence
 

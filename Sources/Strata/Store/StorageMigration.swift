@@ -180,20 +180,38 @@ struct StorageMigration {
     ///    links to objects that are gone;
     /// 6. indexes matched by their columns, every drop before any create;
     /// 7. one link kept per object of a relationship that became one-to-one;
-    /// 8. key sequences continued.
+    /// 8. key sequences continued;
+    ///
+    /// full-text indexes: every one of the old layout dropped first, every one of the new made
+    /// and filled from the final rows after the indexes (6): a rename, a removal, a value
+    /// filled in or a row copied all leave them right.
     func plan() throws -> [Step] {
         let modes = tableModes()
         var tables = TableChanges()
-        var steps = entityChanges()
+        var steps = searchIndexDrops()
+        steps += entityChanges()
         steps += rebuiltTables(modes, &tables)
         steps += joinTables(&tables)
         steps += try tablesAlteredInPlace(modes, &tables)
         steps += finalTableNames(tables)
         steps += valueChanges(modes)
         steps += try indexChanges(modes, tables)
+        steps += searchIndexCreations()
         steps += oneToOneLinks()
         steps += sequences(modes)
         return steps
+    }
+
+    private func searchIndexDrops() -> [Step] {
+        oldLayout.tables.flatMap { t in
+            t.searchIndexes.map { s in step(.removeSearchIndex, entity: t.name, property: s.column, [.run(dialect.dropSearchIndex(s, on: t.name), [])]) }
+        }
+    }
+
+    private func searchIndexCreations() -> [Step] {
+        newLayout.tables.flatMap { t in
+            t.searchIndexes.map { s in step(.addSearchIndex, entity: t.name, property: s.column, dialect.createSearchIndex(s, on: t.name).map { .run($0, []) }) }
+        }
     }
 
     /// What the table steps (1–3) leave to the later ones.

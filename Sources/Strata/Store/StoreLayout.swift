@@ -10,7 +10,8 @@
 ///   relationship), the root's first and then each subentity's.
 /// - One join table per many-to-many or inverse-less to-many relationship:
 ///   `(_source, _target)`, primary key both, plus an index the other way round.
-/// - Indexes named `Table.kind(columns)` (``indexName(_:_:_:)``).
+/// - Indexes named `Table.kind(columns)` (``indexName(_:_:_:)``); the full-text index of a
+///   searchable attribute `Table.search(column)` (``searchIndexName(_:)``).
 struct StoreLayout: Equatable {
     struct Column: Equatable {
         /// What a column holds; each store's dialect gives it its SQL type.
@@ -45,6 +46,16 @@ struct StoreLayout: Equatable {
         let indexes: [Index]
         /// Columns whose values may name external-storage files.
         let externalColumns: [String]
+        /// The full-text indexes of the table's searchable columns (``SearchIndex``).
+        var searchIndexes: [SearchIndex] = []
+    }
+
+    /// The full-text index of one searchable string column (`Trip.search(name)`), which serves
+    /// `matches`: each store keeps it its own way (SQLite: an FTS5 table of that name whose rowid
+    /// is the row's key; PostgreSQL: a GIN index of that name over the column's tokens).
+    struct SearchIndex: Equatable {
+        let name: String
+        let column: String
     }
 
     let tables: [Table]
@@ -86,6 +97,9 @@ struct StoreLayout: Equatable {
         "\(table).\(kind)(\(columns.joined(separator: ",")))"
     }
 
+    /// The full-text index of a searchable attribute: `Trip.search(name)`.
+    static func searchIndexName(_ a: Attribute) -> String { indexName(tableName(a.entity), "search", [columnName(.attribute(a))]) }
+
     private static func entityTable(_ root: Entity) -> Table {
         var columns = [Column(name: key, content: .key), Column(name: entity, content: .entityName)]
         var external: [String] = []
@@ -124,7 +138,12 @@ struct StoreLayout: Equatable {
             for i in e.indexes { add("index", i.map(column)) }
             for r in e.ownRelationships where r.isHeldInRow { add("fk", [columnName(.link(r))]) }
         }
-        return Table(name: root.name, columns: columns, primaryKey: [key], withoutRowID: false, indexes: indexes, externalColumns: external)
+        var search: [SearchIndex] = []
+        for e in root.descendants {
+            for a in e.ownAttributes where a.isSearchable { search.append(SearchIndex(name: searchIndexName(a), column: a.name)) }
+        }
+        return Table(name: root.name, columns: columns, primaryKey: [key], withoutRowID: false, indexes: indexes, externalColumns: external,
+                     searchIndexes: search)
     }
 
     private static func joinTable(_ name: String) -> Table {

@@ -26,6 +26,8 @@ final class QueryDialectTests: StoreTestCase {
             "FOLDTEST\(options)(\(op.rawValue), \(text), \(folded))"
         }
         func length(_ expression: String) -> String { "LEN(\(expression))" }
+        func searchIndex(_ attribute: Attribute) -> String { "SEARCH_OF_\(attribute.name)" }
+        func matches(key: String, text: String, index: String, query: String) -> String { "MATCHES(\(key), \(text), \(quote(index)), \(query))" }
         func coalesce(_ terms: [String]) -> String { "FIRST(" + terms.joined(separator: "; ") + ")" }
         func isSame(_ a: String, _ b: String) -> String { "\(a) IS NOT DISTINCT FROM \(b)" }
         func isNotSame(_ a: String, _ b: String) -> String { "\(a) IS DISTINCT FROM \(b)" }

@@ -41,6 +41,31 @@ final class PostgresLocationTests: StoreTestCase {
         XCTAssertEqual(version, .text(String(PostgresFunctions.version)))
     }
 
+    /// A store whose functions version 4 installed (no search functions) answers a search
+    /// read-only with an incompatible-store error, and gets them when it is opened writable.
+    func testAStoreOfOlderFunctionsGetsTheSearchFunctionsWhenOpenedWritable() throws {
+        guard let path = PostgresTestServer.freshStore("functions-search") else {
+            throw XCTSkip("set STRATA_TEST_POSTGRES to a PostgreSQL URI to run this test")
+        }
+        let descriptor = #"{"entity": "Item", "predicate": "$0.title.matches(\"zurich\")", "sortBy": [{"key": "$relevance"}]}"#
+        do {
+            let c = try ModelContainer(path: path, configuration: configuration(SearchTests.schema)).makeContext()
+            _ = try c.insert(entity: "Item", json: #"{"title": "Zürich"}"#)
+            try c.save()
+        }
+        // As version 4 left the store's schema (strata_tokens stays: the index of a store made by this version uses it).
+        _ = try PGConnection(uri: path).execute(script: """
+            DROP FUNCTION strata_search_match(text, text); DROP FUNCTION strata_search_words(text); DROP FUNCTION strata_relevance(text, text);
+            UPDATE strata_metadata SET value = '4' WHERE key = 'functionsVersion'
+            """)
+        let readOnly = try ModelContainer(path: path, configuration: configuration(SearchTests.schema) { $0.readOnly = true }).makeContext()
+        XCTAssertThrowsError(try readOnly.fetchCount(Query.descriptor(descriptor, readOnly.schema))) { error in
+            XCTAssertEqual((error as? StrataError)?.code, .incompatibleStore, "\(error)")
+        }
+        let writable = try ModelContainer(path: path, configuration: configuration(SearchTests.schema)).makeContext()
+        XCTAssertEqual(try writable.fetchCount(Query.descriptor(descriptor, writable.schema)), 1)
+    }
+
     func testAMissingClientLibraryIsAnIOErrorNamingIt() {
         guard case .failure(let e) = LibPQ.load(["libpq-strata-test-missing.so.5"]) else { return XCTFail("loaded a library that does not exist") }
         XCTAssertEqual(e.code, .io)
