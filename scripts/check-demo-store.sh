@@ -18,6 +18,10 @@ grep -q "the store holds 8 trips" "$work/demo.out" || { echo "demo output unexpe
 grep -q "now is fixed at 2026-11-22" "$work/demo.out" || { echo "demo output does not say its now is fixed"; exit 1; }
 # The aggregate fetch: trips per destination, with their bucket-list counts (Paris's trip has 3 items).
 grep -Eq "^    Paris +1 +3  2026-04-10$" "$work/demo.out" || { echo "demo output lacks trips per destination:"; cat "$work/demo.out"; exit 1; }
+# The search: folded ("musee" finds "Musée d'Orsay"), a prefix, the most relevant first.
+grep -q "musee  *Musée d'Orsay (Paris Getaway)" "$work/demo.out" || { echo "demo output lacks the folded search"; exit 1; }
+grep -q "b\*  *Blue Lagoon (Iceland Ring Road); Tsukiji breakfast (Tokyo Spring); Cherry blossoms in Ueno (Tokyo Spring)" "$work/demo.out" ||
+  { echo "demo output lacks the prefix search in relevance order"; exit 1; }
 command -v sqlite3 >/dev/null 2>&1 || { echo "sqlite3 shell not installed"; exit 1; }
 schema=$(sqlite3 "$store" .schema)
 echo "$schema"

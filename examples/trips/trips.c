@@ -589,6 +589,34 @@ static void print_destinations(strata_context *ctx) {
     json_object_put(groups);
 }
 
+/* The bucket lists' search field: BucketListItem.title is searchable (version 4), so
+   $0.title.matches(q) reads its full-text index; case and accents fold as in
+   localizedStandardContains, a word ending in * is a prefix, the most relevant first. */
+static void print_search(strata_context *ctx) {
+    printf("\n  searching the bucket lists (full-text: $0.title.matches(q), sorted by $relevance):\n");
+    const char *const searches[] = {"musee", "JOKUL*", "blue lagoon", "b*", "cherry blossom*", "nothing here"};
+    for (size_t i = 0; i < sizeof searches / sizeof searches[0]; i++) {
+        char descriptor[512];
+        snprintf(descriptor, sizeof descriptor,
+                 "{\"entity\": \"BucketListItem\", \"predicate\": \"$0.title.matches(q)\", \"bindings\": {\"q\": \"%s\"},"
+                 " \"sortBy\": [{\"key\": \"$relevance\"}, {\"key\": \"title\"}], \"relationshipKeyPathsForPrefetching\": [\"trip\"]}",
+                 searches[i]);
+        char *json = NULL;
+        CHECK(strata_fetch(ctx, descriptor, &json));
+        json_object *items = parse(json);   /* frees json */
+        printf("    %-17s", searches[i]);
+        size_t n = json_object_array_length(items);
+        if (n == 0) printf(" (nothing)");
+        for (size_t k = 0; k < n; k++) {
+            json_object *item = json_object_array_get_idx(items, k), *trip = NULL;
+            json_object_object_get_ex(item, "trip", &trip);
+            printf("%s%s (%s)", k ? "; " : " ", text(item, "title"), trip ? text(trip, "name") : "no trip");
+        }
+        printf("\n");
+        json_object_put(items);
+    }
+}
+
 static const char *const WATCHED = "[\"Trip\", \"LivingAccommodation\"]";
 static bool watched(const char *entity) {
     size_t n = strlen(entity);
@@ -883,6 +911,7 @@ int main(int argc, char **argv) {
     strata_prepared_free(next_trip);
 
     print_destinations(ctx);
+    print_search(ctx);
 
     /* 6-8. History, listed and observed. */
     show_history(db, ctx);
