@@ -64,6 +64,7 @@ static const workload_t WORKLOADS[] = {
     {"count-cs", "`fetchCount`, contains \"a\" case-sensitive", 0, 0, 1, 0, NULL, 0},
     {"cursor", "cursor over all trips, batches of 1,000", 2, 0, 1, 0, NULL, 0},
     {"search", "`fetchCount`, full-text `matches` \"old bridge\" over the bucket-list items (raw: FTS5 `MATCH`)", 0, 0, 1, 0, NULL, 1},
+    {"search-fetch", "full-text `matches` \"old bridge\" → the items as JSON (raw: FTS5 `MATCH`, then the rows)", 0, 0, 1, 0, NULL, 1},
     /* Last: it writes the store the rows above read (the same value on every run). */
     {"update_where", "update 10% of the trips (`strata_update_where` + save)", 0, 0, 1, 0, NULL, 0},
 };

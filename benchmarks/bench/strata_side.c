@@ -229,6 +229,7 @@ int main(int argc, char **argv) {
         else if (strcmp(workload, "prefetch") == 0) descriptor = BENCH_PREFETCH;
         else if (strcmp(workload, "properties") == 0) descriptor = BENCH_PROPERTIES;
         else if (strcmp(workload, "aggregate") == 0) descriptor = BENCH_AGGREGATE;
+        else if (strcmp(workload, "search-fetch") == 0) descriptor = BENCH_SEARCH_FETCH;
         if (descriptor) {
             t0 = bench_now();
             if (strata_fetch(ctx, descriptor, &result) != STRATA_OK) fail("strata_fetch");
