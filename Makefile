@@ -64,6 +64,8 @@ NOTIFY_SAVES ?= 5000
 
 DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3 time \
                 postgresql postgresql-contrib libpq5 libpq-dev
+# The Python binding's test: the interpreter, and what an offline `pip install bindings/python` needs.
+DEB_PACKAGES += python3 python3-pip python3-setuptools python3-wheel python3-venv
 
 .PHONY: deps configure build test test-quick memcheck asan fuzz demo bench-migration bench-history bench bench-smoke bench-postgres install clean
 

@@ -395,7 +395,7 @@ static inline void expect_fields(struct json_object *actual, const char *fmt, ..
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    char *text = malloc((size_t)n + 1);
+    char *text = (char *)malloc((size_t)n + 1);   /* the cast: check.h compiles as C++ too (Tests/cpp) */
     if (!text) exit(1);
     va_start(ap, fmt);
     vsnprintf(text, (size_t)n + 1, fmt, ap);
