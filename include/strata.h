@@ -966,8 +966,8 @@ void strata_prepared_free(strata_prepared *prepared);
 /**
  * Opens a cursor over the objects a descriptor matches (SwiftData's
  * fetch(_:batchSize:) / enumerate): strata_cursor_next() returns them in
- * order, a batch at a time, so a result of any size is read in the memory of
- * one batch.
+ * order, a batch at a time, so that on a store file a result of any size is
+ * read in the memory of one batch (see below for the other stores).
  *
  * Every batch sees the one committed snapshot taken when
  * strata_fetch_cursor() returns (not at the first batch: a save made in
@@ -977,8 +977,10 @@ void strata_prepared_free(strata_prepared *prepared);
  * transaction until its last batch or strata_cursor_free(): the context stays
  * free to fetch, change and save meanwhile (what it saves is not in the
  * cursor's batches), and the WAL cannot be checkpointed past the cursor's
- * snapshot until then. On an in-memory store, and in a migration stage's hook,
- * the objects are read when the cursor opens and handed out in batches.
+ * snapshot until then. On an in-memory store, on a PostgreSQL store, and in a
+ * migration stage's hook, the objects are read when the cursor opens (on one
+ * snapshot; no transaction is held afterwards) and handed out in batches: there
+ * the memory of the whole result is held until the cursor is freed.
  *
  * @param[out] out_cursor  free with strata_cursor_free(); NULL on failure.
  * Fails with: as strata_fetch().
