@@ -12,8 +12,10 @@
  *   strata::String    a char * the library returned (strata_free)
  *
  * All are move-only: copying a unique owner would free twice. A moved-from
- * object owns nothing; using it throws strata::Error with status
- * STRATA_ERR_MISUSE (as the C calls answer a NULL handle). JSON stays text
+ * object owns nothing: a moved-from String is empty (""), and using a
+ * moved-from (or closed) Config, Store, Context, Cursor or Prepared throws
+ * strata::Error with status STRATA_ERR_MISUSE (as the C calls answer a NULL
+ * handle). JSON stays text
  * (std::string_view in, strata::String out): parse it with the JSON library
  * the program already uses.
  *
@@ -484,7 +486,8 @@ public:
         detail::check(strata_cursor_next(detail::need(cursor_, "strata::Cursor"), batch_size, json.out()));
         return json;
     }
-    /** The next batch into `batch`; false (and the cursor's read ended) at the end. */
+    /** The next batch into `batch`; false at the end, where the cursor's read ends and it
+        owns nothing more (a later call throws STRATA_ERR_MISUSE). */
     bool next(int64_t batch_size, String &batch) {
         batch = next(batch_size);
         if (batch.view() != "[]") return true;
