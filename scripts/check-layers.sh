@@ -224,8 +224,15 @@ if [ "$selftest" = 1 ]; then
   else
     echo "FAIL: baseline has $nbase hits but exit $base_rc"; cat "$work/out"; failed=1
   fi
+  # A folder's first Swift file; Query's is its face's first (the stores may name the face:
+  # the rule table's probe of Query must be a type they may name).
   first() {
-    local f; f=$(find "$copy/Sources/Strata/$1" -name '*.swift' 2>/dev/null | sort | head -n 1)
+    local f
+    if [ "$1" = Query ]; then
+      f=$(for n in $QUERY_FACE; do [ -f "$copy/Sources/Strata/Query/$n" ] && printf '%s\n' "$copy/Sources/Strata/Query/$n"; done | sort | head -n 1)
+    else
+      f=$(find "$copy/Sources/Strata/$1" -name '*.swift' 2>/dev/null | sort | head -n 1)
+    fi
     [ -n "$f" ] || { echo "FAIL: Sources/Strata/$1 has no Swift file to inject into" >&2; exit 1; }
     printf '%s\n' "$f"
   }
