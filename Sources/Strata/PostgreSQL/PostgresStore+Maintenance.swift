@@ -23,7 +23,7 @@ extension PostgresStore: StoreMaintenance {
             report.add(.table, e.message)
             return
         }
-        try IntegrityCheck.run(Rows(connection: c, dialect: dialect), schema: schema, &report)
+        try IntegrityCheck.run(PostgresIntegrityRows(connection: c, dialect: dialect), schema: schema, &report)
     }
 
     /// `VACUUM (ANALYZE)` of every table of the store's schema, on a connection of its own
@@ -38,7 +38,7 @@ extension PostgresStore: StoreMaintenance {
     }
 
     /// The integrity check's queries, each result read in place.
-    private struct Rows: IntegrityRows {
+    private struct PostgresIntegrityRows: IntegrityRows {
         let connection: PGConnection
         let dialect: any QueryDialect
         func rows(_ sql: String, _ args: [SQLValue]) throws -> PostgresRowCursor {

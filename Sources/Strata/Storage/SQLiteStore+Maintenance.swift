@@ -165,7 +165,7 @@ extension SQLiteStore: StoreMaintenance {
                 report.add(.table, e.message)
                 return
             }
-            try IntegrityCheck.run(Rows(connection: c), schema: schema, &report)
+            try IntegrityCheck.run(SQLiteIntegrityRows(connection: c), schema: schema, &report)
             guard let folder = externalFolder else { return }
             try report.recording(.external) { r in
                 for table in layout.tables {
@@ -208,7 +208,7 @@ extension SQLiteStore: StoreMaintenance {
 
     /// The integrity check's queries: statements of their own (not the connection's cache),
     /// external-storage values taken as their names (the files are the external check's).
-    private struct Rows: IntegrityRows {
+    private struct SQLiteIntegrityRows: IntegrityRows {
         let connection: Connection
         var dialect: any QueryDialect { SQLiteDialect() }
         func rows(_ sql: String, _ args: [SQLValue]) throws -> CheckedRows {

@@ -2,9 +2,9 @@
 /// ``IntegrityCheck`` (SQLite: a statement on the check's read transaction;
 /// PostgreSQL: a result of its REPEATABLE READ transaction).
 protocol IntegrityRows {
-    associatedtype Rows: RowCursor
+    associatedtype Cursor: RowCursor
     var dialect: any QueryDialect { get }
-    func rows(_ sql: String, _ args: [SQLValue]) throws -> Rows
+    func rows(_ sql: String, _ args: [SQLValue]) throws -> Cursor
 }
 
 /// Strata's own integrity checks, written once for every SQL store (ISO SQL through the
@@ -98,7 +98,7 @@ enum IntegrityCheck {
             var after = Int64.min
             while report.room > 0 {
                 var rows = try s.rows(sql, [.int(after)])
-                var none: [S.Rows] = []
+                var none: [S.Cursor] = []
                 let writer = ObjectWriter(plan: plan)
                 var read = 0
                 while true {
