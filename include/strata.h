@@ -1475,7 +1475,8 @@ void strata_observer_remove(strata_observer *observer);
  * @param[in] options_json  NULL (no options) or {"overwrite": true|false}:
  *                          with true, an existing destination (its file,
  *                          -wal/-shm side files and .strata folder) is
- *                          replaced once the copy is complete (docs/JSON.md §11).
+ *                          replaced once the copy is complete (docs/JSON.md,
+ *                          "Backup and integrity").
  * Returns STRATA_OK.
  * Fails with: STRATA_ERR_MISUSE (NULL db or destination, a stale handle),
  * STRATA_ERR_INVALID (the destination exists and "overwrite" is not true,
@@ -1493,8 +1494,8 @@ strata_status strata_backup(strata_container *db, const char *destination, const
  *    "problems": [{"kind": "link", "message": "…", "entity": "Item",
  *                  "attribute": "trip", "id": "Item/3"}, …],
  *    "truncated": false}
- * (docs/JSON.md §11; "entity", "attribute" and "id" are present where they
- * apply). The kinds:
+ * (docs/JSON.md, "Backup and integrity"; "entity", "attribute" and "id" are
+ * present where they apply). The kinds:
  *   "sqlite"    SQLite's PRAGMA integrity_check (pages, records, indexes);
  *   "table"     the tables, columns or indexes do not match the stored schema
  *               (the checks below then do not run: they would only repeat it);

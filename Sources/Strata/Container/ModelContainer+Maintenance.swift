@@ -21,7 +21,7 @@ extension ModelContainer {
     }
 
     /// Checks the store: SQLite's own check, the tables against the stored schema, links,
-    /// pairs, stored values, external-storage files and history rows (docs/JSON.md §11).
+    /// pairs, stored values, external-storage files and history rows (docs/JSON.md, "Backup and integrity").
     /// Damage is reported, not thrown.
     ///
     /// - Throws: `.io`, `.busy`, `.misuse` only (a check that could not run).
@@ -47,7 +47,7 @@ extension ModelContainer {
     }
 }
 
-/// The options of `strata_backup` (docs/JSON.md §11): `{"overwrite": true|false}`.
+/// The options of `strata_backup` (docs/JSON.md, "Backup and integrity"): `{"overwrite": true|false}`.
 public struct BackupOptions: Sendable {
     /// Replace an existing destination (its file, side files and `.strata` folder).
     public var overwrite = false

@@ -1,6 +1,6 @@
 /// What an integrity check found (``StoreMaintenance/checkIntegrity(_:)``,
 /// `strata_check_integrity`): a list of problems, each of one kind, naming the
-/// entity, attribute and object where they apply. docs/JSON.md §11 gives its JSON.
+/// entity, attribute and object where they apply. docs/JSON.md, "Backup and integrity" gives its JSON.
 ///
 /// The list is bounded (``limit``): a store damaged everywhere reports the first
 /// problems and `truncated`, never a report as large as the store.
