@@ -22,7 +22,8 @@ extension SQLiteStore: StoreMaintenance {
     ///   `overwrite`) or that is the store itself; `.io` when a file cannot be written.
     public func backup(to destination: String, overwrite: Bool) throws {
         guard !options.inMemory else { throw StrataError(.invalid, "an in-memory store has no file to back up") }
-        let target = try SQLiteStore.checkPath(destination)
+        // A plain file name (not a URI, not a directory), as a store path is.
+        _ = try SQLiteStore.checkPath(destination)
         var here = stat(), there = stat()
         if stat(path, &here) == 0, stat(destination, &there) == 0, here.st_dev == there.st_dev, here.st_ino == there.st_ino {
             throw StrataError(.invalid, "the backup destination '\(destination)' is the store itself")
@@ -31,7 +32,6 @@ extension SQLiteStore: StoreMaintenance {
         if let first = existing.first, !overwrite {
             throw StrataError(.invalid, "the backup destination '\(first)' exists (pass {\"overwrite\": true} to replace it)")
         }
-        _ = target
         let temporary = destination + ".partial-" + UUIDText.random()
         let copyFolder = ExternalFolder(path: temporary + ".strata")
         func discard() {
