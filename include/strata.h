@@ -1442,6 +1442,121 @@ strata_status strata_poll_changes(strata_container *container);
  */
 void strata_observer_remove(strata_observer *observer);
 
+/* ---------------------------------------------------------------------------
+ * Backup, integrity and vacuum
+ *
+ * Library calls for a program that must copy its store while it runs, check
+ * it after a crash, or give space back; the `strata` command runs the same.
+ * ------------------------------------------------------------------------- */
+
+/**
+ * Copies a SQLite store file, online, to `destination`, with the
+ * external-storage files its rows name: one consistent snapshot while this
+ * and other processes write. The copy opens as a store of the same schema
+ * and passes strata_check_integrity() when the store did.
+ *
+ * The copy reads one WAL snapshot on a connection of its own, through
+ * SQLite's online backup API (256 pages per step, retried while busy):
+ * writers are never blocked (readers do not block writers in WAL mode), the
+ * copy never restarts, and it holds the pages as they were when it started.
+ * The external-storage files that snapshot's rows name are then copied (a
+ * file written after the snapshot is not; a file a later save removed makes
+ * the copy start over on a newer snapshot). Blocks the caller for as long as
+ * the copy takes; blocks no other thread or process. The copy is written
+ * beside `destination` under a temporary name and renamed into place when
+ * complete: a failed backup leaves no destination behind.
+ *
+ * A PostgreSQL store is refused (STRATA_ERR_INVALID, naming pg_dump): its
+ * server's own tools copy it consistently while it is written (pg_dump of
+ * the store's schema), with its types, sequences and permissions, which a
+ * copy into a SQLite file would not keep. An in-memory store is refused too.
+ *
+ * @param[in] db            the container.
+ * @param[in] destination   a plain file name (as strata_open() takes one);
+ *                          its "<destination>.strata" folder receives the files.
+ * @param[in] options_json  NULL (no options) or {"overwrite": true|false}:
+ *                          with true, an existing destination (its file,
+ *                          -wal/-shm side files and .strata folder) is
+ *                          replaced once the copy is complete (docs/JSON.md,
+ *                          "Backup and integrity").
+ * Returns STRATA_OK.
+ * Fails with: STRATA_ERR_MISUSE (NULL db or destination, a stale handle),
+ * STRATA_ERR_INVALID (the destination exists and "overwrite" is not true,
+ * the destination is the store itself, a bad path, malformed options or an
+ * unknown key, a PostgreSQL or in-memory store), STRATA_ERR_IO (the
+ * destination cannot be written), STRATA_ERR_BUSY, STRATA_ERR_CORRUPT,
+ * STRATA_ERR_NOMEM.
+ * Thread-safe.
+ */
+strata_status strata_backup(strata_container *db, const char *destination, const char *options_json);
+
+/**
+ * Checks the store and reports what is damaged, as
+ *   {"ok": true|false,
+ *    "problems": [{"kind": "link", "message": "…", "entity": "Item",
+ *                  "attribute": "trip", "id": "Item/3"}, …],
+ *    "truncated": false}
+ * (docs/JSON.md, "Backup and integrity"; "entity", "attribute" and "id" are
+ * present where they apply). The kinds:
+ *   "sqlite"    SQLite's PRAGMA integrity_check (pages, records, indexes);
+ *   "table"     the tables, columns or indexes do not match the stored schema
+ *               (the checks below then do not run: they would only repeat it);
+ *   "link"      a link held in a row points at no object, or at an object
+ *               outside the relationship's destination (and its subentities);
+ *   "pair"      a join-table row whose owner or target is missing, or of the
+ *               wrong entity ("id" names the owner);
+ *   "external"  a name whose file is missing from the store's .strata folder,
+ *               or a file there that no row names (an orphan);
+ *   "history"   a history row that does not parse (the first one: rows after
+ *               it are not read);
+ *   "value"     a stored value of the wrong storage class or content, or an
+ *               unknown entity name: what a fetch of the object refuses.
+ * At most 1000 problems are listed ("truncated": true when there were more).
+ * On PostgreSQL every check but "sqlite" and "external" runs (data lives in
+ * the rows). Damage is reported, never returned as a status: a store so
+ * damaged that it does not open fails strata_open() as before.
+ *
+ * The checks read one snapshot (SQLite: a read transaction of a connection
+ * of the check's own; PostgreSQL: one REPEATABLE READ transaction), in pages
+ * of rows: memory does not grow with the store (but for the names of the
+ * external-storage files, one set of them). History is read on a snapshot of
+ * its own. Writers are not blocked, with one exception on a writable SQLite
+ * file: a file that looks orphaned is confirmed under the write lock, held
+ * while the columns are searched for its name (saves wait meanwhile). Blocks
+ * the caller for a full read of the store.
+ *
+ * @param[in]  db        the container.
+ * @param[out] out_json  new string, free with strata_free(); NULL on failure.
+ * Returns STRATA_OK, whatever the report says.
+ * Fails with: STRATA_ERR_MISUSE (NULL argument, a stale handle), STRATA_ERR_IO,
+ * STRATA_ERR_BUSY (the write lock stayed taken past the busy timeout),
+ * STRATA_ERR_NOMEM.
+ * Thread-safe.
+ */
+strata_status strata_check_integrity(strata_container *db, char **out_json);
+
+/**
+ * Gives space back and refreshes statistics: SQLite's VACUUM of the store
+ * file (an in-memory store: of its database), PostgreSQL's VACUUM (ANALYZE)
+ * of every table of the store's schema.
+ *
+ * SQLite: runs on a connection of its own and holds the store's write lock
+ * for the whole rebuild: saves of every process wait (and fail with
+ * STRATA_ERR_BUSY after the busy timeout, 10 s). Readers are not blocked:
+ * cursors and reads on their snapshots go on and return what they would
+ * have. It waits, like any writer, for a save in progress. PostgreSQL: reads
+ * and writes of rows go on; only schema changes wait.
+ *
+ * @param[in] db  the container.
+ * Returns STRATA_OK.
+ * Fails with: STRATA_ERR_MISUSE (NULL db, a stale handle), STRATA_ERR_READONLY
+ * (a read-only container), STRATA_ERR_BUSY (the write lock stayed taken past
+ * the busy timeout; an in-memory store inside a transaction of its
+ * connection), STRATA_ERR_IO, STRATA_ERR_CORRUPT, STRATA_ERR_NOMEM.
+ * Thread-safe.
+ */
+strata_status strata_vacuum(strata_container *db);
+
 #ifdef __cplusplus
 }
 #endif

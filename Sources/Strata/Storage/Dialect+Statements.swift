@@ -48,6 +48,21 @@ extension SQLiteDialect {
         "SELECT \(q(column)) FROM \(q(table)) WHERE typeof(\(q(column))) = 'text'"
     }
 
+    /// The rows of a column that name external-storage files, with their key and entity, in key order.
+    static func fileRows(_ table: String, _ column: String) -> String {
+        "SELECT _pk, _entity, \(q(column)) FROM \(q(table)) WHERE typeof(\(q(column))) = 'text' ORDER BY _pk"
+    }
+    /// Whether some row of a column names the file `?1`.
+    static func namesFile(_ table: String, _ column: String) -> String {
+        "SELECT 1 FROM \(q(table)) WHERE \(q(column)) = ?1 LIMIT 1"
+    }
+
+    // MARK: Maintenance
+
+    /// SQLite's own check of the file (pages, records, indexes), at most `limit` findings.
+    static func integrityCheck(limit: Int) -> String { "PRAGMA integrity_check(\(max(limit, 1)))" }
+    static let vacuum = "VACUUM"
+
     /// Rows of the objects of entities `?1` (a JSON array) sharing the values of `columns`
     /// (none null) with another: key, entity, then the values, grouped by value and in key order.
     static func duplicateObjects(_ table: String, _ columns: [String]) -> String {

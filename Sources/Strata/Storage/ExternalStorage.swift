@@ -150,6 +150,70 @@ final class ExternalFolder: @unchecked Sendable {
         for name in names where ExternalFolder.isValidName(name.utf8) { unlinkat(dfd, name, 0) }
     }
 
+    /// Whether the folder holds a regular file `name` (a name checked with ``isValidName(_:)``);
+    /// a symbolic link is not followed and counts as no file.
+    func holds(_ name: String) throws -> Bool {
+        guard let dfd = try openDirectory(create: false) else { return false }
+        defer { close(dfd) }
+        var st = stat()
+        guard fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return false }
+            throw StrataError(.io, "cannot read external storage file '\(path)/\(name)': \(errorText())")
+        }
+        return (st.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// Copies the file `name` (checked with ``isValidName(_:)``) into `destination`'s folder
+    /// (created), in chunks, and syncs the copy; false when this folder has no such file.
+    ///
+    /// - Throws: `.corrupt` for a file that is not a regular file; `.io` when reading or writing fails.
+    func copy(_ name: String, to destination: ExternalFolder) throws -> Bool {
+        guard let dfd = try openDirectory(create: false) else { return false }
+        defer { close(dfd) }
+        let fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            if errno == ENOENT { return false }
+            throw StrataError(.io, "cannot open external storage file '\(path)/\(name)': \(errorText())")
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+            throw StrataError(.corrupt, "external storage file '\(path)/\(name)' is not a regular file")
+        }
+        guard let out = try destination.openDirectory(create: true) else { return false }
+        defer { close(out) }
+        let wfd = openat(out, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard wfd >= 0 else { throw StrataError(.io, "cannot create '\(destination.path)/\(name)': \(errorText())") }
+        defer { close(wfd) }
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 65536) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StrataError(.io, "cannot read external storage file '\(path)/\(name)': \(errorText())")
+            }
+            if n == 0 { break }
+            var offset = 0
+            while offset < n {
+                let w = chunk.withUnsafeBytes { Glibc.write(wfd, $0.baseAddress! + offset, n - offset) }
+                if w < 0 {
+                    if errno == EINTR { continue }
+                    throw StrataError(.io, "cannot write '\(destination.path)/\(name)': \(errorText())")
+                }
+                offset += w
+            }
+        }
+        if fsync(wfd) != 0 { throw StrataError(.io, "cannot sync '\(destination.path)/\(name)'") }
+        return true
+    }
+
+    /// Removes the folder with every file Strata could have generated in it (best effort; a
+    /// folder holding anything else stays).
+    func removeFolder() {
+        remove((try? generatedNames()) ?? [])
+        rmdir(path)
+    }
+
     /// The names in the folder that Strata could have generated (anything else is left alone).
     func generatedNames() throws -> [String] {
         guard let dfd = try openDirectory(create: false) else { return [] }

@@ -10,7 +10,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     let dialect = SQLiteDialect()
     public var queryDialect: any QueryDialect { dialect }
     /// For in-memory stores: the one connection every session shares.
-    private var sharedConnection: Connection?
+    private(set) var sharedConnection: Connection?
     /// Whether every session shares one connection (an in-memory store).
     var sharesConnection: Bool { sharedConnection != nil }
     /// The folder for external-storage files (`<store>.strata/`); nil in memory.
@@ -89,7 +89,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
 
     /// The name SQLite opens: the path itself, made relative with "./" so that no
     /// name is ever read as a SQLite URI (Debian's SQLite has URI names on).
-    private var sqlitePath = ""
+    private(set) var sqlitePath = ""
 
     /// Checks a store path: a plain file name, never a SQLite URI or `:memory:`.
     ///
