@@ -517,7 +517,8 @@ typedef int (*strata_write_fn)(const char *data, size_t length, void *userdata);
  * Fills `buffer` (room for `capacity` bytes, not NUL-terminated) with the
  * next bytes of an export and returns how many it wrote: 0 at the end of the
  * input, a negative value for an error (STRATA_ERR_CALLBACK). Any number of
- * bytes per call (lines may be split anywhere).
+ * bytes per call (lines may be split anywhere). It must not call Strata on
+ * the same container.
  */
 typedef long (*strata_read_fn)(char *buffer, size_t capacity, void *userdata);
 
