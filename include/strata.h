@@ -183,6 +183,7 @@
 #ifndef STRATA_H
 #define STRATA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -498,6 +499,86 @@ void strata_close(strata_container *container);
  * Thread-safe.
  */
 strata_status strata_container_schema(strata_container *container, char **out_json);
+
+/* ------------------------------------------------------------------------ */
+/* Export and import                                                        */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Receives the next piece of an export: `length` bytes of UTF-8 JSON lines
+ * (not NUL-terminated; each piece ends with a line's end; about 64 KiB). The
+ * bytes are valid during the call only. Return 0 to go on; any other value
+ * stops the export (STRATA_ERR_CALLBACK). It must not call Strata on the
+ * same container.
+ */
+typedef int (*strata_write_fn)(const char *data, size_t length, void *userdata);
+
+/**
+ * Fills `buffer` (room for `capacity` bytes, not NUL-terminated) with the
+ * next bytes of an export and returns how many it wrote: 0 at the end of the
+ * input, a negative value for an error (STRATA_ERR_CALLBACK). Any number of
+ * bytes per call (lines may be split anywhere). It must not call Strata on
+ * the same container.
+ */
+typedef long (*strata_read_fn)(char *buffer, size_t capacity, void *userdata);
+
+/**
+ * Writes the whole store as JSON lines (docs/JSON.md section 9) to `write`:
+ * a header line with the schema the container opened (and its version and
+ * version hash), one line per object with its identifier, entity and every
+ * stored attribute (external-storage values inline, base64), a
+ * {"strata": "links"} line, one line per object that keeps links (to-one
+ * links held in its row, and the pairs of a many-to-many or inverse-less
+ * to-many from one end, as identifiers), and an end line counting both.
+ *
+ * Everything is read on one snapshot (one read transaction on SQLite, one
+ * REPEATABLE READ transaction on PostgreSQL) on a connection of its own:
+ * writers go on and are not seen, and are not blocked (on an in-memory store
+ * the other contexts wait). Each hierarchy is read in pages of 1,000 objects
+ * by key, so memory stays bounded whatever the size of the store. Transient
+ * attributes and history are not exported.
+ *
+ * Fails with: STRATA_ERR_MISUSE (NULL or stale container, NULL write),
+ * STRATA_ERR_CALLBACK (write returned non-zero: what it received is
+ * incomplete), STRATA_ERR_INCOMPATIBLE_STORE (migrated by another container
+ * or process since this one opened it), STRATA_ERR_CORRUPT, STRATA_ERR_IO
+ * (an external-storage file, or one replaced by a save after the export's
+ * snapshot), STRATA_ERR_BUSY, STRATA_ERR_NOMEM.
+ * Thread-safe.
+ */
+strata_status strata_export(strata_container *container, strata_write_fn write, void *userdata);
+
+/**
+ * Imports an export (strata_export()) read through `read` into this store,
+ * which must hold no object and the export's schema: every object keeps its
+ * identifier ("Trip/3" stays "Trip/3"), its links and values, so fetches
+ * answer as in the exported store; the key counters move past the imported
+ * keys, so later inserts get new keys (contexts made before the import may
+ * hold keys reserved before it: make contexts after importing).
+ *
+ * All or nothing: one transaction, committed after the end line; on any
+ * failure nothing is written. Only one line at a time is held (a line may be
+ * up to 1 GiB). The import records no history and observers are not told of
+ * it. Unlike a save, minimumModelCount and maximumModelCount are not checked
+ * (required to-one links are). A link left dangling by the noAction delete
+ * rule is exported but refused here (a dangling identifier).
+ *
+ * @param[out] out_count  the number of objects imported; may be NULL.
+ * Fails with (each message starting with the line, "line 7: ..."):
+ * STRATA_ERR_MISUSE (NULL or stale container, NULL read),
+ * STRATA_ERR_INCOMPATIBLE_STORE (an export of another schema: the message
+ * names the entities that differ; or the store holds objects),
+ * STRATA_ERR_INVALID (not an export, another format version, malformed JSON,
+ * a line out of place, an unknown entity, attribute or relationship, an
+ * identifier that names no imported object, a missing end line or one whose
+ * counts differ: a truncated export), STRATA_ERR_VALIDATION (a bad value, a
+ * required value or to-one link missing), STRATA_ERR_CONSTRAINT (a unique
+ * value or an identifier given twice), STRATA_ERR_CALLBACK (read returned a
+ * negative value or more than capacity), STRATA_ERR_READONLY, STRATA_ERR_BUSY,
+ * STRATA_ERR_IO, STRATA_ERR_NOMEM.
+ * Thread-safe.
+ */
+strata_status strata_import(strata_container *container, strata_read_fn read, void *userdata, int64_t *out_count);
 
 /* ------------------------------------------------------------------------ */
 /* Contexts                                                                 */

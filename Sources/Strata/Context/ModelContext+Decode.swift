@@ -83,6 +83,16 @@ extension ModelContext {
         return later
     }
 
+    /// Fails with `.validation`, naming it, at the first required attribute of `e` that `values`
+    /// (a row of `e`, slot order) leaves without a value.
+    func checkRequired(_ values: [SQLValue], _ e: Entity, _ path: JSONPath) throws {
+        for (slot, column) in e.storedColumns.enumerated() {
+            guard case .attribute(let a) = column, !a.isOptional, values[slot].isNull else { continue }
+            let at = a.composite.map { path / $0.name / a.fieldName } ?? path / a.name
+            throw StrataError(.validation, "'\(e.name)' requires a value for '\(a.name)'", entity: e.name, attribute: a.name, path: at.description)
+        }
+    }
+
     /// - Parameter attribute: the attribute the key names, when it is not the key itself (a composite's field).
     func duplicateKey(_ key: String, _ e: Entity, _ path: JSONPath, attribute: String? = nil) -> StrataError {
         StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: attribute ?? key, path: (path / key).description)

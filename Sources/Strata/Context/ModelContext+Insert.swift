@@ -86,11 +86,7 @@ extension ModelContext {
         let e = declared.subentities.isEmpty ? declared : try concreteEntity(r, declared: declared, path: path)
         var new = try readNewObject(&r, e, declared: declared, path: path)
         if let link { try linkToOwner(&new, e, link) }
-        for (slot, column) in e.storedColumns.enumerated() {
-            guard case .attribute(let a) = column, !a.isOptional, new.values[slot].isNull else { continue }
-            let at = a.composite.map { path / $0.name / a.fieldName } ?? path / a.name
-            throw StrataError(.validation, "'\(e.name)' requires a value for '\(a.name)'", entity: e.name, attribute: a.name, path: at.description)
-        }
+        try checkRequired(new.values, e, path)
         // Unique constraints: against pending inserts (and keys pending updates set), then saved rows.
         let keys = unique.keys(e) { new.values[$0] }
         if let (other, key) = try holder(of: keys, e) {

@@ -108,6 +108,11 @@ struct PostgresDialect {
     static let objectCount = "SELECT (SELECT count(*) FROM pg_catalog.pg_class WHERE relnamespace = CAST(current_schema() AS regnamespace))"
         + " + (SELECT count(*) FROM pg_catalog.pg_proc WHERE pronamespace = CAST(current_schema() AS regnamespace))"
     /// Reserves `$2` consecutive keys from sequence `$1` (under an advisory lock of the sequence), returning the first.
+    /// Moves the sequence `sequence` (quoted) past key `$2` unless it is past it already (the
+    /// sequence's text name is `$1`); `setval` is not transactional.
+    static func keepKeys(_ sequence: String) -> String {
+        "SELECT setval(CAST($1 AS regclass), $2) FROM \(sequence) WHERE (CASE WHEN is_called THEN last_value + 1 ELSE last_value END) <= $2"
+    }
     static let reserveKeys = "SELECT setval(CAST($1 AS regclass), nextval(CAST($1 AS regclass)) + $2 - 1) - $2 + 1"
 
     // Rows: the key is always $1.

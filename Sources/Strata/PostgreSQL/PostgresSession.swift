@@ -189,6 +189,19 @@ public final class PostgresSession: StoreSession {
         return result
     }
 
+    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try lockedRead {
+            guard outer == nil, !connection.isInTransaction else {
+                throw StrataError(.misuse, "the session is already inside a transaction")
+            }
+            try connection.execute(script: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", reported: false)
+            defer { rollback() }
+            // The first statement takes the snapshot.
+            try checkStoredVersion()
+            return try body()
+        }
+    }
+
     // MARK: Reads
 
     /// Runs a read call on one snapshot (a REPEATABLE READ transaction) plus the replayed pending

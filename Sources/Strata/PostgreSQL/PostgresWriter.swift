@@ -179,4 +179,13 @@ final class PostgresWriter: StoreWriter {
         let (table, ownerCol, targetCol) = dialect.pairTable(rel)
         try connection.execute(dialect.insertPairs(table, ownerCol, targetCol), [.int(owner), PostgresDialect.keyArray(targets)])
     }
+
+    /// Under the sequence's advisory lock, as reservations take it (`PostgresSession.reserveKeys`).
+    func keepKeys(root: Entity, through key: Int64) throws {
+        guard isSaving else { return }
+        let sequence = dialect.quote(PostgresDialect.sequenceName(dialect.table(root)))
+        try connection.execute(PostgresStore.lockKeys, [.text(sequence)])
+        defer { _ = try? connection.execute(PostgresStore.unlockKeys, [.text(sequence)]) }
+        _ = try connection.query(PostgresDialect.keepKeys(sequence), [.text(sequence), .int(key)])
+    }
 }

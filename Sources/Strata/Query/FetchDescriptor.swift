@@ -376,3 +376,20 @@ public struct PrefetchNode {
         return added
     }
 }
+
+extension FetchDescriptor {
+    /// Up to `limit` objects of `root`'s hierarchy whose keys are above `key`, in key order,
+    /// each with only `properties` (plus `_id` and `_entity`), without pending changes: the
+    /// pages a whole-store export reads one hierarchy in, every page found through the key
+    /// index, so that reading a table costs one pass whatever its size.
+    static func keyPage(_ root: Entity, after key: Int64, limit: Int, properties: [String]) -> FetchDescriptor {
+        let object = KeyPathRef(scope: 0, hops: [], end: .object, text: PredicateChecker.identity)
+        let after: TypedPredicate = .compare(.greater, .keyPath(object, .object(root)), .constant(.int(key), .object(root)),
+                                             domain: .object(root), options: [])
+        var d = FetchDescriptor(entity: root, predicate: after)
+        d.fetchLimit = limit
+        d.propertiesToFetch = properties
+        d.includePendingChanges = false
+        return d
+    }
+}

@@ -225,6 +225,20 @@ public final class SQLiteSession: StoreSession {
         return result
     }
 
+    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        // The lock is held throughout: an in-memory store's other sessions share this connection.
+        try lockedRead {
+            guard outer == nil, !connection.isInTransaction else {
+                throw StrataError(.misuse, "the session is already inside a transaction")
+            }
+            try connection.beginRead()
+            defer { connection.endRead() }
+            // BEGIN is deferred: this first read takes the snapshot.
+            try checkStoredVersion()
+            return try body()
+        }
+    }
+
     // MARK: Reads
 
     /// Runs a read call on one committed snapshot plus the replayed pending changes.

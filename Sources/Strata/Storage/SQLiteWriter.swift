@@ -384,4 +384,12 @@ final class SQLiteWriter: StoreWriter {
         let into = try target(table, join: true, where: SQLiteDialect.pairsOf(ownerCol, targetCol), [.int(owner), list])
         try connection.execute(SQLiteDialect.insertPairs(into, ownerCol, targetCol), [.int(owner), list])
     }
+
+    /// `strata_sequence` is a table: the change commits or rolls back with the save.
+    func keepKeys(root: Entity, through key: Int64) throws {
+        guard isSaving else { return }
+        let (next, overflow) = key.addingReportingOverflow(1)
+        guard !overflow else { throw StrataError(.invalid, "the key \(key) of '\(root.name)' leaves no key to reserve after it", entity: root.name) }
+        try connection.execute(SQLiteDialect.keepKeys, [.text(root.name), .int(next)])
+    }
 }

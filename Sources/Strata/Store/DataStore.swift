@@ -60,6 +60,14 @@ public protocol StoreSession: AnyObject {
     /// of it commits when `body` returns or rolls back when it throws.
     func transaction<T>(_ body: () throws -> T) throws -> T
     var isInTransaction: Bool { get }
+    /// Runs `body` in one read transaction: every read of this session inside it sees one
+    /// committed snapshot, taken when it begins (after checking that the store still holds
+    /// the session's version), and no write lock is taken. For a whole-store export, whose
+    /// reads must agree with each other. An in-memory store's sessions share one connection:
+    /// theirs wait until `body` returns.
+    ///
+    /// - Throws: `.misuse` inside `transaction` or another read transaction.
+    func readTransaction<T>(_ body: () throws -> T) throws -> T
 
     // MARK: Reads
 
@@ -151,6 +159,12 @@ public protocol StoreWriter: AnyObject {
     func removePairs(_ rel: Relationship, pk: Int64, ownerSide: Bool) throws -> [Int64]
     /// For a link kept in a join table: adds `(owner, t)` for each target.
     func addPairs(_ rel: Relationship, owner: Int64, targets: [Int64]) throws
+
+    /// Makes sure no key up to `key` of `root`'s hierarchy is reserved again
+    /// (``StoreSession/reserveKeys(root:count:)``), for rows written with keys of their own
+    /// (an import): in the save's transaction where the store's key counters are transactional.
+    /// Nothing on a read's overlay.
+    func keepKeys(root: Entity, through key: Int64) throws
 }
 
 /// What other layers attach to every save of a store: participants write
