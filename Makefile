@@ -37,7 +37,8 @@
 #                  table also in build/bench/results-postgres.md, then the cost of a NOTIFY per
 #                  save (NOTIFY_SAVES of each kind, default 5000) (benchmarks/bench/README.md;
 #                  not part of make test; ctest -R bench_postgres runs its smoke run)
-#   make install   cmake --install build (PREFIX=/usr/local)
+#   make install   cmake --install build (PREFIX=/usr/local): lib/libstrata.so*, include/strata.h,
+#                  bin/strata (the command-line tool, docs/cli.md), strata.pc, the CMake package, docs
 #   make clean     remove build/ and SwiftPM's .build*/ folders
 #
 # Everything runs with 2 jobs (JOBS=2); CMake drives SwiftPM (see CMakeLists.txt).
@@ -62,7 +63,7 @@ BENCH_MIGRATION ?= 1
 POSTGRES_TEST ?= scripts/postgres-test.sh
 NOTIFY_SAVES ?= 5000
 
-DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3 time \
+DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3 time bsdutils \
                 postgresql postgresql-contrib libpq5 libpq-dev
 
 .PHONY: deps configure build test test-quick memcheck asan fuzz demo bench-migration bench-history bench bench-smoke bench-postgres install clean
