@@ -2,7 +2,8 @@
 #
 #   make deps      install the Debian packages the build and the tests need, PostgreSQL included
 #                  (as root; else prints the sudo command)
-#   make build     configure (once) and build build/libstrata.so, the example and the C tests
+#   make build     configure (once) and build build/libstrata.so, build/strata (the command-line
+#                  tool, docs/cli.md), the examples and the C tests
 #   make test      build, then run every test: Swift tests, C tests, C tests under valgrind,
 #                  C tests on PostgreSQL (label postgres: each in a throw-away cluster of
 #                  scripts/postgres-test.sh; CTEST_ARGS=-LE postgres skips them),
