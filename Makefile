@@ -2,7 +2,8 @@
 #
 #   make deps      install the Debian packages the build and the tests need, PostgreSQL included
 #                  (as root; else prints the sudo command)
-#   make build     configure (once) and build build/libstrata.so, the example and the C tests
+#   make build     configure (once) and build build/libstrata.so, build/strata (the command-line
+#                  tool, docs/cli.md), the examples and the C tests
 #   make test      build, then run every test: Swift tests, C tests, C tests under valgrind,
 #                  C tests on PostgreSQL (label postgres: each in a throw-away cluster of
 #                  scripts/postgres-test.sh; CTEST_ARGS=-LE postgres skips them),
@@ -37,7 +38,8 @@
 #                  table also in build/bench/results-postgres.md, then the cost of a NOTIFY per
 #                  save (NOTIFY_SAVES of each kind, default 5000) (benchmarks/bench/README.md;
 #                  not part of make test; ctest -R bench_postgres runs its smoke run)
-#   make install   cmake --install build (PREFIX=/usr/local)
+#   make install   cmake --install build (PREFIX=/usr/local): lib/libstrata.so*, include/strata.h,
+#                  bin/strata (the command-line tool, docs/cli.md), strata.pc, the CMake package, docs
 #   make clean     remove build/ and SwiftPM's .build*/ folders
 #
 # Everything runs with 2 jobs (JOBS=2); CMake drives SwiftPM (see CMakeLists.txt).
@@ -62,7 +64,7 @@ BENCH_MIGRATION ?= 1
 POSTGRES_TEST ?= scripts/postgres-test.sh
 NOTIFY_SAVES ?= 5000
 
-DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3 time \
+DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-dev valgrind sqlite3 time bsdutils \
                 postgresql postgresql-contrib libpq5 libpq-dev
 # The Python binding's test: the interpreter, and what an offline `pip install bindings/python` needs.
 DEB_PACKAGES += python3 python3-pip python3-setuptools python3-wheel python3-venv

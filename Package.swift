@@ -9,6 +9,11 @@ let package = Package(
         // (the Makefile and CMakeLists.txt do).
         .library(name: "strata", type: .dynamic, targets: ["StrataC"]),
         .library(name: "Strata", targets: ["Strata"]),
+        // The `strata` command (docs/cli.md); CMake builds it with the library and installs it as bin/strata.
+        .executable(name: "strata-cli", targets: ["StrataCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
@@ -26,6 +31,10 @@ let package = Package(
                     "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/StrataC/strata.map",
                 ])
             ]),
+        .executableTarget(
+            name: "StrataCLI",
+            dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/StrataCLI"),
         .testTarget(name: "StrataTests", dependencies: ["Strata"], path: "Tests/StrataTests"),
     ],
     swiftLanguageModes: [.v5]

@@ -27,6 +27,8 @@
 #       Container  every folder but the stores (the concrete stores it chooses
 #                  are allowlisted exceptions)
 #       StrataC    every folder but the stores (strata-c-names-*)
+#       StrataCLI  the same as StrataC: the `strata` command, a consumer of
+#                  Container (Sources/StrataCLI, strata-cli-names-*)
 #   storage-names-query     a store names a type of Query outside its face: the
 #                           dialect it implements and what it is given to run
 #                           (QUERY_FACE: QueryDialect, Operators, CompiledFetch,
@@ -95,7 +97,7 @@ may_name() {
     Context) echo "Store Query Schema Values Support" ;;
     Migration|History) echo "Context Store Query Schema Values Support" ;;
     Container) echo "Migration History Context Store Query Schema Values Support" ;;
-    _StrataC) echo "Container Migration History Context Store Query Schema Values Support" ;;
+    _StrataC|_StrataCLI) echo "Container Migration History Context Store Query Schema Values Support" ;;
   esac
 }
 
@@ -274,6 +276,7 @@ if [ "$selftest" = 1 ]; then
     Sc=$(first Schema) && V=$(first Values) && St=$(first Store) && Sp=$(first Support) && Co=$(first Container) || exit 1
   X=$(find "$copy/Sources/StrataC" -name '*.swift' | sort | head -n 1)
   [ -n "$X" ] || { echo "FAIL: Sources/StrataC has no Swift file"; exit 1; }
+  Y=$(find "$copy/Sources/StrataCLI" -name '*.swift' 2>/dev/null | sort | head -n 1)
 
   # A real type of Context/ in Storage/ (the one every store would be tempted by).
   if grep -qE '(class|struct) ModelContext\b' "$copy"/Sources/Strata/Context/*.swift; then
@@ -311,6 +314,15 @@ if [ "$selftest" = 1 ]; then
   expect "Storage type in Store" store-names-storage LayersProbeStorage
   inject2 "$S" 'final class LayersProbeStorage {}' "$X" 'let _m: LayersProbeStorage? = nil'
   expect "Storage type in StrataC" strata-c-names-storage LayersProbeStorage
+  if [ -n "$Y" ]; then
+    inject2 "$S" 'final class LayersProbeStorage {}' "$Y" 'let _m: LayersProbeStorage? = nil'
+    expect "Storage type in StrataCLI" strata-cli-names-storage LayersProbeStorage
+    P=$(first PostgreSQL) || exit 1
+    inject2 "$P" 'final class LayersProbePostgres {}' "$Y" 'let _m: LayersProbePostgres? = nil'
+    expect "PostgreSQL type in StrataCLI" strata-cli-names-postgresql LayersProbePostgres
+    inject "$Y" 'import CSQLite'; expect "import CSQLite in StrataCLI" sqlite-outside-storage CSQLite
+    inject "$Y" 'let _c: ModelContainer? = nil; let _s: StoredState? = nil'; what_none="Container and Store types in StrataCLI"; expect_none
+  fi
   inject "$Q" 'import CSQLite'; expect "import CSQLite in Query" sqlite-outside-storage CSQLite
   inject "$C" 'let _c = sqlite3_libversion()'; expect "sqlite3_ call in Context" sqlite-outside-storage sqlite3_libversion
   inject "$Sp" 'let _c = SQLITE_OK'; expect "SQLITE_ constant in Support" sqlite-outside-storage SQLITE_OK
@@ -413,6 +425,8 @@ grep -v '^Sources/Strata/[^/]*/' "$work/files" | grep '^Sources/Strata/' |
   while IFS= read -r f; do awk "$DECL_AWK" "$work/pp/$f"; done | sort -u >"$work/decl/_top"
 grep '^Sources/StrataC/' "$work/files" |
   while IFS= read -r f; do awk "$DECL_AWK" "$work/pp/$f"; done | sort -u >"$work/decl/_StrataC"
+{ grep '^Sources/StrataCLI/' "$work/files" || true; } |
+  while IFS= read -r f; do awk "$DECL_AWK" "$work/pp/$f"; done | sort -u >"$work/decl/_StrataCLI"
 
 : >"$work/hits"; : >"$work/notes"
 lower() { printf '%s' "$1" | tr 'A-Z' 'a-z'; }
@@ -455,12 +469,15 @@ for key in $FOLDERS; do
 done
 grep '^Sources/StrataC/' "$work/files" >"$work/list.StrataC" || true
 names_rule _StrataC "$work/list.StrataC" strata-c
+grep '^Sources/StrataCLI/' "$work/files" >"$work/list.StrataCLI" || true
+names_rule _StrataCLI "$work/list.StrataCLI" strata-cli
 
 # Folder cycles: every reference between folders (to a name declared in one folder only),
 # allowlisted ones too. An edge A->B lies on a cycle when B reaches A; each such edge is a hit
 # at its first reference.
 { for d in $FOLDERS; do sed "s/\$/ $d/" "$work/decl/$d"; done
-  sed 's/$/ StrataC/' "$work/decl/_StrataC"; sed 's/$/ _top/' "$work/decl/_top"; } |
+  sed 's/$/ StrataC/' "$work/decl/_StrataC"; sed 's/$/ StrataCLI/' "$work/decl/_StrataCLI"
+  sed 's/$/ _top/' "$work/decl/_top"; } |
   awk '{ n[$1]++; f[$1] = $2 } END { for (k in n) if (n[k] == 1 && f[k] != "_top") print k, f[k] }' >"$work/owner"
 awk -v PP="$work/pp/" '
   FNR == 1 { fileno++ }
@@ -468,6 +485,7 @@ awk -v PP="$work/pp/" '
   FNR == 1 { rel = substr(FILENAME, length(PP) + 1); from = rel
              if (from ~ /^Sources\/Strata\/[^\/]+\//) { sub(/^Sources\/Strata\//, "", from); sub(/\/.*/, "", from) }
              else if (from ~ /^Sources\/StrataC\//) from = "StrataC"
+             else if (from ~ /^Sources\/StrataCLI\//) from = "StrataCLI"
              else from = "" }
   from != "" {
     code = $0; sub(/\037.*/, "", code); gsub(/`[^`]*`/, " ", code); gsub(/[^A-Za-z0-9_]/, " ", code)

@@ -78,6 +78,34 @@ extension ModelContainer {
         return MigrationStep.json(try SQLiteStore.migrationSteps(mapping))
     }
 
+    /// What the store at `location` (a store file or a PostgreSQL URI) holds about itself:
+    /// its schema's JSON, version and version hashes, read in one read-only snapshot without
+    /// writing anything. Nil for an empty database (or a PostgreSQL schema that does not exist).
+    /// A tool that looks at any store opens it read-only with the stored schema.
+    ///
+    /// - Throws: `.io` for a missing or unreadable file, `.corrupt` for a file that is not a
+    ///   store (or a damaged one), as opening would.
+    public static func storedState(at location: String, postgresSchema: String? = nil) throws -> StoredState? {
+        var options = StoreOptions(schema: Schema(version: "", entities: [], json: .object([]), versionHash: "", pairSets: []),
+                                   readOnly: true)
+        options.postgresSchema = postgresSchema
+        return try readStoredState(location, options: options).stored
+    }
+
+    /// The stored state of the store at `location`, the format version its store writes, and how
+    /// messages name it. Only the location and `postgresSchema` of `options` are read.
+    private static func readStoredState(_ location: String, options: StoreOptions)
+        throws -> (stored: StoredState?, formatVersion: Int64, name: StoreName) {
+        switch StoreLocation(location) {
+        case .postgreSQL(let uri):
+            return (try PostgresStore.storedState(uri: uri, options: options), PostgresStore.formatVersion,
+                    .server("the PostgreSQL database"))
+        case .file(let file):
+            let path = file ?? location
+            return (try SQLiteStore.storedState(path: path), SQLiteStore.formatVersion, .file(path))
+        }
+    }
+
     /// What opening the store at `path` with `configuration` would do, as JSON
     /// `{"status": "compatible" | "migratable" | "incompatible", "storedVersion": …,
     /// "currentVersion": …, "stages": [{"name", "kind", "from", "to"}], "reason": …}`.
@@ -86,23 +114,7 @@ extension ModelContainer {
     ///
     /// - Throws: `.io` when the file cannot be read; `.invalid` for a bad path.
     public static func checkStore(path location: String, configuration: StoreConfiguration) throws -> String {
-        let place = StoreLocation(location)
-        let stored: StoredState?
-        let formatVersion: Int64
-        let path: String
-        let name: StoreName
-        switch place {
-        case .postgreSQL(let uri):
-            stored = try PostgresStore.storedState(uri: uri, options: configuration.storeOptions)
-            formatVersion = PostgresStore.formatVersion
-            path = "the PostgreSQL store"
-            name = .server("the PostgreSQL database")
-        case .file(let file):
-            path = file ?? location
-            name = .file(path)
-            stored = try SQLiteStore.storedState(path: path)
-            formatVersion = SQLiteStore.formatVersion
-        }
+        let (stored, formatVersion, name) = try readStoredState(location, options: configuration.storeOptions)
         let opener = StoreOpener(configuration)
         var w = JSONWriter()
         w.beginObject()

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import Strata
 
-/// Whole-store export and import (`strata_export`, `strata_import`, docs/JSON.md §9): a store
+/// Whole-store export and import (`strata_export`, `strata_import`, docs/JSON.md §10): a store
 /// of every attribute type, inheritance, every kind of link, external storage and history
 /// goes out as JSON lines and into a new store with the same fetches and identifiers; bad
 /// input names its line and leaves the destination as it was; memory stays bounded.
