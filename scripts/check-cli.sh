@@ -229,6 +229,38 @@ expect_err "history --after with a bad token: exit 1, the library's message" 1 "
 run "$strata" check "$store" --plan "$src/examples/trips/plan.json"
 expect "check: the demo's store is compatible with its plan" 0 '^status +compatible$' '^stored version +4\.0\.0$'
 
+# ---------------------------------------------------------------- export, import, backup, integrity
+run "$strata" export "$store"
+expect "export: JSON lines, the schema first, an end line with the counts" 0 '^\{"strata":"export","version":1,' '^\{"_id":"Trip/1",' '^\{"strata":"links"\}$' '^\{"strata":"end","objects":[0-9]+,'
+cp "$work/out" "$work/trips.jsonl"
+run "$strata" import "$work/copy.store" <"$work/trips.jsonl"
+[ "$rc" = 0 ] && grep -Fq "imported" "$work/err" && ok "import: a new store from the export" || bad "import: a new store from the export"
+for entity in Trip BucketListItem LivingAccommodation; do
+  "$strata" fetch "$store" "$entity" --json >"$work/a.json" 2>&1
+  "$strata" fetch "$work/copy.store" "$entity" --json >"$work/b.json" 2>&1
+  if cmp -s "$work/a.json" "$work/b.json" && [ -s "$work/a.json" ]; then ok "export | import: $entity fetches identically (identifiers too)"; else rc=1; bad "export | import: $entity differs"; fi
+done
+run "$strata" import "$work/copy.store" <"$work/trips.jsonl"
+expect_err "import into a store that holds objects: exit 1, nothing written" 1 "strata: "
+printf 'not an export\n' >"$work/bad.jsonl"
+run "$strata" import "$work/bad-copy.store" <"$work/bad.jsonl"
+expect_err "import of a file that is not an export: exit 1" 1 "line 1"
+run "$strata" backup "$store" "$work/backup.store"
+[ "$rc" = 0 ] && [ -s "$work/backup.store" ] && ok "backup: a copy" || bad "backup: a copy"
+run "$strata" backup "$store" "$work/backup.store"
+expect_err "backup onto an existing file: exit 1 naming it" 1 "backup.store"
+run "$strata" integrity "$work/backup.store"
+expect "integrity of the backup: sound" 0 '^ok: no problem found'
+run "$strata" count "$work/backup.store" Trip
+expect "the backup holds the trips" 0 '^7$'
+cp "$work/backup.store" "$work/damaged-links.store"
+sqlite3 "$work/damaged-links.store" 'UPDATE "BucketListItem" SET "trip" = 9999 WHERE _pk = 1' || exit 1
+run "$strata" integrity "$work/damaged-links.store"
+expect "integrity finds a dangling link (made with the sqlite3 shell): exit 1, named" 1 '^link BucketListItem/1: ' '^\(1 problem\)$'
+run "$strata" integrity "$work/damaged-links.store" --json
+[ "$rc" = 1 ] && [ "$(json "json_extract(j, '\$.ok') || ' ' || json_extract(j, '\$.problems[0].kind') || ' ' || json_extract(j, '\$.problems[0].id')")" = "0 link BucketListItem/1" ] \
+  && ok "integrity --json: the report" || bad "integrity --json: the report"
+
 # ---------------------------------------------------------------- usage errors: exit 2
 run "$strata" frobnicate "$store"
 expect_err "an unknown command: exit 2 with the usage" 2 "Usage: strata"

@@ -11,5 +11,9 @@ enum CommandTable {
         HistoryCommand.self,
         CheckCommand.self,
         MigrateCommand.self,
+        ExportCommand.self,
+        ImportCommand.self,
+        BackupCommand.self,
+        IntegrityCommand.self,
     ]
 }
