@@ -4,7 +4,8 @@ import ctypes
 
 from . import _json
 from ._library import lib, take_string
-from .errors import check, closed_error
+from ._owner import Owner
+from .errors import check
 
 _c_void_p = ctypes.c_void_p
 _c_int64 = ctypes.c_int64
@@ -15,7 +16,7 @@ def _text(value):
     return None if value is None else value.encode("utf-8")
 
 
-class Context:
+class Context(Owner):
     """A unit of work (SwiftData's ModelContext, ``strata_context``): pending
     inserts, updates and deletes that :meth:`save` writes in one transaction.
 
@@ -30,30 +31,13 @@ class Context:
         self._store = store          # keeps the Store (and its observers) alive
         self._borrowed = borrowed    # a stage hook's context: the library frees it
 
-    # -- lifetime -----------------------------------------------------------
+    # -- lifetime (close() discards unsaved changes) ---------------------------
 
-    def _h(self):
-        if self._handle is None:
-            raise closed_error("context")
-        return self._handle
+    _what = "context"
 
-    def close(self):
-        """Frees the context, discarding unsaved changes. Idempotent."""
-        handle, self._handle = self._handle, None
-        if handle is not None and not self._borrowed:
+    def _release(self, handle):
+        if not self._borrowed:
             lib.strata_context_free(handle)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     # -- objects ------------------------------------------------------------
 
@@ -211,7 +195,7 @@ class Context:
         check(lib.strata_context_set_name(self._h(), _text(name)))
 
 
-class Cursor:
+class Cursor(Owner):
     """The objects of one fetch, read in batches on one committed snapshot
     (``strata_fetch_cursor``). Iterating gives each batch, a list; iterating
     :meth:`objects` gives the objects one by one. The cursor's read ends (its
@@ -248,26 +232,13 @@ class Cursor:
         for objects in self:
             yield from objects
 
-    def close(self):
-        """Ends the cursor's read and frees it. Idempotent."""
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            lib.strata_cursor_free(handle)
+    _what = "cursor"
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _release(self, handle):
+        lib.strata_cursor_free(handle)   # ends the cursor's read
 
 
-class Prepared:
+class Prepared(Owner):
     """A prepared fetch (``strata_prepare``): run it with bindings as keyword
     arguments or a dict, ``prepared.fetch(now="2026-11-22T00:00:00Z")``."""
 
@@ -275,10 +246,10 @@ class Prepared:
         self._handle = handle
         self._context = context
 
-    def _h(self):
-        if self._handle is None:
-            raise closed_error("prepared fetch")
-        return self._handle
+    _what = "prepared fetch"
+
+    def _release(self, handle):
+        lib.strata_prepared_free(handle)
 
     @staticmethod
     def _bindings(bindings, keywords):
@@ -305,21 +276,3 @@ class Prepared:
         out = _c_void_p()
         check(lib.strata_prepared_fetch_identifiers(self._h(), self._bindings(bindings, values), _byref(out)))
         return _json.loads(take_string(out))
-
-    def close(self):
-        """Frees the prepared fetch. Idempotent."""
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            lib.strata_prepared_free(handle)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass

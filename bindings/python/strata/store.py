@@ -8,8 +8,9 @@ import threading
 from . import _json
 from ._library import (FREE_CALLBACK, STAGE_CALLBACK, TEXT_CALLBACK, lib, release_userdata, retain,
                        retained, take_string)
+from ._owner import Owner
 from .context import Context
-from .errors import CallbackError, StrataError, check, closed_error, error_for
+from .errors import CallbackError, StrataError, check, error_for
 
 _c_void_p = ctypes.c_void_p
 _byref = ctypes.byref
@@ -245,7 +246,7 @@ class Observer:
         self.cancel()
 
 
-class Store:
+class Store(Owner):
     """An open store (SwiftData's ModelContainer, ``strata_container``), made
     by :func:`strata.open`. Shared by threads. A context manager: closed at
     exit (contexts still open keep the store open until they are freed; its
@@ -256,33 +257,20 @@ class Store:
         self._observers = set()
         self._lock = threading.Lock()
 
-    def _h(self):
-        if self._handle is None:
-            raise closed_error("store")
-        return self._handle
+    _what = "store"
 
     def close(self):
         """Closes the container; observers end here and their callables are
         let go. Idempotent."""
         with self._lock:
             handle, self._handle = self._handle, None
-        if handle is None:
-            return
+        if handle is not None:
+            self._release(handle)
+
+    def _release(self, handle):
         lib.strata_close(handle)
         for observer in list(self._observers):
             observer.cancel()   # after the close: only frees the handle
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     @property
     def closed(self):
