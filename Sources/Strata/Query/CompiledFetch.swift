@@ -142,8 +142,7 @@ public struct CompiledFetch {
         args = c.args
         slotArguments = c.slotArguments
         if let a = d.aggregation, let aggregateParts {
-            let source = "\(dialect.quote(dialect.table(root))) t" + (joins.isEmpty ? "" : " " + joins)
-            result = a.resultQuery(aggregateParts, entity: d.entity, source: source, condition: condition, args: c.args,
+            result = a.resultQuery(aggregateParts, entity: d.entity, source: CompiledFetch.source(root, joins, dialect), condition: condition, args: c.args,
                                    limit: d.fetchLimit, offset: d.fetchOffset, dialect: dialect)
         } else {
             result = nil
@@ -161,7 +160,11 @@ public struct CompiledFetch {
     }
 
     /// The fetched table aliased `t`, with the joins the predicate and sort keys need.
-    var source: String { "\(dialect.quote(dialect.table(root))) t" + (joins.isEmpty ? "" : " " + joins) }
+    var source: String { CompiledFetch.source(root, joins, dialect) }
+
+    static func source(_ root: Entity, _ joins: String, _ dialect: any QueryDialect) -> String {
+        "\(dialect.quote(dialect.table(root))) t" + (joins.isEmpty ? "" : " " + joins)
+    }
 
     /// `list` of the matching rows, in order.
     func select(_ list: String) -> String {

@@ -159,7 +159,7 @@ struct ObjectPlan {
         return start..<names.count
     }
 
-    private static func keyBytes(_ name: String) -> [UInt8] {
+    static func keyBytes(_ name: String) -> [UInt8] {
         var w = JSONWriter()
         w.bytes.append(UInt8(ascii: ","))
         w.key(name)

@@ -5,12 +5,8 @@
 /// form (PostgreSQL's `numeric` writes "12.50").
 enum ResultWriter {
     static func write<C: RowCursor>(_ rows: inout C, _ q: ResultQuery) throws -> JSONBuffer {
-        let keys = q.columns.enumerated().map { i, c -> [UInt8] in
-            var w = JSONWriter()
-            if i > 0 { w.bytes.append(UInt8(ascii: ",")) }
-            w.key(c.name)
-            return w.bytes
-        }
+        // `,"name":` as the object plan writes its keys; the first without its comma.
+        let keys = q.columns.enumerated().map { i, c in Array(ObjectPlan.keyBytes(c.name).dropFirst(i == 0 ? 1 : 0)) }
         var out = ByteSink()
         defer { out.deallocate() }
         var scratch: [UInt8] = []
