@@ -24,8 +24,21 @@ extension ModelContext {
                         attribute: (Int, SQLValue) -> Void, meta: (MetaKey, String) throws -> Void) throws -> ObjectKeys {
         var read = ObjectKeys(provided: [Bool](repeating: false, count: e.storedColumns.count))
         var seenOther: Set<String> = []
-        try r.readObject(checkDuplicates: false) { r, key in
-            if let slot = e.slotByName[key], case .attribute(let a) = e.storedColumns[slot], a.composite == nil {
+        let members = memberTable(e)
+        try r.readMembers { r, name in
+            // A name spelled without escapes is matched as bytes; the key is then the schema's own string.
+            let key: String
+            var slot: Int?
+            var rel: Relationship?
+            if let raw = name.raw, let m = members.member(raw) {
+                key = m.name
+                slot = m.slot
+                rel = m.relationship
+            } else {
+                key = name.string
+                if let s = e.slotByName[key], case .attribute(let a) = e.storedColumns[s], a.composite == nil { slot = s } else { rel = e.relationshipByName[key] }
+            }
+            if let slot, case .attribute(let a) = e.storedColumns[slot] {
                 if read.provided[slot] {
                     throw duplicateKey(key, e, path)
                 }
@@ -42,7 +55,7 @@ extension ModelContext {
                 read.provided[slot] = true
                 return
             }
-            if let rel = e.relationshipByName[key] {
+            if let rel {
                 if read.links.contains(where: { $0.rel === rel }) {
                     throw duplicateKey(key, e, path)
                 }
@@ -64,6 +77,14 @@ extension ModelContext {
             try meta(m, try readString(&r, path / key, e))
         }
         return read
+    }
+
+    /// The member table of `e` (made once per context and entity).
+    func memberTable(_ e: Entity) -> MemberTable {
+        if let t = memberTables[ObjectIdentifier(e)] { return t }
+        let t = MemberTable(e)
+        memberTables[ObjectIdentifier(e)] = t
+        return t
     }
 
     /// Reads the to-one values of `links` held in the owner's row, in key order, handing each
@@ -166,5 +187,50 @@ extension ModelContext {
             throw StrataError(.validation, "'\(e.name).\(a.name)' must be one of \(list)", entity: e.name, attribute: a.name, path: (parent / key).description)
         }
         return v
+    }
+}
+
+/// The names of an entity's stored attributes (not composite fields) and relationships as
+/// UTF-8 bytes, so that an object's keys are matched without making strings of them.
+struct MemberTable {
+    struct Member {
+        let name: String
+        /// The stored attribute's slot, or nil for a relationship.
+        let slot: Int?
+        let relationship: Relationship?
+    }
+
+    private let bytes: [UInt8]
+    private let ranges: [Range<Int>]
+    private let members: [Member]
+
+    init(_ e: Entity) {
+        var members: [Member] = []
+        for (slot, column) in e.storedColumns.enumerated() {
+            if case .attribute(let a) = column, a.composite == nil { members.append(Member(name: a.name, slot: slot, relationship: nil)) }
+        }
+        for rel in e.relationshipByName.values.sorted(by: { $0.name < $1.name }) {
+            members.append(Member(name: rel.name, slot: nil, relationship: rel))
+        }
+        var bytes: [UInt8] = []
+        var ranges: [Range<Int>] = []
+        for m in members {
+            let start = bytes.count
+            bytes.append(contentsOf: m.name.utf8)
+            ranges.append(start..<bytes.count)
+        }
+        self.bytes = bytes
+        self.ranges = ranges
+        self.members = members
+    }
+
+    /// The member named exactly `name` (nil: none; the caller then reads the key as text).
+    func member(_ name: UnsafeBufferPointer<UInt8>) -> Member? {
+        bytes.withUnsafeBufferPointer { all in
+            for (i, r) in ranges.enumerated() where r.count == name.count {
+                if UnsafeBufferPointer(rebasing: all[r]).elementsEqual(name) { return members[i] }
+            }
+            return nil
+        }
     }
 }

@@ -27,6 +27,8 @@ public final class ModelContext {
     var pendingDeleted: Set<ObjectID> = []
     /// The unique keys of pending inserts and of saved objects whose keys pending updates changed.
     var unique = PendingUniqueIndex()
+    /// The member tables of the entities whose objects this context decoded (``memberTable(_:)``).
+    var memberTables: [ObjectIdentifier: MemberTable] = [:]
     /// Levels of nested objects being inserted right now.
     var insertDepth = 0
     let lock = Lock()

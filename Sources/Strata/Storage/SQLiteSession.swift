@@ -18,6 +18,9 @@ public final class SQLiteSession: StoreSession {
     private var keys = KeyBlocks()
     /// Cached insert statements per entity (saves).
     var insertStatements: [ObjectIdentifier: Statement] = [:]
+    /// Per entity, its searchable attributes' slots, each with the cached insert of its
+    /// full-text table's entry (saves).
+    var searchInserts: [ObjectIdentifier: [(slot: Int, statement: Statement)]] = [:]
     /// Cached unique-key probes (`findUnique`) per entity and constraint.
     private var uniqueProbes: [UniqueProbe: Statement] = [:]
     private struct UniqueProbe: Hashable { let entity: ObjectIdentifier; let slots: [Int] }
@@ -79,12 +82,12 @@ public final class SQLiteSession: StoreSession {
     /// this session has handed out or holds stay reserved in `strata_sequence`, so no
     /// other context is ever given them (its pending inserts may still use them).
     private func keepReservations() {
-        for (root, r) in keys.blocks {
+        for b in keys.blocks {
             do {
-                try connection.execute(SQLiteDialect.keepKeys, [.text(root), .int(r.limit)])
+                try connection.execute(SQLiteDialect.keepKeys, [.text(b.root), .int(b.limit)])
             } catch {
                 // Not known to be reserved any more: hand out no key of this block.
-                keys.drop(root)
+                keys.drop(b.root)
             }
         }
     }

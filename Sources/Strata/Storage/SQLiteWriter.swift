@@ -87,7 +87,28 @@ final class SQLiteWriter: StoreWriter {
             }
             throw constraintError(err, id, "a unique constraint of '\(e.name)' is violated by a saved object") { values[$0] }
         }
-        try indexSearchable(id, slots: Array(values.indices), values: values, replacing: false)
+        guard isSaving else { return try indexSearchable(id, slots: Array(values.indices), values: values, replacing: false) }
+        for (slot, search) in try searchInserts(e) where !values[slot].isNull {
+            connection.statementLog?.append(search.sql)
+            defer { search.reset() }
+            sqlite3_bind_int64(search.handle, 1, id.pk)
+            search.bind(values[slot], at: 2)
+            while try search.step() {}
+        }
+    }
+
+    /// The searchable attributes of `e` (their slots) with the insert of each one's full-text
+    /// entry, prepared once per session: what ``indexSearchable(_:slots:values:replacing:)``
+    /// does for a new row when saving.
+    private func searchInserts(_ e: Entity) throws -> [(slot: Int, statement: Statement)] {
+        if let cached = session.searchInserts[ObjectIdentifier(e)] { return cached }
+        var out: [(slot: Int, statement: Statement)] = []
+        for (slot, column) in e.storedColumns.enumerated() {
+            guard case .attribute(let a) = column, a.isSearchable else { continue }
+            out.append((slot, try connection.statement(SQLiteDialect.insertSearchRow(dialect.searchIndex(a)))))
+        }
+        session.searchInserts[ObjectIdentifier(e)] = out
+        return out
     }
 
     // MARK: Full-text tables

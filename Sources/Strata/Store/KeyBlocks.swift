@@ -2,25 +2,28 @@
 /// yet. Keys are reserved in blocks that double from 64 to 4,096 keys, so a store
 /// reserves once per block, not once per object.
 struct KeyBlocks {
-    /// By root entity name: the next key to hand out and the end of its block.
-    private(set) var blocks: [String: (next: Int64, limit: Int64)] = [:]
+    /// One per root entity name: the next key to hand out and the end of its block. A schema
+    /// has few hierarchies, so a list scanned by name (the same string each time, compared by
+    /// identity first) is cheaper than hashing the name for every key.
+    private(set) var blocks: [(root: String, next: Int64, limit: Int64)] = []
     private var blockSize: Int64 = 64
 
     /// `count` consecutive keys of `root`'s hierarchy: from its block, or from a new block
     /// of `want` keys whose first key `reserve(want)` returns.
     mutating func take(_ root: String, count: Int, reserve: (_ want: Int64) throws -> Int64) rethrows -> Int64 {
         let n = Int64(count)
-        if let b = blocks[root], b.limit - b.next >= n {
-            blocks[root] = (b.next + n, b.limit)
-            return b.next
+        let i = blocks.firstIndex { $0.root == root }
+        if let i, blocks[i].limit - blocks[i].next >= n {
+            defer { blocks[i].next += n }
+            return blocks[i].next
         }
         let want = max(n, blockSize)
         blockSize = min(blockSize * 2, 4096)
         let start = try reserve(want)
-        blocks[root] = (start + n, start + want)
+        if let i { blocks[i] = (root, start + n, start + want) } else { blocks.append((root, start + n, start + want)) }
         return start
     }
 
     /// Hands out no more key of `root`'s block.
-    mutating func drop(_ root: String) { blocks[root] = nil }
+    mutating func drop(_ root: String) { blocks.removeAll { $0.root == root } }
 }

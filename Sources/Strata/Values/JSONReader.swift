@@ -93,6 +93,46 @@ struct JSONReader {
         depth -= 1
     }
 
+    /// A member name as the input spells it: the bytes between its quotes when they hold no
+    /// escape (valid UTF-8, checked), else the decoded text.
+    struct Name {
+        let raw: UnsafeBufferPointer<UInt8>?
+        private let decoded: String?
+        init(raw: UnsafeBufferPointer<UInt8>) { self.raw = raw; decoded = nil }
+        init(decoded: String) { raw = nil; self.decoded = decoded }
+        /// The name as text.
+        var string: String { decoded ?? String(decoding: raw!, as: UTF8.self) }
+    }
+
+    /// Reads an object as `readObject(checkDuplicates: false)` does (same checks and errors),
+    /// handing `body` each member's name without making a `String` of it when it has no escape.
+    mutating func readMembers(_ body: (inout JSONReader, Name) throws -> Void) throws {
+        try expect(UInt8(ascii: "{"), "'{'")
+        depth += 1
+        guard depth <= JSONReader.maxDepth else { throw syntaxError("nesting deeper than \(JSONReader.maxDepth)") }
+        if peekByte() == UInt8(ascii: "}") { position += 1; depth -= 1; return }
+        while true {
+            guard peekByte() == UInt8(ascii: "\"") else { throw syntaxError("expected a member name") }
+            let begin = position
+            try skipString()
+            let raw = UnsafeBufferPointer(rebasing: buffer[(begin + 1)..<(position - 1)])
+            let name: Name
+            if raw.contains(UInt8(ascii: "\\")) {
+                position = begin
+                name = Name(decoded: try readString())
+            } else {
+                name = Name(raw: raw)
+            }
+            try expect(UInt8(ascii: ":"), "':'")
+            try body(&self, name)
+            guard let c = peekByte() else { throw syntaxError("expected ',' or '}'") }
+            position += 1
+            if c == UInt8(ascii: "}") { break }
+            if c != UInt8(ascii: ",") { position -= 1; throw syntaxError("expected ',' or '}'") }
+        }
+        depth -= 1
+    }
+
     /// Reads an array, calling `body` once per element with its index.
     mutating func readArray(_ body: (inout JSONReader, Int) throws -> Void) throws {
         try expect(UInt8(ascii: "["), "'['")

@@ -164,8 +164,30 @@ enum TextSearch {
 
     /// The text a full-text index stores for a value: its tokens joined by spaces (nil without tokens).
     static func indexText(utf8: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        if let ascii = asciiIndexText(utf8) { return ascii.isEmpty ? nil : ascii }
         let ts = tokens(utf8: utf8)
         guard !ts.isEmpty else { return nil }
         return Array(ts.joined(separator: [0x20]))
+    }
+
+    /// ``indexText(utf8:)`` of ASCII text in one pass (empty: no tokens), nil when the text is not
+    /// all ASCII. Folding ASCII lowercases A–Z and nothing else, and its token scalars are the
+    /// letters and digits, so the tokens are the runs of those, lowercased.
+    private static func asciiIndexText(_ utf8: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(utf8.count)
+        var inToken = false
+        for b in utf8 {
+            if b >= 0x80 { return nil }
+            let lower = (b &- 0x41) < 26 ? b | 0x20 : b
+            if (lower &- 0x61) < 26 || (lower &- 0x30) < 10 {
+                if !inToken && !out.isEmpty { out.append(0x20) }
+                out.append(lower)
+                inToken = true
+            } else {
+                inToken = false
+            }
+        }
+        return out
     }
 }

@@ -81,6 +81,23 @@ final class SearchTests: StoreTestCase {
         XCTAssertEqual(TextSearch.relevance("", "x"), 0)
     }
 
+    /// The index text of ASCII text (read in one pass) is the tokens joined by spaces, as for any text.
+    func testTheIndexTextOfASCIIIsItsTokensJoined() {
+        func indexText(_ s: String) -> String? {
+            var copy = s
+            return copy.withUTF8 { TextSearch.indexText(utf8: $0) }.map { String(decoding: $0, as: UTF8.self) }
+        }
+        func joined(_ s: String) -> String? {
+            let ts = TextSearch.tokens(s).map { String(decoding: $0, as: UTF8.self) }
+            return ts.isEmpty ? nil : ts.joined(separator: " ")
+        }
+        let every = String(decoding: (1..<0x80).map { UInt8($0) }, as: UTF8.self)
+        for s in ["See the Old Bridge", "  a1_B2-c3,,D4\tE ", "", "...", "x", every, "AZaz09@[`{/:", "Zürich-Airport 2026"] {
+            XCTAssertEqual(indexText(s), joined(s), s)
+        }
+        XCTAssertEqual(indexText("Book \"Early\" at 9am"), "book early at 9am")
+    }
+
     func testMatchesAgreesWithTheEvaluatorSavedAndPending() {
         forEachSetup(Self.schema) { h in
             _ = try insertCorpus(h.context)
