@@ -47,10 +47,48 @@ final class Statement {
         for (i, v) in values.enumerated() { bind(v, at: Int32(i + 1)) }
     }
 
+    /// Binds `values` to the parameters from `first` on without copying text or bytes
+    /// (SQLITE_STATIC) and runs `body` (the steps) while their storage is alive. Afterwards
+    /// those parameters point at storage that may be gone: the statement is stepped again
+    /// only after all its parameters are bound anew, so ``resetKeepingBindings()`` suffices.
+    func withBindings<T>(_ values: [SQLValue], from first: Int32, _ body: () throws -> T) throws -> T {
+        try bindAll(values, values.startIndex, first, body)
+    }
+
+    private func bindAll<T>(_ values: [SQLValue], _ i: Int, _ index: Int32, _ body: () throws -> T) throws -> T {
+        guard i < values.endIndex else { return try body() }
+        return try withBinding(values[i], at: index) { try bindAll(values, i + 1, index + 1, body) }
+    }
+
+    /// Binds `value` to parameter `index` without copying its text or bytes and runs `body`
+    /// while they are alive (as ``withBindings(_:from:_:)`` does for several).
+    func withBinding<T>(_ value: SQLValue, at index: Int32, _ body: () throws -> T) throws -> T {
+        switch value {
+        case .text(var s):
+            return try s.withUTF8 { buf in
+                _ = sqlite3_bind_text(handle, index, UnsafeRawPointer(buf.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+                    .assumingMemoryBound(to: CChar.self), Int32(buf.count), nil)
+                return try body()
+            }
+        case .blob(let b):
+            return try b.withUnsafeBytes { buf in
+                _ = sqlite3_bind_blob(handle, index, buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, Int32(buf.count), nil)
+                return try body()
+            }
+        default:
+            bind(value, at: index)
+            return try body()
+        }
+    }
+
     func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
+
+    /// Resets the statement for its next run without clearing its parameters, for a
+    /// statement whose every parameter each run binds (see ``withBindings(_:from:_:)``).
+    func resetKeepingBindings() { sqlite3_reset(handle) }
 
     /// Steps once; returns true when a row is available.
     @inline(__always) func step() throws -> Bool {

@@ -108,11 +108,13 @@ public final class SQLiteSession: StoreSession {
                 stmt = try connection.statement(SQLiteDialect.findUnique(dialect.table(root), columns: slots.map { dialect.column(entity.storedColumns[$0]) }))
                 uniqueProbes[key] = stmt
             }
-            defer { stmt.reset() }
-            for (i, v) in values.enumerated() { stmt.bind(v, at: Int32(i + 1)) }
-            guard try stmt.step() else { return nil }
-            guard let e = root.descendant(named: stmt.text(1)) else { return nil }
-            return ObjectID(entity: e, pk: stmt.int64(0))
+            // Every parameter is bound for each probe (one per slot).
+            defer { stmt.resetKeepingBindings() }
+            return try stmt.withBindings(values, from: 1) { () throws -> ObjectID? in
+                guard try stmt.step() else { return nil }
+                guard let e = root.descendant(named: stmt.text(1)) else { return nil }
+                return ObjectID(entity: e, pk: stmt.int64(0))
+            }
         }
     }
 

@@ -68,18 +68,21 @@ final class SQLiteWriter: StoreWriter {
         } else {
             stmt = try connection.statement(SQLiteDialect.insertRow(into: try target(dialect.table(e), where: nil, []), columns: e.storedColumns.map(dialect.column)))
         }
-        defer { stmt.reset() }
+        // Every parameter is bound for each row, from storage alive while the row is stepped.
+        defer { stmt.resetKeepingBindings() }
         let filesBefore = writtenFiles.count
-        sqlite3_bind_int64(stmt.handle, 1, id.pk)
-        e.name.withCString { _ = sqlite3_bind_text(stmt.handle, 2, $0, -1, SQLITE_TRANSIENT_PTR) }
+        var bound = values
         for (i, v) in values.enumerated() {
             if case .blob(let bytes) = v, case .attribute(let a) = e.storedColumns[i], a.externalStorage {
-                stmt.bind(try externalValue(bytes), at: Int32(i + 3))
-            } else {
-                stmt.bind(v, at: Int32(i + 3))
+                bound[i] = try externalValue(bytes)
             }
         }
-        do { while try stmt.step() {} } catch let err as StrataError {
+        sqlite3_bind_int64(stmt.handle, 1, id.pk)
+        do {
+            try stmt.withBinding(.text(e.name), at: 2) {
+                try stmt.withBindings(bound, from: 3) { while try stmt.step() {} }
+            }
+        } catch let err as StrataError {
             // No row names the files written for it (the save may go on: an upsert at save).
             if writtenFiles.count > filesBefore {
                 session.sqliteStore.externalFolder?.remove(Array(writtenFiles[filesBefore...]))
@@ -90,10 +93,9 @@ final class SQLiteWriter: StoreWriter {
         guard isSaving else { return try indexSearchable(id, slots: Array(values.indices), values: values, replacing: false) }
         for (slot, search) in try searchInserts(e) where !values[slot].isNull {
             connection.statementLog?.append(search.sql)
-            defer { search.reset() }
+            defer { search.resetKeepingBindings() }
             sqlite3_bind_int64(search.handle, 1, id.pk)
-            search.bind(values[slot], at: 2)
-            while try search.step() {}
+            try search.withBinding(values[slot], at: 2) { while try search.step() {} }
         }
     }
 
