@@ -202,7 +202,7 @@ extension ModelContext {
                 throw StrataError(.constraint, "'\(e.name)' collides with \(other), an object of another entity, on unique (\(names))",
                                   reason: .uniqueViolation(attributes: key.slots.map { e.storedColumns[$0].name }), entity: e.name, path: path.description)
             }
-            let slotsSet = new.provided.indices.filter { new.provided[$0] }
+            let slotsSet = InsertPolicy(policy: policy, provided: new.provided).providedSlots
             if !slotsSet.isEmpty {
                 changes.append(.update(other, slots: slotsSet, values: slotsSet.map { new.values[$0] }))
                 // The matched key keeps its values; only slots outside it can move another unique key.
@@ -246,7 +246,7 @@ extension ModelContext {
                 throw StrataError(.constraint, "cannot save \(id): '\(e.name)' collides on unique (\(names)) with \(other)\(what) saved meanwhile by another context or process",
                                   reason: .uniqueViolation(attributes: k.slots.map { e.storedColumns[$0].name }), entity: e.name, attribute: k.slots.count == 1 ? names : nil)
             }
-            return p.policy == .ignore ? .keep(other) : .update(other, slots: p.provided)
+            return p.policy == .ignore ? .keep(other) : .update(other, slots: p.providedSlots)
         }
         return nil
     }

@@ -162,10 +162,10 @@ public final class ModelContext {
             let rules = self.rules
             let pending = changes
             let (author, name) = (savedAuthor, savedName)
-            let policies = unique.insertPolicies
+            let index = unique
             let done = try session.save { writer in
                 var replay = ChangeReplay(writer: writer, rules: rules) { [unowned self] id, row in
-                    try self.savedCollision(id, row, policies[id])
+                    try self.savedCollision(id, row, index.insertPolicy(of: id))
                 }
                 try replay.apply(pending)
                 var changes = replay.changeSet

@@ -12,6 +12,8 @@
 /// - a key has at most one holder; a key an object already holds stays with it when another
 ///   object gets the same values (the save reports that collision);
 /// - `keysOf[id]` lists the keys `id` got last; it holds those of them no other object held first;
+///   a pending insert whose keys never changed has no entry: its keys are those of its row, all
+///   of which it holds (an insert holding a key another object holds meets that object instead);
 /// - every change made inside a group (``beginGroup()``) is undone by ``undoGroup()``, in reverse.
 ///
 /// A key is a constraint's "root|col,col" name and the values of its columns; a set of values
@@ -19,12 +21,11 @@
 struct PendingUniqueIndex {
     /// The holder of each key: constraint name -> values -> object.
     private var holders: [String: [[SQLValue]: ObjectID]] = [:]
-    /// The keys each object got last (see the invariants).
+    /// The keys each object got last, once they changed (see the invariants).
     private var keysOf: [ObjectID: [(String, [SQLValue])]] = [:]
-    /// The rows of pending inserts of entities with unique constraints.
-    private var insertedRows: [ObjectID: [SQLValue]] = [:]
-    /// How each pending insert holding a key meets an object saved meanwhile with the same key.
-    private(set) var insertPolicies: [ObjectID: InsertPolicy] = [:]
+    /// The pending inserts of entities with unique constraints: their rows and, for those
+    /// holding a key, how they meet an object saved meanwhile with the same key.
+    private var inserts: [ObjectID: (row: [SQLValue], policy: InsertPolicy?)] = [:]
     /// The values pending updates gave to key slots, by object and slot.
     private var updatedKeySlots: [ObjectID: [Int: SQLValue]] = [:]
     /// Saved objects whose keys pending updates may have changed.
@@ -69,6 +70,16 @@ struct PendingUniqueIndex {
     /// The pending object holding `key`, if any.
     func holder(of key: UniqueKey) -> ObjectID? { holders[key.name]?[key.values] }
 
+    /// How the pending insert `id` meets an object saved meanwhile with one of its keys (nil: it holds none).
+    func insertPolicy(of id: ObjectID) -> InsertPolicy? { inserts[id]?.policy }
+
+    /// The keys `id` got last (see the invariants; nil: none recorded).
+    private mutating func currentKeys(_ id: ObjectID) -> [(String, [SQLValue])]? {
+        if let keys = keysOf[id] { return keys }
+        guard let row = inserts[id]?.row, inserts[id]?.policy != nil else { return nil }
+        return keys(id.entity) { row[$0] }.map { ($0.name, $0.values) }
+    }
+
     /// True when `id` is a saved object whose saved keys no longer count.
     func isRekeyed(_ id: ObjectID) -> Bool { rekeyed.contains(id) }
 
@@ -79,11 +90,12 @@ struct PendingUniqueIndex {
     mutating func inserted(_ id: ObjectID, _ e: Entity, row: [SQLValue], keys: [UniqueKey], policy: ConflictPolicy, provided: [Bool]) {
         guard !e.uniqueSlotSets.isEmpty else { return }
         undoLog.append(.inserted(id))
-        insertedRows[id] = row
-        guard !keys.isEmpty else { return }
-        insertPolicies[id] = InsertPolicy(policy: policy, provided: provided.indices.filter { provided[$0] })
+        guard !keys.isEmpty else {
+            inserts[id] = (row, nil)
+            return
+        }
+        inserts[id] = (row, InsertPolicy(policy: policy, provided: provided))
         for k in keys { holders[k.name, default: [:]][k.values] = id }
-        keysOf[id] = keys.map { ($0.name, $0.values) }
     }
 
     /// Pending changes gave `values` to `slots` of `id`: recomputes its keys when a key slot changed.
@@ -98,7 +110,7 @@ struct PendingUniqueIndex {
         updatedKeySlots[id] = overlay
         undoLog.append(.keySlots(id, before: before, wasRekeyed: rekeyed.contains(id)))
         var base: [SQLValue]
-        if let row = insertedRows[id] {
+        if let row = inserts[id]?.row {
             base = row
         } else {
             base = e.defaultRow.map { _ in SQLValue.null }
@@ -111,7 +123,8 @@ struct PendingUniqueIndex {
 
     /// Records `id`'s current keys, replacing the ones recorded before.
     private mutating func setKeys(_ id: ObjectID, _ keys: [(String, [SQLValue])]) {
-        let before = keysOf[id]
+        let recorded = keysOf[id]
+        let before = recorded ?? currentKeys(id)
         var replaced: [(String, [SQLValue], ObjectID?)] = []
         for (k, v) in before ?? [] where holders[k]?[v] == id {
             replaced.append((k, v, id))
@@ -121,13 +134,13 @@ struct PendingUniqueIndex {
             replaced.append((k, v, nil))
             holders[k, default: [:]][v] = id
         }
-        keysOf[id] = keys.isEmpty ? nil : keys
-        undoLog.append(.keys(id, before: before, replaced: replaced))
+        keysOf[id] = keys
+        undoLog.append(.keys(id, before: recorded, replaced: replaced))
     }
 
     /// A deleted object holds no key any more (not undone: a deletion is no group).
     mutating func deleted(_ id: ObjectID) {
-        guard let keys = keysOf[id] else { return }
+        guard let keys = currentKeys(id) else { return }
         for (k, v) in keys where holders[k]?[v] == id { holders[k]?[v] = nil }
     }
 
@@ -135,8 +148,7 @@ struct PendingUniqueIndex {
     mutating func removeAll() {
         holders.removeAll()
         keysOf.removeAll()
-        insertedRows.removeAll()
-        insertPolicies.removeAll()
+        inserts.removeAll()
         updatedKeySlots.removeAll()
         rekeyed.removeAll()
         undoLog.removeAll()
@@ -155,11 +167,11 @@ struct PendingUniqueIndex {
         for undo in undoLog.reversed() {
             switch undo {
             case .inserted(let id):
-                insertedRows[id] = nil
-                insertPolicies[id] = nil
-                if let keys = keysOf.removeValue(forKey: id) {
+                if let keys = currentKeys(id) {
                     for (k, v) in keys where holders[k]?[v] == id { holders[k]?[v] = nil }
                 }
+                inserts[id] = nil
+                keysOf[id] = nil
             case .keys(let id, let before, let replaced):
                 for (k, v, previous) in replaced.reversed() { holders[k, default: [:]][v] = previous }
                 keysOf[id] = before
@@ -176,6 +188,11 @@ struct PendingUniqueIndex {
 struct UniqueKey { let slots: [Int]; let name: String; let values: [SQLValue] }
 
 /// How a pending insert holding a unique key meets an object saved meanwhile with the same key:
-/// its `_onConflict` policy and the slots its input gave (those an upsert writes).
-struct InsertPolicy { let policy: ConflictPolicy; let provided: [Int] }
+/// its `_onConflict` policy and, by slot, whether its input gave a value (those slots an upsert writes).
+struct InsertPolicy {
+    let policy: ConflictPolicy
+    let provided: [Bool]
+    /// The slots the input gave a value.
+    var providedSlots: [Int] { provided.indices.filter { provided[$0] } }
+}
 
