@@ -1058,10 +1058,14 @@ void strata_prepared_free(strata_prepared *prepared);
  * transaction until its last batch or strata_cursor_free(): the context stays
  * free to fetch, change and save meanwhile (what it saves is not in the
  * cursor's batches), and the WAL cannot be checkpointed past the cursor's
- * snapshot until then. On an in-memory store, on a PostgreSQL store, and in a
- * migration stage's hook, the objects are read when the cursor opens (on one
- * snapshot; no transaction is held afterwards) and handed out in batches: there
- * the memory of the whole result is held until the cursor is freed.
+ * snapshot until then. On a PostgreSQL store likewise: its own connection
+ * and REPEATABLE READ transaction, the rows fetched from a server-side cursor
+ * a batch at a time (a migration of the store waits until it ends). On an
+ * in-memory store, on a PostgreSQL store with pending changes included or
+ * inside a transaction, and in a migration stage's hook, the objects are read when
+ * the cursor opens (on one snapshot; no transaction is held afterwards) and
+ * handed out in batches: there the memory of the whole result is held until
+ * the cursor is freed.
  *
  * @param[out] out_cursor  free with strata_cursor_free(); NULL on failure.
  * Fails with: as strata_fetch().
