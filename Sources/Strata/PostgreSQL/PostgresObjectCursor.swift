@@ -1,6 +1,6 @@
 /// A cursor on a connection of its own: one REPEATABLE READ READ ONLY transaction from
 /// opening to the last batch, the objects query a server-side cursor of it. Each batch
-/// fetches the next rows (``ObjectWriter/ownerBatch`` at a time) and their prefetched
+/// fetches the next rows (``fetchSize`` at a time) and their prefetched
 /// relationships, so the client holds about one batch, not the whole result. (A read of
 /// pending changes is read at once instead: ``PostgresSession/openCursor(_:pending:)``.)
 final class PostgresObjectCursor: ObjectCursor {
@@ -11,6 +11,8 @@ final class PostgresObjectCursor: ObjectCursor {
 
     /// The server-side cursor's name (one per connection, which is the cursor's alone).
     static let name = "strata_objects"
+    /// The rows of one FETCH (and the most owners of one batch of prefetched rows).
+    static let fetchSize = 1000
 
     init(session: PostgresSession, compiled: CompiledFetch) throws {
         self.session = session
@@ -22,7 +24,7 @@ final class PostgresObjectCursor: ObjectCursor {
                 try session.checkStoredVersion()
                 let f = compiled.objectQueries
                 try c.execute("DECLARE \(PostgresObjectCursor.name) NO SCROLL CURSOR FOR \(f.objectsSQL)", compiled.args)
-                let rows = PostgresRowCursor(connection: c, sql: "FETCH FORWARD \(ObjectWriter.ownerBatch) FROM \(PostgresObjectCursor.name)",
+                let rows = PostgresRowCursor(connection: c, sql: "FETCH FORWARD \(PostgresObjectCursor.fetchSize) FROM \(PostgresObjectCursor.name)",
                                              args: [], continues: true)
                 let prefetched = f.prefetchedSQL.indices.map {
                     PostgresRowCursor(connection: c, sql: f.prefetchedSQL[$0], args: [], ownerColumn: f.prefetchedOwnerColumns[$0])

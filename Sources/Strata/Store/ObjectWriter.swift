@@ -447,7 +447,9 @@ final class ObjectWriter {
         out.append(UInt8(ascii: "}"))
     }
 
-    /// How many owners' related rows a cursor that reads batches reads in one statement.
+    /// How many owners' related rows a cursor that reads batches reads in one statement (at most:
+    /// the owners' cursor may offer fewer). Measured on PostgreSQL (20,000 trips): 10,000 was no
+    /// faster than 1,000 and held more (the server's sort of a batch spilled to disk).
     static let ownerBatch = 1000
 
     /// The objects of a prefetched relationship of `owner` (`view`: their plan): an array (to-many),
