@@ -817,9 +817,11 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  * relationships whose links live in another table (to-many, and to-one whose
  * link the other side holds); each prefetched relationship adds one prepared
  * query of one owner's related objects (at each depth of a key path), run
- * for each owner row as it is written; all in one read transaction (the trace hook reports every run:
- * 1 + N statements for N owners and one prefetched relationship; not the
- * BEGIN/ROLLBACK around them). The result is written once, into the buffer
+ * for each owner row as it is written (on a PostgreSQL store: of the related
+ * objects of a batch of up to 1,000 owner rows, run once per batch); all in
+ * one read transaction (the trace hook reports every run: 1 + N statements
+ * for N owners and one prefetched relationship, 1 + ceil(N / 1000) on
+ * PostgreSQL; not the BEGIN/ROLLBACK around them). The result is written once, into the buffer
  * returned.
  *
  * Aggregations (Core Data's dictionary results): a descriptor with
@@ -1134,7 +1136,8 @@ typedef void (*strata_free_fn)(void *userdata);
 /**
  * Installs (or with fn NULL, removes) a hook that sees every SQL statement
  * the container's connections execute, each time it runs (a cached statement
- * run again is seen again; a prefetch's statement once per owner row) — for
+ * run again is seen again; a prefetch's statement once per owner row, on
+ * PostgreSQL once per batch of owner rows) — for
  * counting queries in tests and for debugging. Not seen: the BEGIN/ROLLBACK
  * and SAVEPOINT/RELEASE that wrap each read, and the CREATE of the temporary
  * tables that hold a context's unsaved changes while it reads (the statements
