@@ -817,9 +817,11 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  * relationships whose links live in another table (to-many, and to-one whose
  * link the other side holds); each prefetched relationship adds one prepared
  * query of one owner's related objects (at each depth of a key path), run
- * for each owner row as it is written; all in one read transaction (the trace hook reports every run:
- * 1 + N statements for N owners and one prefetched relationship; not the
- * BEGIN/ROLLBACK around them). The result is written once, into the buffer
+ * for each owner row as it is written (on a PostgreSQL store: of the related
+ * objects of a batch of up to 1,000 owner rows, run once per batch); all in
+ * one read transaction (the trace hook reports every run: 1 + N statements
+ * for N owners and one prefetched relationship, 1 + ceil(N / 1000) on
+ * PostgreSQL; not the BEGIN/ROLLBACK around them). The result is written once, into the buffer
  * returned.
  *
  * Aggregations (Core Data's dictionary results): a descriptor with
@@ -1058,10 +1060,14 @@ void strata_prepared_free(strata_prepared *prepared);
  * transaction until its last batch or strata_cursor_free(): the context stays
  * free to fetch, change and save meanwhile (what it saves is not in the
  * cursor's batches), and the WAL cannot be checkpointed past the cursor's
- * snapshot until then. On an in-memory store, on a PostgreSQL store, and in a
- * migration stage's hook, the objects are read when the cursor opens (on one
- * snapshot; no transaction is held afterwards) and handed out in batches: there
- * the memory of the whole result is held until the cursor is freed.
+ * snapshot until then. On a PostgreSQL store likewise: its own connection
+ * and REPEATABLE READ transaction, the rows fetched from a server-side cursor
+ * a batch at a time (a migration of the store waits until it ends). On an
+ * in-memory store, on a PostgreSQL store with pending changes included or
+ * inside a transaction, and in a migration stage's hook, the objects are read when
+ * the cursor opens (on one snapshot; no transaction is held afterwards) and
+ * handed out in batches: there the memory of the whole result is held until
+ * the cursor is freed.
  *
  * @param[out] out_cursor  free with strata_cursor_free(); NULL on failure.
  * Fails with: as strata_fetch().
@@ -1130,7 +1136,8 @@ typedef void (*strata_free_fn)(void *userdata);
 /**
  * Installs (or with fn NULL, removes) a hook that sees every SQL statement
  * the container's connections execute, each time it runs (a cached statement
- * run again is seen again; a prefetch's statement once per owner row) — for
+ * run again is seen again; a prefetch's statement once per owner row, on
+ * PostgreSQL once per batch of owner rows) — for
  * counting queries in tests and for debugging. Not seen: the BEGIN/ROLLBACK
  * and SAVEPOINT/RELEASE that wrap each read, and the CREATE of the temporary
  * tables that hold a context's unsaved changes while it reads (the statements

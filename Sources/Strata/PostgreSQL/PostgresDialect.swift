@@ -219,6 +219,57 @@ extension PostgresDialect: QueryDialect {
     /// In the conditions: PostgreSQL runs an uncorrelated condition once (a one-time filter) and
     /// reads the LIMIT for its plan, which a check inside it would hide.
     var checksInPaging: Bool { false }
+    /// `strata_contains` and its kind spelled out in the statement when `text` is a column and
+    /// `folded` a bound value: the folding function (PL/pgSQL, one call per row) runs only for a
+    /// value that is not ASCII, and only when `options` fold; otherwise the server's own functions
+    /// test it, as the functions' ASCII path does (``PostgresFunctions``: the same answers, false
+    /// with a NULL, true for an empty `folded`). Anything else calls the functions.
+    func foldedTest(_ op: StringOperator, _ text: String, _ folded: String, options: Int) -> String {
+        let m = options & 3
+        guard op == .contains || op == .hasPrefix || op == .hasSuffix, PostgresDialect.isColumn(text), PostgresDialect.isParameter(folded) else {
+            switch op {
+            case .contains: return "strata_contains(\(text), \(folded), \(m))"
+            case .hasPrefix: return "strata_has_prefix(\(text), \(folded), \(m))"
+            case .hasSuffix: return "strata_has_suffix(\(text), \(folded), \(m))"
+            case .localizedStandardContains: return localizedStandardContains(text, folded)
+            case .matches: return boolean(false)  // compiled by ``matches(key:text:index:query:)``, never here
+            }
+        }
+        let x = "\(text) COLLATE \"C\"", y = "CAST(\(folded) AS text) COLLATE \"C\""
+        let f = m == 0 ? x
+            : "CASE WHEN octet_length(\(text)) = char_length(\(text)) THEN \(m & 1 == 1 ? "lower(\(x))" : x) ELSE strata_fold(\(text), \(m)) COLLATE \"C\" END"
+        switch op {
+        case .contains: return "coalesce(strpos(\(f), \(y)) > 0, false)"
+        case .hasPrefix: return "coalesce(starts_with(\(f), \(y)), false)"
+        default: return "coalesce(right(\(f), char_length(\(y))) = \(y), false)"
+        }
+    }
+
+    /// Whether `sql` is a column of an alias (`t."name"`), cheap to read more than once.
+    static func isColumn(_ sql: String) -> Bool {
+        let b = Array(sql.utf8)
+        var i = 0
+        while i < b.count, b[i] == UInt8(ascii: "_") || (b[i] | 0x20 >= UInt8(ascii: "a") && b[i] | 0x20 <= UInt8(ascii: "z")) || (b[i] >= UInt8(ascii: "0") && b[i] <= UInt8(ascii: "9")) {
+            i += 1
+        }
+        guard i > 0, i + 3 < b.count, b[i] == UInt8(ascii: "."), b[i + 1] == UInt8(ascii: "\""), b[b.count - 1] == UInt8(ascii: "\"") else { return false }
+        // Inside the quotes, a quote only doubled.
+        var j = i + 2
+        while j < b.count - 1 {
+            if b[j] == UInt8(ascii: "\"") { guard j + 1 < b.count - 1, b[j + 1] == UInt8(ascii: "\"") else { return false }; j += 1 }
+            j += 1
+        }
+        return true
+    }
+
+    /// Whether `sql` is a bound value (`$3`).
+    static func isParameter(_ sql: String) -> Bool {
+        let b = Array(sql.utf8)
+        return b.count > 1 && b[0] == UInt8(ascii: "$") && b.dropFirst().allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    }
+
+    /// Per batch of owners, their keys as one `bigint[]`: each statement is a round trip.
+    func ownerBatch(_ owner: String, parameter: String) -> String? { "\(owner) = ANY(CAST(\(parameter) AS bigint[]))" }
 
     func coalesce(_ terms: [String]) -> String { "coalesce(" + terms.joined(separator: ", ") + ")" }
     func isSame(_ a: String, _ b: String) -> String { "\(a) IS NOT DISTINCT FROM \(b)" }

@@ -2,8 +2,10 @@
 /// their rows written by the object writer in place.
 extension PostgresSession: CompiledReads {
     func fetchBuffer(_ f: ObjectQueries, args: [SQLValue], pending: PendingReplay?) throws -> JSONBuffer {
-        try read(pending) {
-            var prefetched = f.prefetchedSQL.map { PostgresRowCursor(connection: connection, sql: $0, args: []) }
+        try read(pending, oneStatement: f.prefetchedSQL.isEmpty) {
+            var prefetched = f.prefetchedSQL.indices.map {
+                PostgresRowCursor(connection: connection, sql: f.prefetchedSQL[$0], args: [], ownerColumn: f.prefetchedOwnerColumns[$0])
+            }
             var rows = PostgresRowCursor(connection: connection, sql: f.objectsSQL, args: args)
             let writer = ObjectWriter(plan: f.plan, prefetched: f.prefetchedPlans)
             try writer.write(&rows, prefetched: &prefetched)
@@ -26,29 +28,29 @@ extension PostgresSession: CompiledReads {
 
     /// An aggregation's dictionaries, as a JSON array.
     public func resultBuffer(_ q: ResultQuery, pending: PendingReplay?) throws -> JSONBuffer {
-        try read(pending) {
+        try read(pending, oneStatement: true) {
             var rows = PostgresRowCursor(connection: connection, sql: q.sql, args: q.args)
             return try ResultWriter.write(&rows, q)
         }
     }
 
     func count(sql: String, args: [SQLValue], pending: PendingReplay?) throws -> Int64 {
-        try read(pending) {
+        try read(pending, oneStatement: true) {
             guard case .int(let n)? = try connection.scalar(sql, args) else { return 0 }
             return n
         }
     }
 
     public func identifiersJSON(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8] {
-        try read(pending) { try identifiers(root: q.root, sql: q.identifiersSQL, args: q.args).bytes }
+        try read(pending, oneStatement: true) { try identifiers(root: q.root, sql: q.identifiersSQL, args: q.args).bytes }
     }
 
     func identifiersJSON(root: Entity, sql: String, args: [SQLValue], pending: PendingReplay?) throws -> [UInt8] {
-        try read(pending) { try identifiers(root: root, sql: sql, args: args).bytes }
+        try read(pending, oneStatement: true) { try identifiers(root: root, sql: sql, args: args).bytes }
     }
 
     public func identifierList(_ q: CompiledFetch, pending: PendingReplay?) throws -> [ObjectID] {
-        try read(pending) { try identifiers(root: q.root, sql: q.identifiersSQL, args: q.args).ids }
+        try read(pending, oneStatement: true) { try identifiers(root: q.root, sql: q.identifiersSQL, args: q.args).ids }
     }
 
     /// The rows' identifiers; a row of a hierarchy whose entity name is none of its entities is damage.
@@ -106,8 +108,16 @@ extension PostgresSession: CompiledReads {
 
     public func prepare(_ q: CompiledFetch) throws -> PreparedRead { StorePreparedRead(session: self, compiled: q) }
 
-    /// The objects are read at once on one snapshot and handed out in batches.
+    /// On a connection of its own, a batch at a time (``PostgresObjectCursor``). With pending
+    /// changes (written in the cursor's transaction, their rows would hold up every later read of
+    /// the context that writes them too, until the cursor ends), inside a transaction (the
+    /// caller's: another connection would not see what it wrote) and for a migration stage (its
+    /// hook), the objects are read at once on this snapshot and handed out in batches.
     public func openCursor(_ q: CompiledFetch, pending: PendingReplay?) throws -> ObjectCursor {
-        MaterializedCursor(try fetchJSON(q, pending: pending), sectioned: q.isSectioned)
+        if pending != nil || isInTransaction || !watchesVersion { return MaterializedCursor(try fetchJSON(q, pending: pending), sectioned: q.isSectioned) }
+        guard let own = try pgStore.makeSession() as? PostgresSession else {
+            throw StrataError(.internal, "the store made a session of another kind")
+        }
+        return try PostgresObjectCursor(session: own, compiled: q)
     }
 }

@@ -207,10 +207,13 @@ public final class PostgresSession: StoreSession {
     /// Runs a read call on one snapshot (a REPEATABLE READ transaction) plus the replayed pending
     /// changes, written in that transaction and rolled back with it. Inside the caller's
     /// transaction, in a savepoint of it.
-    func read<T>(_ pending: PendingReplay?, _ body: () throws -> T) throws -> T {
+    /// - Parameter oneStatement: `body` runs one statement: with nothing pending and no
+    ///   transaction open, it runs alone (a statement is its own snapshot), without the
+    ///   transaction's two more round trips.
+    func read<T>(_ pending: PendingReplay?, oneStatement: Bool = false, _ body: () throws -> T) throws -> T {
         try lockedRead {
             let nested = connection.isInTransaction
-            if pending == nil && nested { return try body() }
+            if pending == nil && (nested || oneStatement) { return try body() }
             var attempt = 0
             while true {
                 if nested {

@@ -214,19 +214,24 @@ extension ObjectPlan {
 }
 
 /// The queries of a fetch's objects: the objects query and, per prefetched relationship,
-/// the query of one owner's related rows (the dialect's parameter 1), with the plans their
-/// rows are written by. Made per fetch, or once by a prepared fetch.
+/// the query of one owner's related rows (the dialect's parameter 1), or of a batch of owners'
+/// (``QueryDialect/ownerBatch(_:parameter:)``: the owner's key selected last, the rows ordered
+/// by owner), with the plans their rows are written by. Made per fetch, or once by a prepared fetch.
 public struct ObjectQueries {
     let plan: ObjectPlan
     let objectsSQL: String
     let prefetchedSQL: [String]
     let prefetchedPlans: [ObjectPlan]
+    /// Per prefetched relationship, the column of the owner's key when its query reads a batch
+    /// of owners; empty when each reads one owner.
+    let prefetchedOwnerColumns: [Int32]
 
     init(_ q: CompiledFetch) {
         let d = q.descriptor, dialect = q.dialect
         plan = ObjectPlan(d)
         var sql: [String] = []
         var plans: [ObjectPlan] = []
+        var ownerColumns: [Int32] = []
         // Every prefetched relationship at every depth, breadth first: a node's slot is its
         // index, and each node's children take consecutive slots (its plan's first one).
         var nodes = d.prefetchTree
@@ -242,12 +247,20 @@ public struct ObjectQueries {
             let relPlan = ObjectPlan(entities: rel.destination.descendants, prefetched: node.children.map(\.relationship),
                                      relationships: d.includeRelationshipIdentifiers, prefetchSlot: firstChild[slot])
             let src = ObjectQueries.relatedRows(rel, alias: "d", dialect: dialect)
-            sql.append(dialect.select(selectList(relPlan, alias: "d", dialect: dialect), from: src.from,
-                                      where: "\(src.owner) = \(dialect.parameter(1))", orderBy: src.key, paging: ""))
+            let select = selectList(relPlan, alias: "d", dialect: dialect)
+            if let batch = dialect.ownerBatch(src.owner, parameter: dialect.parameter(1)) {
+                // The key, the entity name and one column per selection, then the owner's key.
+                ownerColumns.append(Int32(2 + relPlan.selections.count))
+                sql.append(dialect.select("\(select), \(src.owner)", from: src.from, where: batch,
+                                          orderBy: "\(src.owner), \(src.key)", paging: ""))
+            } else {
+                sql.append(dialect.select(select, from: src.from, where: "\(src.owner) = \(dialect.parameter(1))", orderBy: src.key, paging: ""))
+            }
             plans.append(relPlan)
         }
         prefetchedSQL = sql
         prefetchedPlans = plans
+        prefetchedOwnerColumns = ownerColumns
         objectsSQL = q.objectsSQL(plan)
     }
 
@@ -258,6 +271,7 @@ public struct ObjectQueries {
                                     where: "t.\(dialect.keyColumn) = \(dialect.parameter(1))", orderBy: nil, paging: "")
         prefetchedSQL = []
         prefetchedPlans = []
+        prefetchedOwnerColumns = []
     }
 }
 

@@ -40,6 +40,12 @@ public protocol QueryDialect {
     /// Whether the entity check of a whole hierarchy goes into the paging clause of a paged
     /// read (``limit(_:offset:check:)``) rather than into its conditions (``checkedOnce(_:)``).
     var checksInPaging: Bool { get }
+    /// How a prefetched relationship's rows are selected: nil, one owner's (`owner = ?1`, the
+    /// statement run again per owner row, ``RowCursor/start(key:)``); else the condition of the
+    /// rows of a batch of owners whose keys are bound as one parameter (`parameter`), the statement
+    /// run once per batch (``RowCursor/load(owners:)``). A store whose every statement is a round
+    /// trip batches; one that runs statements in process may not need to.
+    func ownerBatch(_ owner: String, parameter: String) -> String?
     /// `expression` folded for case- and diacritic-insensitive comparison (``StringOptions`` raw value).
     func fold(_ expression: String, options: Int) -> String
     /// `text` folded with `options` (non-empty), then compared with `folded`, a value

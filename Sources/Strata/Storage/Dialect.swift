@@ -141,6 +141,8 @@ extension SQLiteDialect: QueryDialect {
     func collatedOperand(_ expression: String, _ collation: Collation) -> String { expression }
     /// In the LIMIT: SQLite computes it once, and a WHERE term would cost `count(*)` its fast path.
     var checksInPaging: Bool { true }
+    /// Per owner: a cached statement re-bound in process costs less than collecting a batch.
+    func ownerBatch(_ owner: String, parameter: String) -> String? { nil }
 
     /// `coalesce(a, b, …)`, nested after every 100 arguments (SQLite takes at most 127).
     func coalesce(_ terms: [String]) -> String {

@@ -1,4 +1,5 @@
 import XCTest
+import Synchronization
 @testable import Strata
 
 /// `relationshipKeyPathsForPrefetching` with key paths of any depth: each object of a
@@ -81,6 +82,60 @@ final class NestedPrefetchTests: StoreTestCase {
                 batches += batch
             }
             XCTAssertEqual(JSONValue.array(batches), whole)
+        }
+    }
+
+    /// More owners than one batch, visited in the reverse of their keys' order, with nested and
+    /// to-one relationships: every owner gets exactly its own objects, and a store that reads
+    /// batches (``QueryDialect/ownerBatch(_:parameter:)``) runs a bounded number of statements,
+    /// not one per owner.
+    func testPrefetchOverManyOwnersReadsBatches() {
+        forEachSetup { h in
+            let n = 2_500
+            for i in 0..<n {
+                let items = (0..<(i % 4)).map { #"{"title": "\#(i)-\#($0)"}"# }.joined(separator: ",")
+                let stay = i % 3 == 0 ? #", "livingAccommodation": {"address": "a\#(i)", "placeName": "p\#(i)"}"# : ""
+                _ = try h.context.insert(entity: "Trip", json: #"{"name": "t\#(10_000 + i)", "startDate": \#(i), "endDate": \#(i + 1), "bucketList": [\#(items)]\#(stay)}"#)
+            }
+            try h.context.save()
+            let statements = Mutex<[String]>([])
+            h.container.store.trace.set { sql in statements.withLock { $0.append(sql) } }
+            defer { h.container.store.trace.set(nil) }
+            let trips = try objects(h.context, #"""
+                {"entity": "Trip", "sortBy": [{"key": "name", "order": "reverse"}],
+                 "relationshipKeyPathsForPrefetching": ["bucketList.trip", "livingAccommodation"]}
+                """#)
+            let traced = statements.withLock { $0 }
+            XCTAssertEqual(trips.count, n)
+            for (k, trip) in trips.enumerated() {
+                let i = n - 1 - k
+                XCTAssertEqual(trip["name"], .string("t\(10_000 + i)"))
+                let items = trip["bucketList"]?.array ?? []
+                XCTAssertEqual(items.compactMap { $0["title"]?.stringValue }.sorted(), (0..<(i % 4)).map { "\(i)-\($0)" }, "trip \(i)")
+                for item in items { XCTAssertEqual(item["trip"]?["_id"], trip["_id"], "trip \(i)") }
+                if i % 3 == 0 {
+                    XCTAssertEqual(trip["livingAccommodation"]?["placeName"], .string("p\(i)"), "trip \(i)")
+                } else {
+                    XCTAssertEqual(trip["livingAccommodation"], .null, "trip \(i)")
+                }
+            }
+            // A cursor's batches, across more rows than one batch of owners, joined are the fetch's objects.
+            let cursor = try h.context.cursor(descriptor(h.context, #"{"entity": "Trip", "sortBy": [{"key": "name", "order": "reverse"}], "relationshipKeyPathsForPrefetching": ["bucketList.trip", "livingAccommodation"]}"#))
+            var batches: [JSONValue] = []
+            while true {
+                let batch = try XCTUnwrap(parse(cursor.next(700).bytes).array)
+                if batch.isEmpty { break }
+                XCTAssertLessThanOrEqual(batch.count, 700)
+                batches += batch
+            }
+            XCTAssertEqual(batches, trips)
+            let selects = traced.filter { $0.uppercased().hasPrefix("SELECT") }
+            if h.container.store.queryDialect.ownerBatch("o", parameter: "?1") != nil {
+                // The trips, then per batch of owners one statement per relationship at each depth.
+                XCTAssertLessThanOrEqual(selects.count, 1 + 3 * ((n + ObjectWriter.ownerBatch - 1) / ObjectWriter.ownerBatch), "\(selects.count) statements")
+            } else {
+                XCTAssertGreaterThan(selects.count, n, "one statement per owner and relationship")
+            }
         }
     }
 

@@ -12,6 +12,7 @@ final class QueryDialectTests: StoreTestCase {
         func truth(_ expression: String) -> String { "(\(expression) <> 0)" }
         func collatedOperand(_ expression: String, _ collation: Collation) -> String { expression }
         var checksInPaging: Bool { true }
+        func ownerBatch(_ owner: String, parameter: String) -> String? { nil }
         func sortTerm(_ expression: String, descending: Bool) -> String { expression + (descending ? " DESC" : " ASC") }
         func inJSONArray(_ expression: String, parameter: String) -> String { "\(expression) = ANY(list(\(parameter)))" }
         func collate(_ expression: String, _ collation: Collation) -> String { "\(expression) COLLATED(\(collation))" }
