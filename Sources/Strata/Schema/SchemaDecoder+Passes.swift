@@ -348,15 +348,21 @@ extension SchemaDecoder {
     /// hash modifiers, full-text search), never originalName, defaults or delete rules. A
     /// searchable attribute adds `:search` (so that the hashes of schemas without one stay as they were).
     static func hashDescription(_ e: Entity) -> String {
-        var parts: [String] = ["entity:\(e.name)", "super:\(e.superentityName ?? "")"]
+        // The text every stored hash was made from: one line per part, appended to one string
+        // (interpolating each Bool went through its generic description).
+        func flag(_ b: Bool) -> String { b ? "true" : "false" }
+        var out = "entity:" + e.name + "\nsuper:" + (e.superentityName ?? "")
         for a in e.ownAttributes.sorted(by: { $0.name < $1.name }) {
-            parts.append("attr:\(a.name):\(a.type.rawValue):opt=\(a.isOptional):tr=\(a.isTransient):uniq=\(a.isUnique):ext=\(a.externalStorage):idx=\(a.isIndexed):hm=\(a.hashModifier ?? "")" + (a.isSearchable ? ":search" : ""))
+            out += "\nattr:" + a.name + ":" + a.type.rawValue + ":opt=" + flag(a.isOptional) + ":tr=" + flag(a.isTransient)
+            out += ":uniq=" + flag(a.isUnique) + ":ext=" + flag(a.externalStorage) + ":idx=" + flag(a.isIndexed) + ":hm=" + (a.hashModifier ?? "")
+            if a.isSearchable { out += ":search" }
         }
         for r in e.ownRelationships.sorted(by: { $0.name < $1.name }) {
-            parts.append("rel:\(r.name):\(r.destinationName):many=\(r.isToMany):opt=\(r.isOptional):inv=\(r.inverse?.name ?? ""):hm=\(r.hashModifier ?? "")")
+            out += "\nrel:" + r.name + ":" + r.destinationName + ":many=" + flag(r.isToMany) + ":opt=" + flag(r.isOptional)
+            out += ":inv=" + (r.inverse?.name ?? "") + ":hm=" + (r.hashModifier ?? "")
         }
-        for u in e.uniqueConstraints.map({ $0.joined(separator: ",") }).sorted() { parts.append("unique:\(u)") }
-        for i in e.indexes.map({ $0.joined(separator: ",") }).sorted() { parts.append("index:\(i)") }
-        return parts.joined(separator: "\n")
+        for u in e.uniqueConstraints.map({ $0.joined(separator: ",") }).sorted() { out += "\nunique:" + u }
+        for i in e.indexes.map({ $0.joined(separator: ",") }).sorted() { out += "\nindex:" + i }
+        return out
     }
 }

@@ -17,9 +17,15 @@ enum SchemaDecoder {
         return try decode(json, path: JSONPath())
     }
 
+    /// Decodes `json`, or returns the schema this process decoded from the same text before
+    /// (``DecodedSchemas``: a schema is immutable once decoded, and equal texts decode alike).
     static func decode(_ json: JSONValue, path: JSONPath) throws -> Schema {
+        let text = json.text
+        if let known = DecodedSchemas.shared.schema(text) { return known }
         do {
-            return try decodeUnchecked(json, path: path)
+            let schema = try decodeUnchecked(json, text: text, path: path)
+            DecodedSchemas.shared.insert(schema)
+            return schema
         } catch var e as StrataError {
             if e.code == .invalid { e.code = .schema }
             throw e
@@ -55,7 +61,7 @@ enum SchemaDecoder {
     /// first, then the graph they form (hierarchies, properties, links), then what a
     /// store needs (where links are kept, slots, unique sets, version hashes).
     /// Errors are detected in this order, so the first problem a schema has is the one reported.
-    private static func decodeUnchecked(_ json: JSONValue, path: JSONPath) throws -> Schema {
+    private static func decodeUnchecked(_ json: JSONValue, text: String, path: JSONPath) throws -> Schema {
         let (version, entityJSON) = try decodeTop(json, path: path)
         let graph = Graph(try decodeEntities(entityJSON, path: path), path: path)
         try graph.checkSuperentities()
@@ -73,7 +79,7 @@ enum SchemaDecoder {
         try graph.checkKeyLists()
         graph.collectUniqueSlotSets()
         let versionHash = graph.hashVersions()
-        return Schema(version: version, entities: graph.entities, json: json, versionHash: versionHash, pairSets: pairSets)
+        return Schema(version: version, entities: graph.entities, json: json, versionHash: versionHash, pairSets: pairSets, jsonText: text)
     }
 
     /// The top level is an object of exactly a non-empty `version` and an `entities` array.
