@@ -38,7 +38,7 @@ enum SchemaDecoder {
 
     /// Names usable as SQL identifiers: letters, digits and '_', not starting with a digit or '_'.
     static func checkIdentifier(_ name: String, _ what: String, _ path: JSONPath, entity: String? = nil) throws {
-        let bytes = Array(name.utf8)
+        let bytes = name.utf8
         guard !bytes.isEmpty, bytes.count <= 128 else {
             throw fail("\(what) name must be 1 to 128 characters", path, entity: entity)
         }
@@ -48,11 +48,14 @@ enum SchemaDecoder {
                 throw fail("\(what) name '\(name)' is not a valid identifier (letters, digits and '_', starting with a letter)", path, entity: entity)
             }
         }
-        if bytes[0] == 0x5F {
+        if bytes.first == 0x5F {
             throw fail("\(what) name '\(name)' must not start with '_' (reserved for Strata)", path, entity: entity)
         }
-        let lower = name.lowercased()
-        if lower.hasPrefix("sqlite_") || lower.hasPrefix("strata_") {
+        // The name is ASCII letters, digits and '_' (checked above): a prefix compares byte by byte, folding case.
+        func hasPrefix(_ prefix: String) -> Bool {
+            bytes.count >= prefix.utf8.count && zip(bytes, prefix.utf8).allSatisfy { c, p in c | 0x20 == p || c == p }
+        }
+        if hasPrefix("sqlite_") || hasPrefix("strata_") {
             throw fail("\(what) name '\(name)' uses a reserved prefix (sqlite_, strata_)", path, entity: entity)
         }
     }
