@@ -348,21 +348,24 @@ extension SchemaDecoder {
     /// hash modifiers, full-text search), never originalName, defaults or delete rules. A
     /// searchable attribute adds `:search` (so that the hashes of schemas without one stay as they were).
     static func hashDescription(_ e: Entity) -> String {
-        // The text every stored hash was made from: one line per part, appended to one string
-        // (interpolating each Bool went through its generic description).
+        // The text every stored hash was made from, one line per part, appended piece by piece to
+        // one string (interpolation and `+` chains made a temporary string per piece).
+        var out = ""
+        out.reserveCapacity(1024)
+        func add(_ pieces: String...) { for p in pieces { out += p } }
         func flag(_ b: Bool) -> String { b ? "true" : "false" }
-        var out = "entity:" + e.name + "\nsuper:" + (e.superentityName ?? "")
+        add("entity:", e.name, "\nsuper:", e.superentityName ?? "")
         for a in e.ownAttributes.sorted(by: { $0.name < $1.name }) {
-            out += "\nattr:" + a.name + ":" + a.type.rawValue + ":opt=" + flag(a.isOptional) + ":tr=" + flag(a.isTransient)
-            out += ":uniq=" + flag(a.isUnique) + ":ext=" + flag(a.externalStorage) + ":idx=" + flag(a.isIndexed) + ":hm=" + (a.hashModifier ?? "")
-            if a.isSearchable { out += ":search" }
+            add("\nattr:", a.name, ":", a.type.rawValue, ":opt=", flag(a.isOptional), ":tr=", flag(a.isTransient), ":uniq=", flag(a.isUnique),
+                ":ext=", flag(a.externalStorage), ":idx=", flag(a.isIndexed), ":hm=", a.hashModifier ?? "")
+            if a.isSearchable { add(":search") }
         }
         for r in e.ownRelationships.sorted(by: { $0.name < $1.name }) {
-            out += "\nrel:" + r.name + ":" + r.destinationName + ":many=" + flag(r.isToMany) + ":opt=" + flag(r.isOptional)
-            out += ":inv=" + (r.inverse?.name ?? "") + ":hm=" + (r.hashModifier ?? "")
+            add("\nrel:", r.name, ":", r.destinationName, ":many=", flag(r.isToMany), ":opt=", flag(r.isOptional),
+                ":inv=", r.inverse?.name ?? "", ":hm=", r.hashModifier ?? "")
         }
-        for u in e.uniqueConstraints.map({ $0.joined(separator: ",") }).sorted() { out += "\nunique:" + u }
-        for i in e.indexes.map({ $0.joined(separator: ",") }).sorted() { out += "\nindex:" + i }
+        for u in e.uniqueConstraints.map({ $0.joined(separator: ",") }).sorted() { add("\nunique:", u) }
+        for i in e.indexes.map({ $0.joined(separator: ",") }).sorted() { add("\nindex:", i) }
         return out
     }
 }

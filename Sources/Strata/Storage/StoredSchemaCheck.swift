@@ -179,7 +179,8 @@ enum StoredSchemaCheck {
         }
         var expected: [String: (name: String, type: [String])] = [:]
         for c in t.columns {
-            var type = SQLiteDialect.columnType(c).split(separator: " ").map { $0.uppercased() }
+            // Upper-case ASCII words, as SQLiteDialect writes them.
+            var type = SQLiteDialect.columnType(c).utf8.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
             if c.name.lowercased() == rowidKey { type += ["PRIMARY", "KEY"] }
             expected[c.name.lowercased()] = (c.name, type)
         }
@@ -222,7 +223,7 @@ enum StoredSchemaCheck {
                 i += 1
                 var type: [String] = []
                 while i < tokens.count, case .word(let w) = tokens[i] {
-                    type.append(w.uppercased())
+                    type.append(asciiUppercased(w))
                     i += 1
                 }
                 out.columns.append((name, type))
@@ -238,6 +239,13 @@ enum StoredSchemaCheck {
             out.withoutRowID = true
         }
         return out
+    }
+
+    /// `word` with its ASCII letters in upper case, as SQLite reads a type name (other characters
+    /// as they are: SQLite folds no other case).
+    static func asciiUppercased(_ word: String) -> String {
+        guard word.utf8.contains(where: { $0 >= 0x61 && $0 <= 0x7A }) else { return word }
+        return String(decoding: word.utf8.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
     }
 
     /// `CREATE [UNIQUE] INDEX name ON table (col, …)`: the table, the lowercased columns and

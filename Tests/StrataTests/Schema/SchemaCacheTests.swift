@@ -1,9 +1,10 @@
 import XCTest
 @testable import Strata
 
-/// A process decodes each schema text once (``DecodedSchemas``): the same text, however it is
-/// spaced, gives the schema decoded before; another text is decoded; a schema with an error is
-/// never kept (each decode reports it); the cache stays bounded.
+/// A process decodes a schema text in use once (``DecodedSchemas``): the same text, however it
+/// is spaced, gives the schema decoded before while it is in use; another text is decoded; a
+/// schema with an error is never kept (each decode reports it); a schema no longer in use is
+/// freed; the cache stays bounded.
 final class SchemaCacheTests: StoreTestCase {
     func testTheSameTextGivesTheSchemaDecodedBefore() throws {
         let a = try SchemaDecoder.decode(Fixtures.sampleTrips)
@@ -39,12 +40,25 @@ final class SchemaCacheTests: StoreTestCase {
     }
 
     func testTheCacheIsBounded() throws {
-        for i in 0..<(DecodedSchemas.capacity * 3) {
-            _ = try SchemaDecoder.decode(Fixtures.schema(version: "cache-\(i)", attributes: #"{"name": "title", "type": "string"}"#))
-        }
+        func text(_ i: Int) -> String { Fixtures.schema(version: "cache-\(i)", attributes: #"{"name": "title", "type": "string"}"#) }
+        // All of them in use: the oldest are forgotten past the capacity.
+        let inUse = try (0..<(DecodedSchemas.capacity * 3)).map { try SchemaDecoder.decode(text($0)) }
         XCTAssertLessThanOrEqual(DecodedSchemas.shared.count, DecodedSchemas.capacity)
-        // The newest is still there.
-        let last = Fixtures.schema(version: "cache-\(DecodedSchemas.capacity * 3 - 1)", attributes: #"{"name": "title", "type": "string"}"#)
-        XCTAssertNotNil(DecodedSchemas.shared.schema(try JSONValue.parse(last).text))
+        XCTAssertTrue(DecodedSchemas.shared.schema(try JSONValue.parse(text(inUse.count - 1)).text) === inUse.last)
+        XCTAssertNil(DecodedSchemas.shared.schema(try JSONValue.parse(text(0)).text))
+    }
+
+    /// The cache never keeps a schema alive: once nothing uses it, it is freed and decoded again.
+    func testASchemaNoLongerInUseIsNotKept() throws {
+        let json = Fixtures.schema(version: "released", attributes: #"{"name": "title", "type": "string"}"#)
+        weak var released: Schema?
+        do {
+            let s = try SchemaDecoder.decode(json)
+            released = s
+            XCTAssertTrue(DecodedSchemas.shared.schema(s.jsonText) === s)
+        }
+        XCTAssertNil(released)
+        XCTAssertNil(DecodedSchemas.shared.schema(try JSONValue.parse(json).text))
+        XCTAssertEqual(try SchemaDecoder.decode(json).version, "released")
     }
 }
