@@ -4,38 +4,40 @@
 /// for the same schema, is not parsed and compared again; any difference (another row, another
 /// definition, another order) is checked in full. Bounded: past ``capacity`` entries the oldest is
 /// forgotten.
+///
+/// The entries are compared field by field, not through one key text made of them: a process that
+/// opens one store once (the common case) neither makes nor hashes such a text.
 final class VerifiedStorage: @unchecked Sendable {
     static let shared = VerifiedStorage()
     /// How many checked stored schemas are kept.
     static let capacity = 16
 
-    private let lock = Lock()
-    private var keys: Set<String> = []
-    /// `keys`, oldest first.
-    private var order: [String] = []
+    /// One checked stored schema.
+    private struct Entry {
+        let schemaText: String
+        let objects: [StoredSchemaCheck.Object]
 
-    /// The text an entry is kept by: the schema's JSON text (one JSON object: it ends where its
-    /// braces close), then each row's fields, each preceded by its length in bytes, a missing one
-    /// written `-;` (so that no two different schemas and lists of rows make the same text).
-    static func key(_ schema: Schema, _ objects: [StoredSchemaCheck.Object]) -> String {
-        var out = schema.jsonText
-        func field(_ s: String?) {
-            guard let s else { out += "-;"; return }
-            out += String(s.utf8.count) + ":" + s
+        func matches(_ schema: Schema, _ objects: [StoredSchemaCheck.Object]) -> Bool {
+            schemaText == schema.jsonText && self.objects.count == objects.count
+                && zip(self.objects, objects).allSatisfy { $0 == $1 }
         }
-        for o in objects {
-            field(o.type); field(o.name); field(o.table); field(o.sql)
-        }
-        return out
     }
 
-    func contains(_ key: String) -> Bool { lock.withLock { keys.contains(key) } }
+    private let lock = Lock()
+    /// Oldest first.
+    private var entries: [Entry] = []
 
-    func insert(_ key: String) {
+    /// Whether `schema` was found right for exactly these rows of `sqlite_master`.
+    func contains(_ schema: Schema, _ objects: [StoredSchemaCheck.Object]) -> Bool {
+        lock.withLock { entries.contains { $0.matches(schema, objects) } }
+    }
+
+    /// Keeps that `schema` was found right for these rows.
+    func insert(_ schema: Schema, _ objects: [StoredSchemaCheck.Object]) {
         lock.withLock {
-            guard keys.insert(key).inserted else { return }
-            order.append(key)
-            if order.count > VerifiedStorage.capacity { keys.remove(order.removeFirst()) }
+            guard !entries.contains(where: { $0.matches(schema, objects) }) else { return }
+            entries.append(Entry(schemaText: schema.jsonText, objects: objects))
+            if entries.count > VerifiedStorage.capacity { entries.removeFirst() }
         }
     }
 }

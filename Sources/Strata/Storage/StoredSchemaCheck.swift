@@ -25,7 +25,8 @@ import CSQLite
 ///
 /// Views, triggers, virtual tables and anything not listed are refused. The definitions
 /// are read from the `sql` SQLite itself parses, with a grammar that accepts only what
-/// Strata writes (and what `ALTER TABLE … RENAME` / `ADD COLUMN` make of it).
+/// Strata writes (and what `ALTER TABLE … RENAME` / `ADD COLUMN` make of it); a table's or
+/// index's definition byte for byte the one `SQLiteDialect` writes for it is accepted unparsed.
 enum StoredSchemaCheck {
     /// One row of `sqlite_master`: what the check reads.
     typealias Object = (type: String, name: String, table: String, sql: String?)
@@ -43,10 +44,9 @@ enum StoredSchemaCheck {
     /// - Throws: `.corrupt` naming the first object that differs and how.
     static func verify(_ c: Connection, schema: Schema, location: String) throws {
         let objects = try objects(c)
-        let key = VerifiedStorage.key(schema, objects)
-        if VerifiedStorage.shared.contains(key) { return }
+        if VerifiedStorage.shared.contains(schema, objects) { return }
         try verify(objects, layout: StoreLayout(schema), location: location, version: schema.version)
-        VerifiedStorage.shared.insert(key)
+        VerifiedStorage.shared.insert(schema, objects)
     }
 
     /// Every object of the file's schema, in `sqlite_master`'s order.
@@ -98,9 +98,19 @@ enum StoredSchemaCheck {
                 guard let t = tables[key] else {
                     throw damage("it holds a table '\(o.name)' that is not part of its schema (a store holds only the tables Strata makes)")
                 }
-                try checkTable(t, o.sql, damage)
+                // The text Strata writes for the table is accepted as it is (checkTable accepts it);
+                // anything else is parsed and checked column by column.
+                if o.sql != SQLiteDialect().createTable(t) { try checkTable(t, o.sql, damage) }
                 seenTables.insert(key)
             case "index":
+                // An index exactly as Strata writes it for one of the table's indexes left is that
+                // index; any other text is parsed (its name may be an older one).
+                let tableKey = o.table.lowercased()
+                if let sql = o.sql, let table = tables[tableKey], let left = indexesLeft[tableKey],
+                   let i = left.firstIndex(where: { SQLiteDialect().createIndex($0, on: table.name) == sql }) {
+                    indexesLeft[tableKey]?.remove(at: i)
+                    continue
+                }
                 guard let sql = o.sql, let index = parseIndex(sql), index.table.lowercased() == o.table.lowercased(),
                       let left = indexesLeft[o.table.lowercased()],
                       let i = left.firstIndex(where: { $0.isUnique == index.isUnique && $0.columns.map { $0.lowercased() } == index.columns })
@@ -142,18 +152,22 @@ enum StoredSchemaCheck {
     private static let fixed: [String: Fixed] = {
         var out: [String: Fixed] = [:]
         func add(_ ddl: String, history: Bool) {
-            // CREATE [UNIQUE] TABLE|INDEX [IF NOT EXISTS] name …: the words are split by hand (this
-            // runs in every process that opens a store, and the standard library's generic
-            // replacing/split cost about a tenth of a fresh process's open).
-            var words = ddl.utf8.split(separator: UInt8(ascii: " "), maxSplits: 7, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
-            if words.count > 5, words[2...4] == ["IF", "NOT", "EXISTS"] || (words[1] == "UNIQUE" && words[3...5] == ["IF", "NOT", "EXISTS"]) {
-                words.removeSubrange(words[1] == "UNIQUE" ? 3...5 : 2...4)
-            }
-            var kindAt = 1
-            if words.count > 1, words[1] == "UNIQUE" { kindAt = 2 }
-            guard words.count > kindAt + 1 else { return }
-            let sql = words.joined(separator: " ")
-            out[words[kindAt + 1].lowercased()] = Fixed(type: words[kindAt] == "TABLE" ? "table" : "index", sql: sql, isHistory: history)
+            // CREATE [UNIQUE] TABLE|INDEX [IF NOT EXISTS] name …: read as bytes (this runs in every
+            // process that opens a store, and splitting it into words cost a fifth of the check).
+            var bytes = Array(ddl.utf8)
+            func has(_ word: String, at i: Int) -> Bool { i <= bytes.count && bytes[i...].starts(with: word.utf8) }
+            guard has("CREATE ", at: 0) else { return }
+            var at = 7
+            if has("UNIQUE ", at: at) { at += 7 }
+            let isTable = has("TABLE ", at: at)
+            guard isTable || has("INDEX ", at: at) else { return }
+            at += 6
+            if has("IF NOT EXISTS ", at: at) { bytes.removeSubrange(at..<at + 14) }
+            var end = at
+            while end < bytes.count, bytes[end] != UInt8(ascii: " ") { end += 1 }
+            guard end > at else { return }
+            let name = String(decoding: bytes[at..<end], as: UTF8.self)
+            out[name.lowercased()] = Fixed(type: isTable ? "table" : "index", sql: String(decoding: bytes, as: UTF8.self), isHistory: history)
         }
         for ddl in SQLiteDialect.metadataDDL { add(ddl, history: false) }
         for ddl in SQLiteDialect.historyDDL { add(ddl, history: true) }
