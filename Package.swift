@@ -24,9 +24,12 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])]),
         .target(
             name: "StrataC", dependencies: ["Strata"], path: "Sources/StrataC",
-            exclude: ["strata.map"],
+            exclude: ["strata.map", "link"],
             linkerSettings: [
                 .unsafeFlags([
+                    // libstdc++ (which the static Swift runtime needs) linked in as an archive, not loaded
+                    // as libstdc++.so.6: a fresh process's open about 10% faster (Sources/StrataC/link).
+                    "-L", "\(Context.packageDirectory)/Sources/StrataC/link",
                     "-Xlinker", "-soname=libstrata.so.0",
                     "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/StrataC/strata.map",
                 ])

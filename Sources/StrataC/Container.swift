@@ -45,7 +45,7 @@ public func strata_container_schema(_ container: OpaquePointer?, _ outJSON: Unsa
     shim {
         let o = try out(outJSON, "out_json")
         let box = try Handles.resolve(container, as: ContainerBox.self, "container")
-        o.pointee = try cString(box.container.schema.json.text)
+        o.pointee = try cString(box.container.schema.jsonText)
     }
 }
 

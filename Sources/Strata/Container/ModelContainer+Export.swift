@@ -108,7 +108,7 @@ extension ModelContainer {
                 w.key("version"); w.int(ExportFormat.version)
                 w.key("schemaVersion"); w.string(schema.version)
                 w.key("versionHash"); w.string(schema.versionHash)
-                w.key("schema"); w.raw(schema.json.text)
+                w.key("schema"); w.raw(schema.jsonText)
                 w.endObject()
                 out += w.bytes
             }

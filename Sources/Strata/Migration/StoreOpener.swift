@@ -88,7 +88,7 @@ public struct StoreOpener: StoreOpenPolicy {
         let stages: [PlannedStage]
         do {
             guard let s = try plannedStages(stored, storedHash: storedHash, storedJSON: storedJSON, name: name) else {
-                return .open(refreshDeclaration: !readOnly && storedJSON != schema.json.text)
+                return .open(refreshDeclaration: !readOnly && storedJSON != schema.jsonText)
             }
             stages = s
         } catch let e as StrataError {

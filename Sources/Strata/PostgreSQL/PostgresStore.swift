@@ -279,7 +279,7 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
     }
 
     static func writeSchemaMetadata(_ c: PGConnection, schema: Schema) throws {
-        try setMetadata(c, "schema", schema.json.text)
+        try setMetadata(c, "schema", schema.jsonText)
         try setMetadata(c, "version", schema.version)
         try setMetadata(c, "versionHash", schema.versionHash)
         var w = JSONWriter()

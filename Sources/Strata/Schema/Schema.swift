@@ -254,14 +254,17 @@ public final class Schema: @unchecked Sendable {
     public let versionHash: String
     /// The schema as JSON (as declared, minified).
     public let json: JSONValue
+    /// `json.text`, made once: what a store keeps as its declaration, and what decoded schemas are cached by.
+    public let jsonText: String
     /// The sets of pairs of many-to-many and inverse-less to-many relationships (`LinkPlacement.inPairs`).
     let pairSets: [(name: String, relationship: Relationship)]
 
     init(version: String, entities: [Entity], json: JSONValue, versionHash: String,
-         pairSets: [(name: String, relationship: Relationship)]) {
+         pairSets: [(name: String, relationship: Relationship)], jsonText: String? = nil) {
         self.version = version
         self.entities = entities
         self.json = json
+        self.jsonText = jsonText ?? json.text
         self.versionHash = versionHash
         self.pairSets = pairSets
         var map: [String: Entity] = [:]

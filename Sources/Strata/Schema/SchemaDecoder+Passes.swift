@@ -348,15 +348,31 @@ extension SchemaDecoder {
     /// hash modifiers, full-text search), never originalName, defaults or delete rules. A
     /// searchable attribute adds `:search` (so that the hashes of schemas without one stay as they were).
     static func hashDescription(_ e: Entity) -> String {
-        var parts: [String] = ["entity:\(e.name)", "super:\(e.superentityName ?? "")"]
+        // The text every stored hash was made from, one line per part, appended piece by piece to
+        // one string (interpolation and `+` chains made a temporary string per piece).
+        var out = ""
+        out.reserveCapacity(1024)
+        func add(_ pieces: String...) { for p in pieces { out += p } }
+        func flag(_ b: Bool) -> String { b ? "true" : "false" }
+        add("entity:", e.name, "\nsuper:", e.superentityName ?? "")
         for a in e.ownAttributes.sorted(by: { $0.name < $1.name }) {
-            parts.append("attr:\(a.name):\(a.type.rawValue):opt=\(a.isOptional):tr=\(a.isTransient):uniq=\(a.isUnique):ext=\(a.externalStorage):idx=\(a.isIndexed):hm=\(a.hashModifier ?? "")" + (a.isSearchable ? ":search" : ""))
+            add("\nattr:", a.name, ":", a.type.rawValue, ":opt=", flag(a.isOptional), ":tr=", flag(a.isTransient), ":uniq=", flag(a.isUnique),
+                ":ext=", flag(a.externalStorage), ":idx=", flag(a.isIndexed), ":hm=", a.hashModifier ?? "")
+            if a.isSearchable { add(":search") }
         }
         for r in e.ownRelationships.sorted(by: { $0.name < $1.name }) {
-            parts.append("rel:\(r.name):\(r.destinationName):many=\(r.isToMany):opt=\(r.isOptional):inv=\(r.inverse?.name ?? ""):hm=\(r.hashModifier ?? "")")
+            add("\nrel:", r.name, ":", r.destinationName, ":many=", flag(r.isToMany), ":opt=", flag(r.isOptional),
+                ":inv=", r.inverse?.name ?? "", ":hm=", r.hashModifier ?? "")
         }
-        for u in e.uniqueConstraints.map({ $0.joined(separator: ",") }).sorted() { parts.append("unique:\(u)") }
-        for i in e.indexes.map({ $0.joined(separator: ",") }).sorted() { parts.append("index:\(i)") }
-        return parts.joined(separator: "\n")
+        // Each key list's names joined by "," (appended: the standard library's generic joined
+        // was a third of this function).
+        func commaJoined(_ names: [String]) -> String {
+            var s = ""
+            for (i, n) in names.enumerated() { if i > 0 { s += "," }; s += n }
+            return s
+        }
+        for u in e.uniqueConstraints.map(commaJoined).sorted() { add("\nunique:", u) }
+        for i in e.indexes.map(commaJoined).sorted() { add("\nindex:", i) }
+        return out
     }
 }

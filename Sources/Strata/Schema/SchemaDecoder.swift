@@ -17,9 +17,15 @@ enum SchemaDecoder {
         return try decode(json, path: JSONPath())
     }
 
+    /// Decodes `json`, or returns the schema this process decoded from the same text before
+    /// (``DecodedSchemas``: a schema is immutable once decoded, and equal texts decode alike).
     static func decode(_ json: JSONValue, path: JSONPath) throws -> Schema {
+        let text = json.text
+        if let known = DecodedSchemas.shared.schema(text) { return known }
         do {
-            return try decodeUnchecked(json, path: path)
+            let schema = try decodeUnchecked(json, text: text, path: path)
+            DecodedSchemas.shared.insert(schema)
+            return schema
         } catch var e as StrataError {
             if e.code == .invalid { e.code = .schema }
             throw e
@@ -32,7 +38,7 @@ enum SchemaDecoder {
 
     /// Names usable as SQL identifiers: letters, digits and '_', not starting with a digit or '_'.
     static func checkIdentifier(_ name: String, _ what: String, _ path: JSONPath, entity: String? = nil) throws {
-        let bytes = Array(name.utf8)
+        let bytes = name.utf8
         guard !bytes.isEmpty, bytes.count <= 128 else {
             throw fail("\(what) name must be 1 to 128 characters", path, entity: entity)
         }
@@ -42,11 +48,14 @@ enum SchemaDecoder {
                 throw fail("\(what) name '\(name)' is not a valid identifier (letters, digits and '_', starting with a letter)", path, entity: entity)
             }
         }
-        if bytes[0] == 0x5F {
+        if bytes.first == 0x5F {
             throw fail("\(what) name '\(name)' must not start with '_' (reserved for Strata)", path, entity: entity)
         }
-        let lower = name.lowercased()
-        if lower.hasPrefix("sqlite_") || lower.hasPrefix("strata_") {
+        // The name is ASCII letters, digits and '_' (checked above): a prefix compares byte by byte, folding case.
+        func hasPrefix(_ prefix: String) -> Bool {
+            bytes.count >= prefix.utf8.count && zip(bytes, prefix.utf8).allSatisfy { c, p in c | 0x20 == p || c == p }
+        }
+        if hasPrefix("sqlite_") || hasPrefix("strata_") {
             throw fail("\(what) name '\(name)' uses a reserved prefix (sqlite_, strata_)", path, entity: entity)
         }
     }
@@ -55,7 +64,7 @@ enum SchemaDecoder {
     /// first, then the graph they form (hierarchies, properties, links), then what a
     /// store needs (where links are kept, slots, unique sets, version hashes).
     /// Errors are detected in this order, so the first problem a schema has is the one reported.
-    private static func decodeUnchecked(_ json: JSONValue, path: JSONPath) throws -> Schema {
+    private static func decodeUnchecked(_ json: JSONValue, text: String, path: JSONPath) throws -> Schema {
         let (version, entityJSON) = try decodeTop(json, path: path)
         let graph = Graph(try decodeEntities(entityJSON, path: path), path: path)
         try graph.checkSuperentities()
@@ -73,7 +82,7 @@ enum SchemaDecoder {
         try graph.checkKeyLists()
         graph.collectUniqueSlotSets()
         let versionHash = graph.hashVersions()
-        return Schema(version: version, entities: graph.entities, json: json, versionHash: versionHash, pairSets: pairSets)
+        return Schema(version: version, entities: graph.entities, json: json, versionHash: versionHash, pairSets: pairSets, jsonText: text)
     }
 
     /// The top level is an object of exactly a non-empty `version` and an `entities` array.

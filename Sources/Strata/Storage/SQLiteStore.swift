@@ -139,9 +139,10 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     /// files only while holding it), so no file of a save in progress is taken.
     private func sweepOrphanedFiles(_ c: Connection) throws {
         guard let folder = externalFolder else { return }
-        let columns = StoreLayout(schema).tables.flatMap { t in t.externalColumns.map { (table: t.name, column: $0) } }
-        // With no external-storage column left (a migration removed them), every file is an orphan.
+        // Most stores have no file to sweep: the layout is worked out only when there is one.
         guard try !folder.generatedNames().isEmpty else { return }
+        // With no external-storage column left (a migration removed them), every file is an orphan.
+        let columns = StoreLayout(schema).tables.flatMap { t in t.externalColumns.map { (table: t.name, column: $0) } }
         try c.transaction {
             var referenced: Set<String> = []
             for (table, column) in columns {
@@ -196,7 +197,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
 
         func verifyStorage(of schema: Schema) throws {
             do {
-                try StoredSchemaCheck.verify(connection, layout: StoreLayout(schema), location: location, version: schema.version)
+                try StoredSchemaCheck.verify(connection, schema: schema, location: location)
             } catch let e as StrataError where e.code == .corrupt {
                 // Another connection may have migrated the store since its state was read: open again.
                 if case .text(let hash)? = try SQLiteStore.metadata(connection, "versionHash"), hash != schema.versionHash {
@@ -361,7 +362,7 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     }
 
     static func writeSchemaMetadata(_ c: Connection, schema: Schema) throws {
-        try setMetadata(c, "schema", .text(schema.json.text))
+        try setMetadata(c, "schema", .text(schema.jsonText))
         try setMetadata(c, "version", .text(schema.version))
         try setMetadata(c, "versionHash", .text(schema.versionHash))
         var w = JSONWriter()

@@ -25,14 +25,40 @@ import CSQLite
 ///
 /// Views, triggers, virtual tables and anything not listed are refused. The definitions
 /// are read from the `sql` SQLite itself parses, with a grammar that accepts only what
-/// Strata writes (and what `ALTER TABLE … RENAME` / `ADD COLUMN` make of it).
+/// Strata writes (and what `ALTER TABLE … RENAME` / `ADD COLUMN` make of it); a table's or
+/// index's definition byte for byte the one `SQLiteDialect` writes for it is accepted unparsed.
 enum StoredSchemaCheck {
+    /// One row of `sqlite_master`: what the check reads.
+    typealias Object = (type: String, name: String, table: String, sql: String?)
+
     /// - Throws: `.corrupt` naming the first object that differs and how.
     static func verify(_ c: Connection, layout: StoreLayout, location: String, version: String) throws {
-        var objects: [(type: String, name: String, table: String, sql: String?)] = []
+        try verify(try objects(c), layout: layout, location: location, version: version)
+    }
+
+    /// Checks the file's schema against `schema`'s layout, unless this process found these very
+    /// objects (every row of `sqlite_master`, read now) right for this schema before: the check is a
+    /// function of the two alone, so its answer is kept (``VerifiedStorage``); `sqlite_master` is
+    /// read on every open.
+    ///
+    /// - Throws: `.corrupt` naming the first object that differs and how.
+    static func verify(_ c: Connection, schema: Schema, location: String) throws {
+        let objects = try objects(c)
+        if VerifiedStorage.shared.contains(schema, objects) { return }
+        try verify(objects, layout: StoreLayout(schema), location: location, version: schema.version)
+        VerifiedStorage.shared.insert(schema, objects)
+    }
+
+    /// Every object of the file's schema, in `sqlite_master`'s order.
+    static func objects(_ c: Connection) throws -> [Object] {
+        var objects: [Object] = []
         try c.statement(SQLiteDialect.schemaObjects).query { s in
             objects.append((s.text(0), s.text(1), s.text(2), s.columnType(3) == SQLITE_NULL ? nil : s.text(3)))
         }
+        return objects
+    }
+
+    private static func verify(_ objects: [Object], layout: StoreLayout, location: String, version: String) throws {
         func damage(_ what: String) -> StrataError {
             StrataError(.corrupt, "'\(location)' is damaged or was changed outside Strata: \(what) (stored schema version \(version); "
                         + "the file was left untouched)")
@@ -72,9 +98,19 @@ enum StoredSchemaCheck {
                 guard let t = tables[key] else {
                     throw damage("it holds a table '\(o.name)' that is not part of its schema (a store holds only the tables Strata makes)")
                 }
-                try checkTable(t, o.sql, damage)
+                // The text Strata writes for the table is accepted as it is (checkTable accepts it);
+                // anything else is parsed and checked column by column.
+                if o.sql != SQLiteDialect().createTable(t) { try checkTable(t, o.sql, damage) }
                 seenTables.insert(key)
             case "index":
+                // An index exactly as Strata writes it for one of the table's indexes left is that
+                // index; any other text is parsed (its name may be an older one).
+                let tableKey = o.table.lowercased()
+                if let sql = o.sql, let table = tables[tableKey], let left = indexesLeft[tableKey],
+                   let i = left.firstIndex(where: { SQLiteDialect().createIndex($0, on: table.name) == sql }) {
+                    indexesLeft[tableKey]?.remove(at: i)
+                    continue
+                }
                 guard let sql = o.sql, let index = parseIndex(sql), index.table.lowercased() == o.table.lowercased(),
                       let left = indexesLeft[o.table.lowercased()],
                       let i = left.firstIndex(where: { $0.isUnique == index.isUnique && $0.columns.map { $0.lowercased() } == index.columns })
@@ -116,12 +152,22 @@ enum StoredSchemaCheck {
     private static let fixed: [String: Fixed] = {
         var out: [String: Fixed] = [:]
         func add(_ ddl: String, history: Bool) {
-            let sql = ddl.replacing(" IF NOT EXISTS ", with: " ")
-            // CREATE [UNIQUE] TABLE|INDEX name …
-            var words = sql.split(separator: " ").dropFirst()
-            if words.first == "UNIQUE" { words = words.dropFirst() }
-            guard let kind = words.first, let name = words.dropFirst().first else { return }
-            out[name.lowercased()] = Fixed(type: kind == "TABLE" ? "table" : "index", sql: sql, isHistory: history)
+            // CREATE [UNIQUE] TABLE|INDEX [IF NOT EXISTS] name …: read as bytes (this runs in every
+            // process that opens a store, and splitting it into words cost a fifth of the check).
+            var bytes = Array(ddl.utf8)
+            func has(_ word: String, at i: Int) -> Bool { i <= bytes.count && bytes[i...].starts(with: word.utf8) }
+            guard has("CREATE ", at: 0) else { return }
+            var at = 7
+            if has("UNIQUE ", at: at) { at += 7 }
+            let isTable = has("TABLE ", at: at)
+            guard isTable || has("INDEX ", at: at) else { return }
+            at += 6
+            if has("IF NOT EXISTS ", at: at) { bytes.removeSubrange(at..<at + 14) }
+            var end = at
+            while end < bytes.count, bytes[end] != UInt8(ascii: " ") { end += 1 }
+            guard end > at else { return }
+            let name = String(decoding: bytes[at..<end], as: UTF8.self)
+            out[name.lowercased()] = Fixed(type: isTable ? "table" : "index", sql: String(decoding: bytes, as: UTF8.self), isHistory: history)
         }
         for ddl in SQLiteDialect.metadataDDL { add(ddl, history: false) }
         for ddl in SQLiteDialect.historyDDL { add(ddl, history: true) }
@@ -147,7 +193,8 @@ enum StoredSchemaCheck {
         }
         var expected: [String: (name: String, type: [String])] = [:]
         for c in t.columns {
-            var type = SQLiteDialect.columnType(c).split(separator: " ").map { $0.uppercased() }
+            // Upper-case ASCII words, as SQLiteDialect writes them.
+            var type = SQLiteDialect.columnType(c).utf8.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
             if c.name.lowercased() == rowidKey { type += ["PRIMARY", "KEY"] }
             expected[c.name.lowercased()] = (c.name, type)
         }
@@ -190,7 +237,7 @@ enum StoredSchemaCheck {
                 i += 1
                 var type: [String] = []
                 while i < tokens.count, case .word(let w) = tokens[i] {
-                    type.append(w.uppercased())
+                    type.append(asciiUppercased(w))
                     i += 1
                 }
                 out.columns.append((name, type))
@@ -206,6 +253,13 @@ enum StoredSchemaCheck {
             out.withoutRowID = true
         }
         return out
+    }
+
+    /// `word` with its ASCII letters in upper case, as SQLite reads a type name (other characters
+    /// as they are: SQLite folds no other case).
+    static func asciiUppercased(_ word: String) -> String {
+        guard word.utf8.contains(where: { $0 >= 0x61 && $0 <= 0x7A }) else { return word }
+        return String(decoding: word.utf8.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
     }
 
     /// `CREATE [UNIQUE] INDEX name ON table (col, …)`: the table, the lowercased columns and
@@ -246,7 +300,11 @@ enum StoredSchemaCheck {
         case quoted(String)
         case punct(Character)
 
-        func isWord(_ w: String) -> Bool { if case .word(let x) = self { return x.uppercased() == w } else { return false } }
+        /// Whether this is the bare word `w` (upper-case ASCII), in any case.
+        func isWord(_ w: String) -> Bool {
+            guard case .word(let x) = self, x.utf8.count == w.utf8.count else { return false }
+            return zip(x.utf8, w.utf8).allSatisfy { a, b in a == b || (a >= 0x61 && a <= 0x7A && a - 0x20 == b) }
+        }
         /// The identifier a word or quoted name stands for.
         var name: String? {
             switch self {
@@ -258,46 +316,53 @@ enum StoredSchemaCheck {
 
     /// The tokens of DDL as Strata writes it: words, quoted identifiers, `(`, `)` and `,`,
     /// separated by white space. Nil for anything else (literals, operators, comments).
+    ///
+    /// Read byte by byte: every byte of a multi-byte UTF-8 sequence is 0x80 or above, so a
+    /// non-ASCII character is a word character, and never a quote, as it is read scalar by scalar.
     static func tokenize(_ sql: String) -> [Token]? {
-        var out: [Token] = []
-        let s = Array(sql.unicodeScalars)
-        var i = 0
-        func isWordChar(_ c: Unicode.Scalar) -> Bool {
-            (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || (c >= "0" && c <= "9") || c == "_" || c == "$" || c.value >= 0x80
-        }
-        while i < s.count {
-            let c = s[i]
-            switch c {
-            case " ", "\n", "\t", "\r":
-                i += 1
-            case "(", ")", ",":
-                out.append(.punct(Character(c)))
-                i += 1
-            case "\"", "`", "[":
-                let close: Unicode.Scalar = c == "[" ? "]" : c
-                var name = String.UnicodeScalarView()
-                i += 1
-                var closed = false
-                while i < s.count {
-                    if s[i] == close {
-                        // A doubled quote stands for itself ("" or ``; never inside […]).
-                        if close != "]", i + 1 < s.count, s[i + 1] == close { name.append(close); i += 2; continue }
-                        i += 1
-                        closed = true
-                        break
-                    }
-                    name.append(s[i])
-                    i += 1
-                }
-                guard closed else { return nil }
-                out.append(.quoted(String(name)))
-            default:
-                guard isWordChar(c), !(c >= "0" && c <= "9") else { return nil }
-                var word = String.UnicodeScalarView()
-                while i < s.count, isWordChar(s[i]) { word.append(s[i]); i += 1 }
-                out.append(.word(String(word)))
+        var sql = sql
+        return sql.withUTF8 { s -> [Token]? in
+            var out: [Token] = []
+            var i = 0
+            func isWordChar(_ c: UInt8) -> Bool {
+                (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || (c >= 0x30 && c <= 0x39) || c == 0x5F || c == 0x24 || c >= 0x80
             }
+            func text(_ from: Int, _ to: Int) -> String { String(decoding: UnsafeBufferPointer(rebasing: s[from..<to]), as: UTF8.self) }
+            while i < s.count {
+                let c = s[i]
+                switch c {
+                case 0x20, 0x0A, 0x09, 0x0D:
+                    i += 1
+                case 0x28, 0x29, 0x2C:
+                    out.append(.punct(Character(Unicode.Scalar(c))))
+                    i += 1
+                case 0x22, 0x60, 0x5B:
+                    let close: UInt8 = c == 0x5B ? 0x5D : c
+                    var name: [UInt8] = []
+                    i += 1
+                    var closed = false
+                    var from = i
+                    while i < s.count {
+                        if s[i] == close {
+                            name.append(contentsOf: UnsafeBufferPointer(rebasing: s[from..<i]))
+                            // A doubled quote stands for itself ("" or ``; never inside […]).
+                            if close != 0x5D, i + 1 < s.count, s[i + 1] == close { name.append(close); i += 2; from = i; continue }
+                            i += 1
+                            closed = true
+                            break
+                        }
+                        i += 1
+                    }
+                    guard closed else { return nil }
+                    out.append(.quoted(String(decoding: name, as: UTF8.self)))
+                default:
+                    guard isWordChar(c), !(c >= 0x30 && c <= 0x39) else { return nil }
+                    let from = i
+                    while i < s.count, isWordChar(s[i]) { i += 1 }
+                    out.append(.word(text(from, i)))
+                }
+            }
+            return out
         }
-        return out
     }
 }

@@ -135,24 +135,40 @@ public struct StrataError: Error, CustomStringConvertible, Sendable {
 
 /// Builds a JSON pointer token list into text ("/entities/0/name").
 struct JSONPath: CustomStringConvertible {
-    private(set) var tokens: [String] = []
+    /// The last token and, through its parents, the ones before it: appending makes one node and
+    /// copies nothing (decoders make a path for every member they read; few become messages).
+    private final class Node {
+        let parent: Node?
+        /// The member's key, or nil for an array index.
+        let key: String?
+        let index: Int
+        init(parent: Node?, key: String?, index: Int) { self.parent = parent; self.key = key; self.index = index }
+    }
+    private var last: Node?
 
     init() {}
+    private init(last: Node) { self.last = last }
 
-    func appending(_ key: String) -> JSONPath {
-        var copy = self
-        copy.tokens.append(key)
-        return copy
-    }
-    func appending(_ index: Int) -> JSONPath { appending(String(index)) }
+    func appending(_ key: String) -> JSONPath { JSONPath(last: Node(parent: last, key: key, index: 0)) }
+    func appending(_ index: Int) -> JSONPath { JSONPath(last: Node(parent: last, key: nil, index: index)) }
     static func / (lhs: JSONPath, rhs: String) -> JSONPath { lhs.appending(rhs) }
     static func / (lhs: JSONPath, rhs: Int) -> JSONPath { lhs.appending(rhs) }
 
+    /// The tokens, first to last.
+    var tokens: [String] {
+        var out: [String] = []
+        var node = last
+        while let n = node {
+            out.append(n.key ?? String(n.index))
+            node = n.parent
+        }
+        return out.reversed()
+    }
+
     /// " at /a/b" for messages, or "" at the top level.
-    var at: String { tokens.isEmpty ? "" : " at \(description)" }
+    var at: String { last == nil ? "" : " at \(description)" }
 
     var description: String {
-        if tokens.isEmpty { return "" }
         var out = ""
         for t in tokens {
             out += "/"

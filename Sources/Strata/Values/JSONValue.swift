@@ -116,7 +116,10 @@ struct ObjectReader {
     let members: [(String, JSONValue)]
     let path: JSONPath
     let what: String
-    private var used: Set<String> = []
+    /// Which members were read, by index (keys are unique: the reader rejects duplicates).
+    private var read: [Bool]
+    /// Every key asked for, present or not: the known keys an error names.
+    private var asked: [String] = []
 
     init(_ value: JSONValue, path: JSONPath, what: String) throws {
         guard case .object(let m) = value else {
@@ -125,11 +128,14 @@ struct ObjectReader {
         members = m
         self.path = path
         self.what = what
+        read = Array(repeating: false, count: m.count)
     }
 
     mutating func value(_ key: String) -> JSONValue? {
-        used.insert(key)
-        return members.first(where: { $0.0 == key })?.1
+        asked.append(key)
+        guard let i = members.firstIndex(where: { $0.0 == key }) else { return nil }
+        read[i] = true
+        return members[i].1
     }
 
     mutating func string(_ key: String, required: Bool = false) throws -> String? {
@@ -169,8 +175,8 @@ struct ObjectReader {
 
     /// Throws for the first key that was never asked for.
     func finish(allowed: [String] = []) throws {
-        for (k, _) in members where !used.contains(k) && !allowed.contains(k) {
-            let known = (Array(used) + allowed).sorted().joined(separator: ", ")
+        for (i, (k, _)) in members.enumerated() where !read[i] && !allowed.contains(k) {
+            let known = (Array(Set(asked)) + allowed).sorted().joined(separator: ", ")
             throw StrataError(.invalid, "unknown key '\(k)' in \(what)\(path.at) (known keys: \(known))", path: (path / k).description)
         }
     }

@@ -48,6 +48,31 @@ final class HostileSchemaTests: StoreTestCase {
         FetchDescriptor(entity: try XCTUnwrap(context.schema.entity(named: "BucketListItem")))
     }
 
+    // MARK: Checks kept by the process
+
+    /// An open that passed the check is remembered for exactly the rows of `sqlite_master` it read:
+    /// a file changed after it (here: an index the schema does not declare, then a column's type
+    /// changed) is checked again and refused, in the same process.
+    func testAStoreChangedAfterAPassingOpenIsCheckedAgain() throws {
+        let container = try makeStore()
+        let schema = container.schema
+        func kept() throws -> Bool {
+            let c = try Connection(path: path, readOnly: true, create: false)
+            return VerifiedStorage.shared.contains(schema, try StoredSchemaCheck.objects(c))
+        }
+        // Creating the store checks nothing; opening it again checks it, and keeps the answer.
+        _ = try openFile(path: path)
+        XCTAssertTrue(try kept(), "the passing open is kept")
+        _ = try openFile(path: path)
+        try tamper("CREATE INDEX extra ON Trip (name);")
+        XCTAssertFalse(try kept())
+        assertOpenIsCorrupt("index 'extra'")
+        try tamper("DROP INDEX extra;")
+        _ = try openFile(path: path)
+        try tamper("ALTER TABLE BucketListItem DROP COLUMN details; ALTER TABLE BucketListItem ADD COLUMN details BLOB")
+        assertOpenIsCorrupt("column 'details'")
+    }
+
     // MARK: Views and triggers
 
     /// A table replaced by a view over an endless recursive CTE: reading it would never end.
