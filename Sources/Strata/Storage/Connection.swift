@@ -175,6 +175,12 @@ final class Connection {
         madeSearchPending = true
     }
 
+    /// Readies the connection for a read outside of a transaction (one statement, its own
+    /// snapshot), as `beginRead` does for a read transaction.
+    func prepareForReads() throws {
+        if !madeSearchPending { try makeSearchPending() }
+    }
+
     /// The `sqlite3_db_config` options every connection sets, and their values.
     static let distrust: [(Int32, Int32)] = [
         (SQLITE_DBCONFIG_DEFENSIVE, 1), (SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0),
