@@ -137,19 +137,24 @@ struct DescriptorText {
         var r = JSONReader(text)
         var range: Range<Int>?
         var bindings: JSONValue?
+        var twice = false
         do {
             guard r.peekByte() == UInt8(ascii: "{") else { return nil }
-            try r.readObject { r, key in
+            // Duplicate keys elsewhere need no check: a text is only found when all but its
+            // bindings value is the text of a descriptor that decoded (the miss parses it all).
+            try r.readObject(checkDuplicates: false) { r, key in
                 guard key == "bindings" else { return try r.skipValue() }
+                twice = range != nil
                 r.skipWhitespace()
                 let start = r.position
-                bindings = try r.readValue(at: JSONPath() / "bindings")
+                bindings = try DescriptorText.readBindings(&r)
                 range = start..<r.position
             }
             try r.expectEnd()
         } catch {
             return nil
         }
+        if twice { return nil }
         self.range = range
         self.bindings = bindings
         var h = Hasher()
@@ -159,6 +164,15 @@ struct DescriptorText {
         h.combine(bytes: UnsafeRawBufferPointer(head))
         h.combine(bytes: UnsafeRawBufferPointer(tail))
         hash = h.finalize()
+    }
+
+    /// The bindings value, as decoding reads it (an object's duplicate names are refused); errors
+    /// carry no path, as the uncached path reports them.
+    private static func readBindings(_ r: inout JSONReader) throws -> JSONValue {
+        guard try r.peek() == .object else { return try r.readValue() }
+        var members: [(String, JSONValue)] = []
+        try r.readObject { r, name in members.append((name, try r.readValue())) }
+        return .object(members)
     }
 
     /// The key's bytes (kept by an entry).

@@ -221,6 +221,9 @@ public struct ObjectQueries {
     let objectsSQL: String
     let prefetchedSQL: [String]
     let prefetchedPlans: [ObjectPlan]
+    /// `objectsSQL` and `prefetchedSQL` hashed once, for a statement cache.
+    let objectsKey: HashedSQL
+    let prefetchedKeys: [HashedSQL]
 
     init(_ q: CompiledFetch) {
         let d = q.descriptor, dialect = q.dialect
@@ -249,6 +252,8 @@ public struct ObjectQueries {
         prefetchedSQL = sql
         prefetchedPlans = plans
         objectsSQL = q.objectsSQL(plan)
+        objectsKey = HashedSQL(objectsSQL)
+        prefetchedKeys = sql.map(HashedSQL.init)
     }
 
     /// One object of the concrete entity `concrete`, by key (the dialect's parameter 1).
@@ -258,6 +263,8 @@ public struct ObjectQueries {
                                     where: "t.\(dialect.keyColumn) = \(dialect.parameter(1))", orderBy: nil, paging: "")
         prefetchedSQL = []
         prefetchedPlans = []
+        objectsKey = HashedSQL(objectsSQL)
+        prefetchedKeys = []
     }
 }
 

@@ -124,7 +124,7 @@ final class Connection {
     let handle: OpaquePointer
     let path: String
     let readOnly: Bool
-    private var cache: [String: Statement] = [:]
+    private var cache: [HashedSQL: Statement] = [:]
     /// Serializes every use of this connection (sessions of an in-memory store share one).
     let lock = Lock()
     /// Statements executed since `resetStatementLog()` (for tests and debugging).
@@ -200,9 +200,14 @@ final class Connection {
 
     /// A cached prepared statement for this SQL text.
     func statement(_ sql: String) throws -> Statement {
-        statementLog?.append(sql)
+        try statement(HashedSQL(sql))
+    }
+
+    /// The same, for SQL whose hash was computed once (a compiled fetch's queries).
+    func statement(_ sql: HashedSQL) throws -> Statement {
+        statementLog?.append(sql.text)
         if let s = cache[sql] { return s }
-        let s = try Statement(connection: self, sql: sql)
+        let s = try Statement(connection: self, sql: sql.text)
         cache[sql] = s
         return s
     }
@@ -298,9 +303,10 @@ final class Connection {
     private func control(_ sql: String, reported: Bool) throws {
         report(sql, reported)
         let s: Statement
-        if let cached = cache[sql] { s = cached } else {
+        let key = HashedSQL(sql)
+        if let cached = cache[key] { s = cached } else {
             s = try Statement(connection: self, sql: sql)
-            cache[sql] = s
+            cache[key] = s
         }
         let rc = sqlite3_step(s.handle)
         let failure = rc == SQLITE_DONE || rc == SQLITE_ROW ? nil : error(rc, context: "executing \(sql)")

@@ -16,14 +16,14 @@ extension SQLiteSession: CompiledReads {
     /// - Parameter cached: false prepares statements of their own (a cursor holds them between calls).
     func objectCursors(_ f: ObjectQueries, args: [SQLValue], cached: Bool = true) throws
         -> (writer: ObjectWriter, rows: SQLiteRowCursor, prefetched: [SQLiteRowCursor]) {
-        func statement(_ sql: String) throws -> Statement {
-            cached ? try connection.statement(sql) : try Statement(connection: connection, sql: sql)
+        func statement(_ sql: HashedSQL) throws -> Statement {
+            cached ? try connection.statement(sql) : try Statement(connection: connection, sql: sql.text)
         }
         var prefetched: [SQLiteRowCursor] = []
-        for sql in f.prefetchedSQL {
+        for sql in f.prefetchedKeys {
             prefetched.append(SQLiteRowCursor(statement: try statement(sql), folder: sqliteStore.externalFolder))
         }
-        let stmt = try statement(f.objectsSQL)
+        let stmt = try statement(f.objectsKey)
         stmt.bind(args)
         return (ObjectWriter(plan: f.plan, prefetched: f.prefetchedPlans), SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder), prefetched)
     }
@@ -150,7 +150,7 @@ extension SQLiteSession: CompiledReads {
         try read(pending) {
             guard let concrete = try SQLiteWriter.concreteEntity(connection, dialect, root: id.entity.root, pk: id.pk), concrete.isKind(of: id.entity) else { return nil }
             let object = ObjectQueries(object: concrete, dialect: dialect)
-            let stmt = try connection.statement(object.objectsSQL)
+            let stmt = try connection.statement(object.objectsKey)
             defer { stmt.reset() }
             stmt.bind([.int(id.pk)])
             var rows = SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder)
