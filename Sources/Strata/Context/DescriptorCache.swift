@@ -36,10 +36,7 @@ struct DescriptorCache {
         let key: [UInt8]
         /// Where the bindings value was cut out of the text (nil: the text has none).
         let cut: Int?
-        let hash: Int
         let plan: Plan
-        let bytes: Int
-        var used: UInt64
     }
 
     static let maxEntries = 128
@@ -49,11 +46,10 @@ struct DescriptorCache {
     /// Bytes an entry is counted for besides its key and SQL (descriptor, plan, checker).
     static let entryOverhead = 2048
 
-    private var entries: [Entry] = []
-    private var index: [Int: Int] = [:]
-    private var clock: UInt64 = 0
+    /// The entries by the hash of their key (an entry's cost: its estimated bytes).
+    private var entries = LRUCache<Int, Entry>(maxCount: DescriptorCache.maxEntries, maxCost: DescriptorCache.maxBytes)
     /// The estimated bytes the entries hold (``maxBytes`` bounds it).
-    private(set) var bytes = 0
+    var bytes: Int { entries.cost }
     /// How many descriptors are cached.
     var count: Int { entries.count }
     /// How many lookups found their plan (what tests read).
@@ -61,49 +57,21 @@ struct DescriptorCache {
 
     /// The plan cached for `text`, marked as just used; nil when it is not cached.
     mutating func plan(_ text: DescriptorText) -> Plan? {
-        guard let i = index[text.hash] else { return nil }
-        guard matches(entries[i], text) else { return nil }
-        clock += 1
+        guard let e = entries.value(for: text.hash), matches(e, text) else { return nil }
         hits += 1
-        entries[i].used = clock
-        return entries[i].plan
+        return e.plan
     }
 
-    /// Remembers `plan` for `text`, evicting the least recently used entries past the bounds.
+    /// Remembers `plan` for `text` (a different text of the same hash gives its place up),
+    /// evicting the least recently used entries past the bounds.
     mutating func insert(_ plan: Plan, for text: DescriptorText, sqlBytes: Int) {
         let size = text.keyCount + sqlBytes + DescriptorCache.entryOverhead
         guard text.keyCount <= DescriptorCache.maxKeyBytes, size <= DescriptorCache.maxBytes / 4 else { return }
-        // A different text of the same hash gives its place up.
-        if let i = index[text.hash] { remove(at: i) }
-        while !entries.isEmpty && (entries.count >= DescriptorCache.maxEntries || bytes + size > DescriptorCache.maxBytes) {
-            var oldest = 0
-            for j in entries.indices where entries[j].used < entries[oldest].used { oldest = j }
-            remove(at: oldest)
-        }
-        clock += 1
-        index[text.hash] = entries.count
-        entries.append(Entry(key: text.key(), cut: text.cut, hash: text.hash, plan: plan, bytes: size, used: clock))
-        bytes += size
+        entries.insert(Entry(key: text.key(), cut: text.cut, plan: plan), for: text.hash, cost: size)
     }
 
     /// Forgets every plan.
-    mutating func removeAll() {
-        entries.removeAll()
-        index.removeAll()
-        bytes = 0
-    }
-
-    private mutating func remove(at i: Int) {
-        let gone = entries[i]
-        index[gone.hash] = nil
-        bytes -= gone.bytes
-        let last = entries.count - 1
-        if i != last {
-            entries.swapAt(i, last)
-            index[entries[i].hash] = i
-        }
-        entries.removeLast()
-    }
+    mutating func removeAll() { entries.removeAll() }
 
     private func matches(_ e: Entry, _ text: DescriptorText) -> Bool {
         guard e.cut == text.cut, e.key.count == text.keyCount else { return false }

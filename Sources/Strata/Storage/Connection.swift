@@ -124,7 +124,15 @@ final class Connection {
     let handle: OpaquePointer
     let path: String
     let readOnly: Bool
-    private var cache: [HashedSQL: Statement] = [:]
+    /// The prepared statements by their SQL, the least recently used evicted past
+    /// ``statementCacheSize`` (a program whose descriptors compile to ever new SQL does not
+    /// grow it). An evicted statement is finalized when its last user lets it go (a cursor
+    /// holds its statement: `Statement.deinit`).
+    private var cache = LRUCache<HashedSQL, Statement>(maxCount: Connection.statementCacheSize)
+    /// The most statements ``cache`` holds.
+    static let statementCacheSize = 256
+    /// How many prepared statements the cache holds (what tests read).
+    var cachedStatements: Int { cache.count }
     /// Serializes every use of this connection (sessions of an in-memory store share one).
     let lock = Lock()
     /// Statements executed since `resetStatementLog()` (for tests and debugging).
@@ -206,9 +214,9 @@ final class Connection {
     /// The same, for SQL whose hash was computed once (a compiled fetch's queries).
     func statement(_ sql: HashedSQL) throws -> Statement {
         statementLog?.append(sql.text)
-        if let s = cache[sql] { return s }
+        if let s = cache.value(for: sql) { return s }
         let s = try Statement(connection: self, sql: sql.text)
-        cache[sql] = s
+        cache.insert(s, for: sql)
         return s
     }
 
@@ -304,9 +312,9 @@ final class Connection {
         report(sql, reported)
         let s: Statement
         let key = HashedSQL(sql)
-        if let cached = cache[key] { s = cached } else {
+        if let cached = cache.value(for: key) { s = cached } else {
             s = try Statement(connection: self, sql: sql)
-            cache[key] = s
+            cache.insert(s, for: key)
         }
         let rc = sqlite3_step(s.handle)
         let failure = rc == SQLITE_DONE || rc == SQLITE_ROW ? nil : error(rc, context: "executing \(sql)")

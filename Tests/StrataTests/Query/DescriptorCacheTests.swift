@@ -203,4 +203,46 @@ final class DescriptorCacheTests: MigrationTestCase {
         XCTAssertEqual(count(c, #"{"entity": "Note", "predicate": {"==": [{"key": "title"}, "n3"]}}"#), "1")
         XCTAssertEqual(c.descriptorCache.hits, hits + 1)
     }
+
+    /// A conjunction of seven comparisons of `day`, their operators the base-6 digits of `i`:
+    /// a distinct shape, and so distinct SQL, for each `i` below 6⁷.
+    private func shape(_ i: Int) -> String {
+        let ops = ["==", "!=", "<", "<=", ">", ">="]
+        var digits = i, terms: [String] = []
+        for k in 0..<7 {
+            terms.append(#"{"\#(ops[digits % 6])": [{"key": "day"}, \#(k + 3)]}"#)
+            digits /= 6
+        }
+        return #"{"entity": "Note", "predicate": {"and": [\#(terms.joined(separator: ", "))]}}"#
+    }
+
+    /// How many statements the context's connection holds prepared, and the most it may.
+    private func preparedStatements(_ c: ModelContext) throws -> (count: Int, bound: Int) {
+        if let s = c.session as? SQLiteSession { return (s.connection.cachedStatements, Connection.statementCacheSize) }
+        let s = try XCTUnwrap(c.session as? PostgresSession)
+        return (s.connection.preparedCount, PGConnection.preparedLimit)
+    }
+
+    /// Descriptors of distinct shapes through `strata_fetch` (100,000 on a store file, 1,000 on
+    /// PostgreSQL, past its bound of prepared statements) each compile to other SQL: the
+    /// descriptor cache and the connection's prepared statements both stay at their bounds, and
+    /// every answer is that of an uncached fetch.
+    func testDistinctShapesLeaveTheStatementCacheAtItsBound() throws {
+        let (_, c) = try notes()
+        let n = onSQLite ? 100_000 : 1_000
+        for i in 0..<n {
+            let text = shape(i)
+            let got = fetch(c, text)
+            if i % 4_999 == 0 { XCTAssertEqual(got, uncachedFetch(c, text), text) }
+            XCTAssertFalse(got.hasPrefix("error"), "\(text): \(got)")
+            XCTAssertLessThanOrEqual(c.descriptorCache.count, DescriptorCache.maxEntries)
+            let statements = try preparedStatements(c)
+            XCTAssertLessThanOrEqual(statements.count, statements.bound)
+        }
+        XCTAssertEqual(c.descriptorCache.count, DescriptorCache.maxEntries, "full, not over")
+        if onSQLite { XCTAssertEqual(try preparedStatements(c).count, Connection.statementCacheSize, "full, not over") }
+        // An evicted statement is prepared again: the first shape still answers as uncached.
+        XCTAssertEqual(fetch(c, shape(0)), uncachedFetch(c, shape(0)))
+        XCTAssertEqual(fetch(c, shape(3)), uncachedFetch(c, shape(3)))
+    }
 }
