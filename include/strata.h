@@ -860,6 +860,14 @@ strata_status strata_get(strata_context *ctx, const char *id, char **out_json);
  * query; strata_fetch_identifiers(), strata_prepare() and strata_fetch_cursor()
  * refuse an aggregation (STRATA_ERR_INVALID).
  *
+ * Repeated descriptors: a context keeps what strata_fetch() and
+ * strata_fetch_count() compiled, keyed by the descriptor's text with its
+ * top-level "bindings" value left out, so the same text again with other
+ * bindings (a widget polling) runs the compiled plan with its values, as
+ * strata_prepared_fetch() does. Answers and errors are exactly those of
+ * compiling the text again (docs/JSON.md §5, "Repeated descriptors"); at
+ * most 128 descriptors and about 1 MiB per context are kept.
+ *
  * @param[out] out_json  new string, free with strata_free(); NULL on failure.
  * Fails with: STRATA_ERR_MISUSE (NULL/stale ctx, NULL descriptor or out),
  * STRATA_ERR_INVALID (malformed descriptor, unknown key, entity or key path,

@@ -3,13 +3,16 @@
 /// that no decoded request crosses the C shim or outlives the call.
 extension ModelContext {
     /// `strata_fetch`: the matching objects as a JSON array, in a buffer the caller may take over.
+    /// A descriptor text seen before runs the plan compiled then (``DescriptorCache``).
     public func fetchBuffer(descriptorJSON json: UnsafeBufferPointer<UInt8>) throws -> JSONBuffer {
-        try fetchBuffer(descriptor(json))
+        if let cached = try cachedRead(json, { try $0.fetchJSON($1, pending: $2) }) { return cached }
+        return try fetchBuffer(descriptor(json))
     }
 
-    /// `strata_fetch_count`.
+    /// `strata_fetch_count` (cached as `strata_fetch` is).
     public func fetchCount(descriptorJSON json: UnsafeBufferPointer<UInt8>) throws -> Int64 {
-        try fetchCount(descriptor(json))
+        if let cached = try cachedRead(json, { try $0.count($1, pending: $2) }) { return cached }
+        return try fetchCount(descriptor(json))
     }
 
     /// `strata_fetch_identifiers`: the matching identifiers as a JSON array.

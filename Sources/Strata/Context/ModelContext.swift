@@ -31,6 +31,8 @@ public final class ModelContext {
     var memberTables: [ObjectIdentifier: MemberTable] = [:]
     /// Levels of nested objects being inserted right now.
     var insertDepth = 0
+    /// The descriptors `strata_fetch` and `strata_fetch_count` compiled, by text (``DescriptorCache``).
+    var descriptorCache = DescriptorCache()
     let lock = Lock()
 
     /// A context on a store session and a schema. A container's contexts (made by
@@ -78,7 +80,7 @@ public final class ModelContext {
     // MARK: Lent contexts
 
     /// Set once the migration stage that lent this context to its hooks is done with it.
-    private var expired = false
+    private(set) var expired = false
 
     /// Ends a context lent to a migration stage's hooks: its pending changes are dropped and
     /// every later call (through prepared fetches and cursors made on it too) is `.misuse`,
@@ -87,6 +89,7 @@ public final class ModelContext {
         lock.withLock {
             expired = true
             clearPending()
+            descriptorCache.removeAll()
         }
     }
 

@@ -13,6 +13,10 @@ final class PGConnection {
     let lock = Lock()
     var trace: TraceHook?
     private var prepared: [String: String] = [:]
+    /// The most statements ``prepared`` holds; past it every one is deallocated.
+    static let preparedLimit = 512
+    /// How many statements are prepared (what tests read).
+    var preparedCount: Int { prepared.count }
     /// The constraint the last failed statement broke (PG_DIAG_CONSTRAINT_NAME), if any.
     private(set) var lastConstraint: String?
     private var nextName = 0
@@ -161,7 +165,7 @@ final class PGConnection {
         let key = statementScope + types + ":" + sql
         let name: String
         if let n = prepared[key] { name = n } else {
-            if prepared.count >= 512 {
+            if prepared.count >= PGConnection.preparedLimit {
                 // Bounded: a program that compiles ever new queries does not grow the server's memory.
                 if !isInFailedTransaction { try execute(script: "DEALLOCATE ALL", reported: false) }
                 prepared.removeAll()

@@ -225,6 +225,9 @@ public struct ObjectQueries {
     /// Per prefetched relationship, the column of the owner's key when its query reads a batch
     /// of owners; empty when each reads one owner.
     let prefetchedOwnerColumns: [Int32]
+    /// `objectsSQL` and `prefetchedSQL` hashed once, for a statement cache.
+    let objectsKey: HashedSQL
+    let prefetchedKeys: [HashedSQL]
 
     init(_ q: CompiledFetch) {
         let d = q.descriptor, dialect = q.dialect
@@ -262,6 +265,8 @@ public struct ObjectQueries {
         prefetchedPlans = plans
         prefetchedOwnerColumns = ownerColumns
         objectsSQL = q.objectsSQL(plan)
+        objectsKey = HashedSQL(objectsSQL)
+        prefetchedKeys = sql.map(HashedSQL.init)
     }
 
     /// One object of the concrete entity `concrete`, by key (the dialect's parameter 1).
@@ -272,6 +277,8 @@ public struct ObjectQueries {
         prefetchedSQL = []
         prefetchedPlans = []
         prefetchedOwnerColumns = []
+        objectsKey = HashedSQL(objectsSQL)
+        prefetchedKeys = []
     }
 }
 
@@ -296,4 +303,21 @@ extension ObjectQueries {
             return ("\(dialect.quote(table)) \(j) JOIN \(dest) ON \(d).\(pk) = \(target)", "\(j).\(dialect.quote(ownerCol))", target)
         }
     }
+}
+
+/// SQL text with its hash computed once: what a store's statement cache looks a query up by,
+/// so that a query compiled once (a prepared fetch, a cached descriptor's plan) is not hashed
+/// again at every run. Equal when the texts are.
+struct HashedSQL: Hashable {
+    let text: String
+    private let hash: Int
+
+    init(_ text: String) {
+        self.text = text
+        hash = text.hashValue
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+
+    static func == (a: HashedSQL, b: HashedSQL) -> Bool { a.hash == b.hash && a.text == b.text }
 }

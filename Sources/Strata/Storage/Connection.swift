@@ -162,7 +162,15 @@ final class Connection {
     let handle: OpaquePointer
     let path: String
     let readOnly: Bool
-    private var cache: [String: Statement] = [:]
+    /// The prepared statements by their SQL, the least recently used evicted past
+    /// ``statementCacheSize`` (a program whose descriptors compile to ever new SQL does not
+    /// grow it). An evicted statement is finalized when its last user lets it go (a cursor
+    /// holds its statement: `Statement.deinit`).
+    private var cache = LRUCache<HashedSQL, Statement>(maxCount: Connection.statementCacheSize)
+    /// The most statements ``cache`` holds.
+    static let statementCacheSize = 256
+    /// How many prepared statements the cache holds (what tests read).
+    var cachedStatements: Int { cache.count }
     /// Serializes every use of this connection (sessions of an in-memory store share one).
     let lock = Lock()
     /// Statements executed since `resetStatementLog()` (for tests and debugging).
@@ -213,6 +221,12 @@ final class Connection {
         madeSearchPending = true
     }
 
+    /// Readies the connection for a read outside of a transaction (one statement, its own
+    /// snapshot), as `beginRead` does for a read transaction.
+    func prepareForReads() throws {
+        if !madeSearchPending { try makeSearchPending() }
+    }
+
     /// The `sqlite3_db_config` options every connection sets, and their values.
     static let distrust: [(Int32, Int32)] = [
         (SQLITE_DBCONFIG_DEFENSIVE, 1), (SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0),
@@ -232,10 +246,15 @@ final class Connection {
 
     /// A cached prepared statement for this SQL text.
     func statement(_ sql: String) throws -> Statement {
-        statementLog?.append(sql)
-        if let s = cache[sql] { return s }
-        let s = try Statement(connection: self, sql: sql)
-        cache[sql] = s
+        try statement(HashedSQL(sql))
+    }
+
+    /// The same, for SQL whose hash was computed once (a compiled fetch's queries).
+    func statement(_ sql: HashedSQL) throws -> Statement {
+        statementLog?.append(sql.text)
+        if let s = cache.value(for: sql) { return s }
+        let s = try Statement(connection: self, sql: sql.text)
+        cache.insert(s, for: sql)
         return s
     }
 
@@ -330,9 +349,10 @@ final class Connection {
     private func control(_ sql: String, reported: Bool) throws {
         report(sql, reported)
         let s: Statement
-        if let cached = cache[sql] { s = cached } else {
+        let key = HashedSQL(sql)
+        if let cached = cache.value(for: key) { s = cached } else {
             s = try Statement(connection: self, sql: sql)
-            cache[sql] = s
+            cache.insert(s, for: key)
         }
         let rc = sqlite3_step(s.handle)
         let failure = rc == SQLITE_DONE || rc == SQLITE_ROW ? nil : error(rc, context: "executing \(sql)")

@@ -16,14 +16,14 @@ extension SQLiteSession: CompiledReads {
     /// - Parameter cached: false prepares statements of their own (a cursor holds them between calls).
     func objectCursors(_ f: ObjectQueries, args: [SQLValue], cached: Bool = true) throws
         -> (writer: ObjectWriter, rows: SQLiteRowCursor, prefetched: [SQLiteRowCursor]) {
-        func statement(_ sql: String) throws -> Statement {
-            cached ? try connection.statement(sql) : try Statement(connection: connection, sql: sql)
+        func statement(_ sql: HashedSQL) throws -> Statement {
+            cached ? try connection.statement(sql) : try Statement(connection: connection, sql: sql.text)
         }
         var prefetched: [SQLiteRowCursor] = []
-        for sql in f.prefetchedSQL {
+        for sql in f.prefetchedKeys {
             prefetched.append(SQLiteRowCursor(statement: try statement(sql), folder: sqliteStore.externalFolder))
         }
-        let stmt = try statement(f.objectsSQL)
+        let stmt = try statement(f.objectsKey)
         stmt.bind(args)
         return (ObjectWriter(plan: f.plan, prefetched: f.prefetchedPlans), SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder), prefetched)
     }
@@ -48,7 +48,8 @@ extension SQLiteSession: CompiledReads {
 
     /// The objects of a fetch's queries with these arguments (a prepared fetch makes its queries once).
     func fetchBuffer(_ f: ObjectQueries, args: [SQLValue], pending: PendingReplay?) throws -> JSONBuffer {
-        try read(pending) {
+        // Without prefetching, the objects query is the only statement.
+        try read(pending, oneStatement: f.prefetchedSQL.isEmpty) {
             var (writer, rows, prefetched) = try objectCursors(f, args: args)
             defer { finishObjects(rows, prefetched) }
             try writer.write(&rows, prefetched: &prefetched)
@@ -63,7 +64,7 @@ extension SQLiteSession: CompiledReads {
 
     /// An aggregation's dictionaries, as a JSON array.
     public func resultBuffer(_ q: ResultQuery, pending: PendingReplay?) throws -> JSONBuffer {
-        try read(pending) {
+        try read(pending, oneStatement: true) {
             let stmt = try connection.statement(q.sql)
             defer { stmt.reset() }
             stmt.bind(q.args)
@@ -73,7 +74,7 @@ extension SQLiteSession: CompiledReads {
     }
 
     func count(sql: String, args: [SQLValue], pending: PendingReplay?) throws -> Int64 {
-        try read(pending) {
+        try read(pending, oneStatement: true) {
             let value: SQLValue?
             do { value = try connection.statement(sql).scalar(args) } catch { throw SQLFunctions.damage(error) }
             guard case .int(let n)? = value else { return 0 }
@@ -82,15 +83,15 @@ extension SQLiteSession: CompiledReads {
     }
 
     public func identifiersJSON(_ q: CompiledFetch, pending: PendingReplay?) throws -> [UInt8] {
-        try read(pending) { try identifiers(q).bytes }
+        try read(pending, oneStatement: true) { try identifiers(q).bytes }
     }
 
     func identifiersJSON(root: Entity, sql: String, args: [SQLValue], pending: PendingReplay?) throws -> [UInt8] {
-        try read(pending) { try identifiers(root: root, sql: sql, args: args).bytes }
+        try read(pending, oneStatement: true) { try identifiers(root: root, sql: sql, args: args).bytes }
     }
 
     public func identifierList(_ q: CompiledFetch, pending: PendingReplay?) throws -> [ObjectID] {
-        try read(pending) { try identifiers(q).ids }
+        try read(pending, oneStatement: true) { try identifiers(q).ids }
     }
 
     /// Matching identifiers (call inside `read`).
@@ -149,7 +150,7 @@ extension SQLiteSession: CompiledReads {
         try read(pending) {
             guard let concrete = try SQLiteWriter.concreteEntity(connection, dialect, root: id.entity.root, pk: id.pk), concrete.isKind(of: id.entity) else { return nil }
             let object = ObjectQueries(object: concrete, dialect: dialect)
-            let stmt = try connection.statement(object.objectsSQL)
+            let stmt = try connection.statement(object.objectsKey)
             defer { stmt.reset() }
             stmt.bind([.int(id.pk)])
             var rows = SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder)

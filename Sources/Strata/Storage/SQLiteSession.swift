@@ -256,12 +256,15 @@ public final class SQLiteSession: StoreSession {
     /// that a newer commit has already replaced (and removed), the call starts
     /// over on a newer snapshot; a file the latest committed state still names
     /// but that is gone is an error.
-    func read<T>(_ pending: PendingReplay?, _ body: () throws -> T) throws -> T {
+    /// - Parameter oneStatement: `body` runs one statement, which without `pending` is its own
+    ///   snapshot (SQLite's implicit read transaction, from its first step to its reset): no
+    ///   `BEGIN` and `ROLLBACK` around it.
+    func read<T>(_ pending: PendingReplay?, oneStatement: Bool = false, _ body: () throws -> T) throws -> T {
         try lockedRead {
             var attempts = 0
             while true {
                 do {
-                    return try onSnapshot(pending, body)
+                    return try onSnapshot(pending, oneStatement: oneStatement, body)
                 } catch let missing as ExternalFolder.Missing {
                     attempts += 1
                     // Inside a caller's transaction the snapshot cannot move on: report at once.
@@ -319,9 +322,13 @@ public final class SQLiteSession: StoreSession {
 
     /// Runs `body` on one snapshot, with `pending` replayed on an overlay that is then dropped.
     /// Inside a transaction the caller already holds, `body` runs in it (the overlay in a savepoint).
-    private func onSnapshot<T>(_ pending: PendingReplay?, _ body: () throws -> T) throws -> T {
+    private func onSnapshot<T>(_ pending: PendingReplay?, oneStatement: Bool, _ body: () throws -> T) throws -> T {
         let nested = connection.isInTransaction
         if pending == nil && nested { return try body() }
+        if pending == nil && oneStatement {
+            try connection.prepareForReads()
+            return try body()
+        }
         // Not reported to the trace hook, which counts the statements that read data.
         if nested {
             try connection.execute(script: dialect.savepoint("strata_read"), reported: false)

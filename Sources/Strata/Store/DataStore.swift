@@ -109,6 +109,8 @@ public protocol PreparedRead: AnyObject {
     func fetchJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> JSONBuffer
     func count(_ values: [SQLValue], pending: PendingReplay?) throws -> Int64
     func identifiersJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> [UInt8]
+    /// About the bytes the compiled queries hold (what a cache of them counts).
+    var footprint: Int { get }
 }
 
 /// The objects of one fetch, read in order in batches, every batch on the snapshot

@@ -35,4 +35,17 @@ final class StorePreparedRead<Session: CompiledReads>: PreparedRead {
     func identifiersJSON(_ values: [SQLValue], pending: PendingReplay?) throws -> [UInt8] {
         try session.identifiersJSON(root: compiled.root, sql: identifiersSQL, args: compiled.arguments(values), pending: pending)
     }
+
+    /// The SQL texts (held here and in the fetch's clauses), the object plans' name pools and
+    /// about 32 bytes per argument and plan column.
+    var footprint: Int {
+        let sql = queries.objectsSQL.utf8.count + queries.prefetchedSQL.reduce(0) { $0 + $1.utf8.count }
+        let clauses = compiled.joins.utf8.count + (compiled.condition?.utf8.count ?? 0) + compiled.order.utf8.count
+            + (compiled.countCondition?.utf8.count ?? 0)
+        return sql + clauses + countSQL.utf8.count + identifiersSQL.utf8.count + plans
+    }
+
+    private var plans: Int {
+        ([queries.plan] + queries.prefetchedPlans).reduce(32 * compiled.args.count) { $0 + $1.pool.count + 32 * $1.columns.count }
+    }
 }
