@@ -11,7 +11,7 @@
 #                  a short run of each fuzz harness
 #   make test-quick  build, then the Swift tests and the C tests only (no valgrind, crash test,
 #                  fuzzing, benchmark or install checks): about 75 s once built, against
-#                  about 17 minutes for make test from a clean clone
+#                  about 20 minutes for make test from a clean clone
 #   make memcheck  build, then run only the C tests under valgrind (ctest -L memcheck)
 #   make asan      the C tests against libstrata built with AddressSanitizer (Swift and C) and
 #                  UndefinedBehaviorSanitizer (C side: Swift has no UBSan on Linux) (ctest -L asan)
