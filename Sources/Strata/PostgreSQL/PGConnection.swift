@@ -20,6 +20,10 @@ final class PGConnection {
     /// The constraint the last failed statement broke (PG_DIAG_CONSTRAINT_NAME), if any.
     private(set) var lastConstraint: String?
     private var nextName = 0
+    /// The statements (as ``prepared`` keys them) run once without being prepared: a statement
+    /// is prepared at its second run, so that one run once (most of opening a store) costs one
+    /// round trip, not two. Bounded as ``prepared`` is.
+    private var ranOnce: Set<String> = []
     /// Keeps apart the prepared statements of reads whose names resolve to other tables (the
     /// copies ``PostgresPreviousVersion`` reads): the same text prepared once for each.
     var statementScope = ""
@@ -165,13 +169,6 @@ final class PGConnection {
         let key = statementScope + types + ":" + sql
         let name: String
         if let n = prepared[key] { name = n } else {
-            if prepared.count >= PGConnection.preparedLimit {
-                // Bounded: a program that compiles ever new queries does not grow the server's memory.
-                if !isInFailedTransaction { try execute(script: "DEALLOCATE ALL", reported: false) }
-                prepared.removeAll()
-            }
-            nextName += 1
-            name = "s\(nextName)"
             var oids: [UInt32] = args.map {
                 switch $0 {
                 case .int: return 20  // int8
@@ -182,6 +179,22 @@ final class PGConnection {
             }
             // A value the SQL never reads (a predicate that folded it away) has nothing to infer from: text.
             for i in oids.indices where oids[i] == 0 && !PGConnection.mentions(sql, parameter: i + 1) { oids[i] = 25 }
+            if ranOnce.count >= PGConnection.preparedLimit { ranOnce.removeAll() }
+            if ranOnce.insert(key).inserted {
+                // Its first run: parsed, planned and run in one round trip (prepared from its second run on).
+                return try withParameters(args) { values, lengths, formats in
+                    let r = pq.execParams(handle, sql, Int32(args.count), &oids, values, lengths, formats, 1)
+                    do { try check(r) } catch { pq.clear(r); throw error }
+                    return PGRows(pq: pq, result: r!)
+                }
+            }
+            if prepared.count >= PGConnection.preparedLimit {
+                // Bounded: a program that compiles ever new queries does not grow the server's memory.
+                if !isInFailedTransaction { try execute(script: "DEALLOCATE ALL", reported: false) }
+                prepared.removeAll()
+            }
+            nextName += 1
+            name = "s\(nextName)"
             let r = pq.prepare(handle, name, sql, Int32(args.count), &oids)
             defer { pq.clear(r) }
             try check(r)

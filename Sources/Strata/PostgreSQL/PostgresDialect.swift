@@ -270,6 +270,12 @@ extension PostgresDialect: QueryDialect {
 
     /// Per batch of owners, their keys as one `bigint[]`: each statement is a round trip.
     func ownerBatch(_ owner: String, parameter: String) -> String? { "\(owner) = ANY(CAST(\(parameter) AS bigint[]))" }
+    /// A join: the planner runs a correlated subquery once per row, a join once per statement.
+    var joinsLinkedEntities: Bool { true }
+    /// Written: PostgreSQL plans a bound LIMIT for a tenth of the rows, so a prepared statement's
+    /// generic plan never fits a small limit and every run would be planned again (about 80 µs
+    /// for the widget query of `make bench-postgres`, more than running it).
+    var writesPaging: Bool { true }
 
     func coalesce(_ terms: [String]) -> String { "coalesce(" + terms.joined(separator: ", ") + ")" }
     func isSame(_ a: String, _ b: String) -> String { "\(a) IS NOT DISTINCT FROM \(b)" }
