@@ -27,6 +27,11 @@ final class PGConnection {
     /// Keeps apart the prepared statements of reads whose names resolve to other tables (the
     /// copies ``PostgresPreviousVersion`` reads): the same text prepared once for each.
     var statementScope = ""
+    /// Statements held back to be sent together (a save's batched inserts,
+    /// ``PostgresWriter``): run, and emptied, before this connection's next statement
+    /// — dropped instead when that statement is a `ROLLBACK` (to a savepoint or not),
+    /// which would undo them. Their errors are the next statement's.
+    var queued: (() throws -> Void)?
 
     /// Connects to `uri` (libpq's URI or key=value syntax).
     ///
@@ -128,6 +133,9 @@ final class PGConnection {
     /// last one changed.
     @discardableResult
     func execute(script sql: String, reported: Bool = true) throws -> Int64 {
+        if queued != nil {
+            if sql.hasPrefix("ROLLBACK") { queued = nil } else { try runQueued() }
+        }
         report(sql, reported)
         let ends = sql == "COMMIT" || sql == "ROLLBACK"
         if ends && pq.status(handle) != LibPQ.connectionOK && sql == "ROLLBACK" {
@@ -154,6 +162,7 @@ final class PGConnection {
 
     /// Runs one statement with `args`; the rows in binary.
     func query(_ sql: String, _ args: [SQLValue] = [], reported: Bool = true) throws -> PGRows {
+        if queued != nil { try runQueued() }
         report(sql, reported)
         try reconnectIfLost()
         var types = ""
@@ -207,6 +216,21 @@ final class PGConnection {
         }
     }
 
+    /// Runs the ``queued`` statements now (emptied first: they run statements of their own).
+    func runQueued() throws {
+        guard let q = queued else { return }
+        queued = nil
+        try q()
+    }
+
+    /// Runs `body` with the ``queued`` statements held back (a look-up that must not send them).
+    func withoutQueued<T>(_ body: () throws -> T) rethrows -> T {
+        let q = queued
+        queued = nil
+        defer { if queued == nil { queued = q } }
+        return try body()
+    }
+
     /// Whether `sql` reads `$n` (not as the start of `$n0`…).
     static func mentions(_ sql: String, parameter n: Int) -> Bool {
         let mark = Array("$\(n)".utf8), text = Array(sql.utf8)
@@ -245,9 +269,7 @@ final class PGConnection {
             case .text(let s):
                 let start = buffer.count
                 buffer.append(contentsOf: s.utf8)
-                if buffer[start...].contains(0) {
-                    throw StrataError(.invalid, "a PostgreSQL store cannot hold text with a NUL character (U+0000): PostgreSQL's text type excludes it")
-                }
+                if buffer[start...].contains(0) { throw PGConnection.textWithNUL() }
                 buffer.append(0)
                 formats.append(0)
             }
@@ -259,6 +281,11 @@ final class PGConnection {
             let pointers: [UnsafePointer<CChar>?] = args.indices.map { args[$0].isNull ? nil : base + offsets[$0] }
             return try body(pointers, lengths, formats)
         }
+    }
+
+    /// The refusal of text holding NUL, which PostgreSQL's text type excludes.
+    static func textWithNUL() -> StrataError {
+        StrataError(.invalid, "a PostgreSQL store cannot hold text with a NUL character (U+0000): PostgreSQL's text type excludes it")
     }
 
     /// How PostgreSQL runs `sql`: `{"sql": …, "parameterCount": n, "queryPlan": [{"id", "parent": 0,
