@@ -256,8 +256,10 @@ public struct ObjectQueries {
         }
         for (slot, node) in nodes.enumerated() {
             let rel = node.relationship
+            // Rows that hold the link to their owner name it by the owner's row, not by a join.
+            let ownerLink = if case .inInverseRows = rel.placement { rel.inverse } else { nil as Relationship? }
             let relPlan = ObjectPlan(entities: rel.destination.descendants, prefetched: node.children.map(\.relationship),
-                                     relationships: d.includeRelationshipIdentifiers, prefetchSlot: firstChild[slot])
+                                     relationships: d.includeRelationshipIdentifiers, prefetchSlot: firstChild[slot], ownerLink: ownerLink)
             let src = ObjectQueries.relatedRows(rel, alias: "d", dialect: dialect)
             let (select, joins) = selectList(relPlan, alias: "d", dialect: dialect)
             if let batch = dialect.ownerBatch(src.owner, parameter: dialect.parameter(1)) {
