@@ -532,9 +532,12 @@ static void test_widget(strata_context *ctx) {
          * tables this small, so only the SQL and its parameters are checked there. */
         if (!uses_index(e)) fprintf(stderr, "no index in the plan: %s\n", json_object_to_json_string(e));
         CHECK(uses_index(e));
-        /* Two bound values: now and the fetchLimit; neither is in the SQL text. */
-        CHECK(check_parameters(e) == 2);
+        /* The value of now is bound, never in the SQL text. The fetchLimit, an integer of the
+         * descriptor, is bound on SQLite and written as a number on PostgreSQL, whose planner
+         * plans a bound LIMIT for many rows and would plan the statement again at every run. */
         const char *sql = check_str_member(e, "sql");
+        CHECK(check_parameters(e) == (check_postgres() ? 1 : 2));
+        CHECK(!check_postgres() || strstr(sql, " LIMIT 1") != NULL);
         CHECK(strstr(sql, "2026") == NULL && strstr(sql, "1795305600") == NULL);
         json_object_put(e);
         free(d);

@@ -20,9 +20,18 @@ final class PGConnection {
     /// The constraint the last failed statement broke (PG_DIAG_CONSTRAINT_NAME), if any.
     private(set) var lastConstraint: String?
     private var nextName = 0
+    /// The statements (as ``prepared`` keys them) run once without being prepared: a statement
+    /// is prepared at its second run, so that one run once (most of opening a store) costs one
+    /// round trip, not two. Bounded as ``prepared`` is.
+    private var ranOnce: Set<String> = []
     /// Keeps apart the prepared statements of reads whose names resolve to other tables (the
     /// copies ``PostgresPreviousVersion`` reads): the same text prepared once for each.
     var statementScope = ""
+    /// Statements held back to be sent together (a save's batched inserts,
+    /// ``PostgresWriter``): run, and emptied, before this connection's next statement
+    /// — dropped instead when that statement is a `ROLLBACK` (to a savepoint or not),
+    /// which would undo them. Their errors are the next statement's.
+    var queued: (() throws -> Void)?
 
     /// Connects to `uri` (libpq's URI or key=value syntax).
     ///
@@ -124,6 +133,9 @@ final class PGConnection {
     /// last one changed.
     @discardableResult
     func execute(script sql: String, reported: Bool = true) throws -> Int64 {
+        if queued != nil {
+            if sql.hasPrefix("ROLLBACK") { queued = nil } else { try runQueued() }
+        }
         report(sql, reported)
         let ends = sql == "COMMIT" || sql == "ROLLBACK"
         if ends && pq.status(handle) != LibPQ.connectionOK && sql == "ROLLBACK" {
@@ -150,6 +162,7 @@ final class PGConnection {
 
     /// Runs one statement with `args`; the rows in binary.
     func query(_ sql: String, _ args: [SQLValue] = [], reported: Bool = true) throws -> PGRows {
+        if queued != nil { try runQueued() }
         report(sql, reported)
         try reconnectIfLost()
         var types = ""
@@ -165,13 +178,6 @@ final class PGConnection {
         let key = statementScope + types + ":" + sql
         let name: String
         if let n = prepared[key] { name = n } else {
-            if prepared.count >= PGConnection.preparedLimit {
-                // Bounded: a program that compiles ever new queries does not grow the server's memory.
-                if !isInFailedTransaction { try execute(script: "DEALLOCATE ALL", reported: false) }
-                prepared.removeAll()
-            }
-            nextName += 1
-            name = "s\(nextName)"
             var oids: [UInt32] = args.map {
                 switch $0 {
                 case .int: return 20  // int8
@@ -182,6 +188,22 @@ final class PGConnection {
             }
             // A value the SQL never reads (a predicate that folded it away) has nothing to infer from: text.
             for i in oids.indices where oids[i] == 0 && !PGConnection.mentions(sql, parameter: i + 1) { oids[i] = 25 }
+            if ranOnce.count >= PGConnection.preparedLimit { ranOnce.removeAll() }
+            if ranOnce.insert(key).inserted {
+                // Its first run: parsed, planned and run in one round trip (prepared from its second run on).
+                return try withParameters(args) { values, lengths, formats in
+                    let r = pq.execParams(handle, sql, Int32(args.count), &oids, values, lengths, formats, 1)
+                    do { try check(r) } catch { pq.clear(r); throw error }
+                    return PGRows(pq: pq, result: r!)
+                }
+            }
+            if prepared.count >= PGConnection.preparedLimit {
+                // Bounded: a program that compiles ever new queries does not grow the server's memory.
+                if !isInFailedTransaction { try execute(script: "DEALLOCATE ALL", reported: false) }
+                prepared.removeAll()
+            }
+            nextName += 1
+            name = "s\(nextName)"
             let r = pq.prepare(handle, name, sql, Int32(args.count), &oids)
             defer { pq.clear(r) }
             try check(r)
@@ -192,6 +214,21 @@ final class PGConnection {
             do { try check(r) } catch { pq.clear(r); throw error }
             return PGRows(pq: pq, result: r!)
         }
+    }
+
+    /// Runs the ``queued`` statements now (emptied first: they run statements of their own).
+    func runQueued() throws {
+        guard let q = queued else { return }
+        queued = nil
+        try q()
+    }
+
+    /// Runs `body` with the ``queued`` statements held back (a look-up that must not send them).
+    func withoutQueued<T>(_ body: () throws -> T) rethrows -> T {
+        let q = queued
+        queued = nil
+        defer { if queued == nil { queued = q } }
+        return try body()
     }
 
     /// Whether `sql` reads `$n` (not as the start of `$n0`…).
@@ -232,9 +269,7 @@ final class PGConnection {
             case .text(let s):
                 let start = buffer.count
                 buffer.append(contentsOf: s.utf8)
-                if buffer[start...].contains(0) {
-                    throw StrataError(.invalid, "a PostgreSQL store cannot hold text with a NUL character (U+0000): PostgreSQL's text type excludes it")
-                }
+                if buffer[start...].contains(0) { throw PGConnection.textWithNUL() }
                 buffer.append(0)
                 formats.append(0)
             }
@@ -246,6 +281,11 @@ final class PGConnection {
             let pointers: [UnsafePointer<CChar>?] = args.indices.map { args[$0].isNull ? nil : base + offsets[$0] }
             return try body(pointers, lengths, formats)
         }
+    }
+
+    /// The refusal of text holding NUL, which PostgreSQL's text type excludes.
+    static func textWithNUL() -> StrataError {
+        StrataError(.invalid, "a PostgreSQL store cannot hold text with a NUL character (U+0000): PostgreSQL's text type excludes it")
     }
 
     /// How PostgreSQL runs `sql`: `{"sql": …, "parameterCount": n, "queryPlan": [{"id", "parent": 0,

@@ -47,12 +47,26 @@ struct PostgresDialect {
         case .entityName: return "text COLLATE \"C\" NOT NULL"
         case .pairEnd: return "bigint NOT NULL"
         case .value(let type):
-            switch type {
-            case .string, .uuid, .url, .decimal, .json: return "text COLLATE \"C\""
-            case .int, .bool, .composite: return "bigint"
-            case .double, .date: return "double precision"
-            case .data: return "bytea"
-            }
+            let t = valueType(type)
+            return t == "text" ? t + " COLLATE \"C\"" : t
+        }
+    }
+
+    /// The type of the column of an attribute of `type` (its text without its collation).
+    static func valueType(_ type: AttributeType) -> String {
+        switch type {
+        case .string, .uuid, .url, .decimal, .json: return "text"
+        case .int, .bool, .composite: return "bigint"
+        case .double, .date: return "double precision"
+        case .data: return "bytea"
+        }
+    }
+
+    /// The type of a stored slot's column, without constraints or collation.
+    static func valueType(_ slot: StoredColumn) -> String {
+        switch slot {
+        case .attribute(let a): return valueType(a.type)
+        case .link: return "bigint"
         }
     }
 
@@ -119,6 +133,15 @@ struct PostgresDialect {
     func insertRow(_ table: String, columns: [String]) -> String {
         let cols = [StoreLayout.key, StoreLayout.entity] + columns
         return "INSERT INTO \(quote(table)) (\(cols.map(quote).joined(separator: ", "))) VALUES (\((1...cols.count).map { "$\($0)" }.joined(separator: ", ")))"
+    }
+    /// Inserts one row per element of the arrays `$1` (keys), `$2` (entity names), `$3`… (one per
+    /// column, of `types`), each bound as an array literal: a batch of rows in one statement.
+    /// A row whose key is in use is left out; the keys of the rows written are returned.
+    func insertRows(_ table: String, columns: [String], types: [String]) -> String {
+        let cols = [StoreLayout.key, StoreLayout.entity] + columns
+        let arrays = (["bigint", "text"] + types).enumerated().map { "CAST($\($0 + 1) AS \($1)[])" }
+        return "INSERT INTO \(quote(table)) (\(cols.map(quote).joined(separator: ", "))) SELECT * FROM unnest(\(arrays.joined(separator: ", ")))"
+            + " ON CONFLICT (_pk) DO NOTHING RETURNING _pk"
     }
     func updateRow(_ table: String, columns: [String]) -> String {
         "UPDATE \(quote(table)) SET \(columns.enumerated().map { "\(quote($1)) = $\($0 + 2)" }.joined(separator: ", ")) WHERE _pk = $1"
@@ -270,6 +293,12 @@ extension PostgresDialect: QueryDialect {
 
     /// Per batch of owners, their keys as one `bigint[]`: each statement is a round trip.
     func ownerBatch(_ owner: String, parameter: String) -> String? { "\(owner) = ANY(CAST(\(parameter) AS bigint[]))" }
+    /// A join: the planner runs a correlated subquery once per row, a join once per statement.
+    var joinsLinkedEntities: Bool { true }
+    /// Written: PostgreSQL plans a bound LIMIT for a tenth of the rows, so a prepared statement's
+    /// generic plan never fits a small limit and every run would be planned again (about 80 µs
+    /// for the widget query of `make bench-postgres`, more than running it).
+    var writesPaging: Bool { true }
 
     func coalesce(_ terms: [String]) -> String { "coalesce(" + terms.joined(separator: ", ") + ")" }
     func isSame(_ a: String, _ b: String) -> String { "\(a) IS NOT DISTINCT FROM \(b)" }

@@ -118,6 +118,6 @@ extension PostgresSession: CompiledReads {
         guard let own = try pgStore.makeSession() as? PostgresSession else {
             throw StrataError(.internal, "the store made a session of another kind")
         }
-        return try PostgresObjectCursor(session: own, compiled: q)
+        return try PostgresObjectCursor.open(session: own, compiled: q)
     }
 }

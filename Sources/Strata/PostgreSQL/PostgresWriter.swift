@@ -4,11 +4,24 @@
 /// is kept, and other connections never see it. Data values live in their rows
 /// (`bytea`; PostgreSQL moves large values out of line itself), external storage
 /// included.
+///
+/// Inserted rows are held back per entity and sent together, one
+/// `INSERT … SELECT * FROM unnest(…)` per entity and ``PostgresInsertBatch/maxRows``
+/// rows, before the connection's next statement of any kind (``PGConnection/queued``):
+/// every later statement, the save's commit included, sees them.
 final class PostgresWriter: StoreWriter {
     unowned let session: PostgresSession
     let isSaving: Bool
     var connection: PGConnection { session.connection }
     var dialect: PostgresDialect { session.dialect }
+    /// The rows held back, per entity, in the order their entities first came.
+    private var batches: [PostgresInsertBatch] = []
+    private var batchIndex: [ObjectIdentifier: Int] = [:]
+    private var heldRows = 0
+    /// In a save, the unique values of the rows held back, per table and columns
+    /// (``uniqueKey(_:_:)``): a row with the same values sends them first, so that the
+    /// look-up for another holder finds its holder as when every row was sent at once.
+    private var heldUniques: [String: Set<[SQLValue]>] = [:]
 
     init(session: PostgresSession, saving: Bool) {
         self.session = session
@@ -22,16 +35,87 @@ final class PostgresWriter: StoreWriter {
     /// and the save starts over (``PostgresSession/save(_:)``).
     func insert(_ id: ObjectID, _ values: [SQLValue]) throws {
         let e = id.entity
-        if isSaving, !e.uniqueSlotSets.isEmpty, let slots = try heldUnique(id, { values[$0] }) {
+        let checksUnique = isSaving && !e.uniqueSlotSets.isEmpty
+        if checksUnique, let slots = try heldUnique(id, { values[$0] }) {
             let names = slots.map { e.storedColumns[$0].name }
             throw StrataError(.constraint, "cannot save \(id): a unique constraint of '\(e.name)' is violated by a saved object (\(names.joined(separator: ", ")))",
                               reason: .uniqueViolation(attributes: names), entity: e.name, attribute: names.count == 1 ? names[0] : nil)
         }
-        do {
-            try connection.execute(dialect.insertRow(dialect.table(e), columns: e.storedColumns.map(dialect.column)), [.int(id.pk), .text(e.name)] + values)
-        } catch let err as StrataError {
-            throw constraintError(err, id, "a unique constraint of '\(e.name)' is violated by a saved object")
+        guard e.storedColumns.count <= PostgresInsertBatch.maxColumns else {
+            do {
+                try connection.execute(dialect.insertRow(dialect.table(e), columns: e.storedColumns.map(dialect.column)), [.int(id.pk), .text(e.name)] + values)
+            } catch let err as StrataError {
+                throw constraintError(err, id, "a unique constraint of '\(e.name)' is violated by a saved object")
+            }
+            return
         }
+        let i: Int
+        if let j = batchIndex[ObjectIdentifier(e)] { i = j } else {
+            i = batches.count
+            batches.append(PostgresInsertBatch(e))
+            batchIndex[ObjectIdentifier(e)] = i
+        }
+        try batches[i].append(id, values)
+        if checksUnique {
+            for slots in e.uniqueSlotSets {
+                let v = slots.map { values[$0] }
+                if !v.contains(where: \.isNull) { heldUniques[uniqueKey(e, slots), default: []].insert(v.map(PostgresWriter.comparable)) }
+            }
+        }
+        heldRows += 1
+        // The connection keeps the writer until it sends the rows (or a rollback drops them).
+        if heldRows == 1 { connection.queued = { [self] in try self.sendHeldRows() } }
+        if batches[i].count >= PostgresInsertBatch.maxRows { try connection.runQueued() }
+    }
+
+    /// Sends the rows held back: one statement per entity and batch.
+    private func sendHeldRows() throws {
+        let held = batches
+        batches = []
+        batchIndex = [:]
+        heldUniques = [:]
+        heldRows = 0
+        for b in held {
+            let e = b.entity
+            let sql = dialect.insertRows(dialect.table(e), columns: e.storedColumns.map(dialect.column), types: e.storedColumns.map(PostgresDialect.valueType))
+            let rows: PGRows
+            do {
+                rows = try connection.query(sql, b.arguments)
+            } catch let err as StrataError {
+                throw batchError(err, b)
+            }
+            guard rows.count < b.count else { continue }
+            // A key in use (rows written with keys of their own: an import) left its row out:
+            // the first such row, or the second of two with one key, is refused.
+            var sent = Set<Int64>(), seen = Set<Int64>()
+            for r in 0..<rows.count { sent.insert(rows.int64(r, 0)) }
+            let refused = b.ids.first { !sent.contains($0.pk) || !seen.insert($0.pk).inserted } ?? b.ids[0]
+            throw refusal(refused, "a unique constraint of '\(e.name)' is violated by a saved object", names: [StoreLayout.key], reason: nil, state: "23505")
+        }
+    }
+
+    /// A failed batch's error. Every row's unique values were looked for before it was held
+    /// back (keys in use are left out, not failed: ``sendHeldRows()``), so a unique failure
+    /// means another transaction committed the same values since: the save starts over, as
+    /// after a serialization failure, and the look-up then finds them.
+    private func batchError(_ err: StrataError, _ b: PostgresInsertBatch) -> StrataError {
+        guard err.code == .constraint else { return err }
+        var out = constraintError(err, b.ids[0], "a unique constraint of '\(b.entity.name)' is violated by a saved object")
+        if isSaving { out.postgresState = "40001" }
+        return out
+    }
+
+    /// What a batch's unique values are kept under: the table and the columns.
+    private func uniqueKey(_ e: Entity, _ slots: [Int]) -> String {
+        ([dialect.table(e)] + slots.map { dialect.column(e.storedColumns[$0]) }).joined(separator: "\u{0}")
+    }
+
+    /// `v` as the server compares it in a column: an integral double as its integer, NaN equal to NaN.
+    private static func comparable(_ v: SQLValue) -> SQLValue {
+        guard case .double(let d) = v else { return v }
+        if d.isNaN { return .text("\u{0}NaN") }  // no stored text holds NUL
+        if d == d.rounded(), abs(d) < 9.2e18 { return .int(Int64(d)) }
+        return v
     }
 
     func update(_ id: ObjectID, slots: [Int], values: [SQLValue]) throws {
@@ -111,19 +195,26 @@ final class PostgresWriter: StoreWriter {
             }
             if names.isEmpty && broken.hasSuffix("_pkey") { names = [StoreLayout.key] }
         }
-        let list = names.isEmpty ? "" : " (\(names.joined(separator: ", ")))"
-        return StrataError(.constraint, "cannot save \(id): \(what)\(list)", reason: reason, entity: e.name,
-                           attribute: names.count == 1 ? names[0] : nil, postgresState: err.postgresState)
+        return refusal(id, what, names: names, reason: reason, state: err.postgresState)
     }
 
-    /// The slots of the first unique set of `id.entity` whose values another row holds.
+    /// The refusal of `id`'s row: `what` it broke and the attributes it names.
+    private func refusal(_ id: ObjectID, _ what: String, names: [String], reason: StrataError.Reason?, state: String?) -> StrataError {
+        let list = names.isEmpty ? "" : " (\(names.joined(separator: ", ")))"
+        return StrataError(.constraint, "cannot save \(id): \(what)\(list)", reason: reason, entity: id.entity.name,
+                           attribute: names.count == 1 ? names[0] : nil, postgresState: state)
+    }
+
+    /// The slots of the first unique set of `id.entity` whose values another row holds. The
+    /// rows held back are sent first only when one of them holds the same values.
     private func heldUnique(_ id: ObjectID, _ row: (Int) throws -> SQLValue) throws -> [Int]? {
         let e = id.entity
         for slots in e.uniqueSlotSets {
             let values = try slots.map(row)
             if values.contains(where: \.isNull) { continue }
+            if heldUniques[uniqueKey(e, slots)]?.contains(values.map(PostgresWriter.comparable)) == true { try connection.runQueued() }
             let sql = dialect.uniqueHolder(dialect.table(e), columns: slots.map { dialect.column(e.storedColumns[$0]) })
-            if try connection.scalar(sql, values + [.int(id.pk)]) != nil { return slots }
+            if try connection.withoutQueued({ try connection.scalar(sql, values + [.int(id.pk)]) }) != nil { return slots }
         }
         return nil
     }

@@ -6,26 +6,33 @@
 /// everything an engine spells its own way and the layout's names.
 
 /// The select list of an ``ObjectPlan``'s rows: the key, the entity name, then one
-/// expression per selection, over the table aliased `alias`.
-func selectList(_ plan: ObjectPlan, alias: String, dialect: any QueryDialect) -> String {
+/// expression per selection, over the table aliased `alias`; and the joins the list reads
+/// (with a leading space, or ""), to follow that table in the FROM clause.
+func selectList(_ plan: ObjectPlan, alias: String, dialect: any QueryDialect) -> (list: String, joins: String) {
     var select = ["\(alias).\(dialect.keyColumn)", "\(alias).\(dialect.entityColumn)"]
+    var joins = ""
     var subqueries = 0
     for s in plan.selections {
         switch s {
         case .column(let name):
             select.append("\(alias).\(dialect.quote(name))")
         case .linkedEntity(let r):
-            // A scalar subquery, not a join: SQLite joins at most 64 tables, and an entity may hold more links.
             let ra = "r\(alias)\(subqueries)"
             subqueries += 1
-            select.append(dialect.entity(of: dialect.table(r.destination), alias: ra, key: "\(alias).\(dialect.quote(dialect.column(.link(r))))"))
+            let key = "\(alias).\(dialect.quote(dialect.column(.link(r))))"
+            if dialect.joinsLinkedEntities {
+                joins += " LEFT JOIN \(dialect.quote(dialect.table(r.destination))) \(ra) ON \(ra).\(dialect.keyColumn) = \(key)"
+                select.append("\(ra).\(dialect.entityColumn)")
+            } else {
+                select.append(dialect.entity(of: dialect.table(r.destination), alias: ra, key: key))
+            }
         case .identifiers(let r):
             let ra = "r\(alias)\(subqueries)"
             subqueries += 1
             select.append(identifiersSQL(r, owner: "\(alias).\(dialect.keyColumn)", alias: ra, dialect: dialect))
         }
     }
-    return select.joined(separator: ", ")
+    return (select.joined(separator: ", "), joins)
 }
 
 /// A correlated scalar subquery: the identifiers related to `owner` through `rel`, ordered by key, as
@@ -122,8 +129,9 @@ public struct CompiledFetch {
         // An aggregation reads its columns here (their joins and guards are the fetch's), and pages its results.
         let aggregateParts = d.aggregation?.parts(&c)
         let pages = d.aggregation == nil
-        let limit = pages ? d.fetchLimit.map { c.bind(.int(Int64($0))) } : nil
-        let offset = pages && d.fetchOffset > 0 ? c.bind(.int(Int64(d.fetchOffset))) : nil
+        // The descriptor's own integers: bound, or written into the statement (``QueryDialect/writesPaging``).
+        let limit = pages ? d.fetchLimit.map { dialect.writesPaging ? String($0) : c.bind(.int(Int64($0))) } : nil
+        let offset = pages && d.fetchOffset > 0 ? (dialect.writesPaging ? String(d.fetchOffset) : c.bind(.int(Int64(d.fetchOffset)))) : nil
         joins = c.rootJoins.joined(separator: " ")
         // The storage classes of the columns the predicate and the sort read, checked before the predicate.
         if let guards = c.rootGuards { conditions.append(guards) }
@@ -166,16 +174,17 @@ public struct CompiledFetch {
         "\(dialect.quote(dialect.table(root))) t" + (joins.isEmpty ? "" : " " + joins)
     }
 
-    /// `list` of the matching rows, in order.
-    func select(_ list: String) -> String {
-        dialect.select(list, from: source, where: condition, orderBy: order, paging: paging)
+    /// `list` of the matching rows, in order; `joins` (a ``selectList(_:alias:dialect:)``'s) follow the others.
+    func select(_ list: String, joins extra: String = "") -> String {
+        dialect.select(list, from: source + extra, where: condition, orderBy: order, paging: paging)
     }
 
     /// The primary keys of the matching rows, in order (usable as a subquery).
     var keysSQL: String { select("t.\(dialect.keyColumn)") }
 
     func objectsSQL(_ plan: ObjectPlan) -> String {
-        select(selectList(plan, alias: "t", dialect: dialect) + (sectionColumn.map { ", " + $0 } ?? ""))
+        let (list, joins) = selectList(plan, alias: "t", dialect: dialect)
+        return select(list + (sectionColumn.map { ", " + $0 } ?? ""), joins: joins)
     }
 }
 
@@ -247,17 +256,19 @@ public struct ObjectQueries {
         }
         for (slot, node) in nodes.enumerated() {
             let rel = node.relationship
+            // Rows that hold the link to their owner name it by the owner's row, not by a join.
+            let ownerLink = if case .inInverseRows = rel.placement { rel.inverse } else { nil as Relationship? }
             let relPlan = ObjectPlan(entities: rel.destination.descendants, prefetched: node.children.map(\.relationship),
-                                     relationships: d.includeRelationshipIdentifiers, prefetchSlot: firstChild[slot])
+                                     relationships: d.includeRelationshipIdentifiers, prefetchSlot: firstChild[slot], ownerLink: ownerLink)
             let src = ObjectQueries.relatedRows(rel, alias: "d", dialect: dialect)
-            let select = selectList(relPlan, alias: "d", dialect: dialect)
+            let (select, joins) = selectList(relPlan, alias: "d", dialect: dialect)
             if let batch = dialect.ownerBatch(src.owner, parameter: dialect.parameter(1)) {
                 // The key, the entity name and one column per selection, then the owner's key.
                 ownerColumns.append(Int32(2 + relPlan.selections.count))
-                sql.append(dialect.select("\(select), \(src.owner)", from: src.from, where: batch,
+                sql.append(dialect.select("\(select), \(src.owner)", from: src.from + joins, where: batch,
                                           orderBy: "\(src.owner), \(src.key)", paging: ""))
             } else {
-                sql.append(dialect.select(select, from: src.from, where: "\(src.owner) = \(dialect.parameter(1))", orderBy: src.key, paging: ""))
+                sql.append(dialect.select(select, from: src.from + joins, where: "\(src.owner) = \(dialect.parameter(1))", orderBy: src.key, paging: ""))
             }
             plans.append(relPlan)
         }
@@ -272,7 +283,8 @@ public struct ObjectQueries {
     /// One object of the concrete entity `concrete`, by key (the dialect's parameter 1).
     init(object concrete: Entity, dialect: any QueryDialect) {
         plan = ObjectPlan(entities: [concrete])
-        objectsSQL = dialect.select(selectList(plan, alias: "t", dialect: dialect), from: "\(dialect.quote(dialect.table(concrete))) t",
+        let (list, joins) = selectList(plan, alias: "t", dialect: dialect)
+        objectsSQL = dialect.select(list, from: "\(dialect.quote(dialect.table(concrete))) t" + joins,
                                     where: "t.\(dialect.keyColumn) = \(dialect.parameter(1))", orderBy: nil, paging: "")
         prefetchedSQL = []
         prefetchedPlans = []

@@ -176,7 +176,14 @@ struct ObjectPlan {
         var columns: [String: Int32] = [:]
         /// `.linkedEntity` selections, by the link's column name.
         var linkedEntities: [String: Int32] = [:]
+        /// The name of the link back to the owner of the prefetched relationship whose rows the plan writes.
+        var ownerLink: String?
     }
+
+    /// The ``Member/entityColumn`` of the link back to the owner of the prefetched relationship
+    /// whose rows a plan writes (held in those rows, it names the owner): no selection, the
+    /// writer has the owner's entity name from the owner's row.
+    static let ownersEntity: Int32 = -2
 
     /// Built in three passes, so that result columns come in a fixed order: the prefetched
     /// relationships (the first deferred entries and their link columns), then each entity
@@ -190,11 +197,14 @@ struct ObjectPlan {
     ///     column, no identifiers read).
     ///   - prefetchSlot: the slot of the first prefetched relationship (a nested plan's are
     ///     numbered after its parents', so that one array of cursors serves every depth).
+    ///   - ownerLink: for the rows of a prefetched relationship kept in them (`.inInverseRows`),
+    ///     its inverse: the link that names the owner they are read for (``ownersEntity``).
     init(entities list: [Entity], properties: [String]? = nil, prefetched: [Relationship] = [], relationships: Bool = true,
-         prefetchSlot: Int = 0) {
+         prefetchSlot: Int = 0, ownerLink: Relationship? = nil) {
         isSingle = list.count == 1 && !list[0].root.isInHierarchy
         firstSlot = prefetchSlot
         var index = SelectionIndex()
+        index.ownerLink = ownerLink?.name
         addPrefetched(prefetched, of: list, &index)
         for e in list {
             addEntity(e, properties: properties, prefetched: prefetched, relationships: relationships, &index)
@@ -334,7 +344,7 @@ struct ObjectPlan {
         var members = 0..<0
         if r.destination.root.isInHierarchy {
             members = entityNames(r.destination.descendants)
-            if let j = index.linkedEntities[col] { entityColumn = j } else {
+            if index.ownerLink == r.name { entityColumn = ObjectPlan.ownersEntity } else if let j = index.linkedEntities[col] { entityColumn = j } else {
                 entityColumn = select(.linkedEntity(r))
                 index.linkedEntities[col] = entityColumn
             }

@@ -46,6 +46,16 @@ public protocol QueryDialect {
     /// run once per batch (``RowCursor/load(owners:)``). A store whose every statement is a round
     /// trip batches; one that runs statements in process may not need to.
     func ownerBatch(_ owner: String, parameter: String) -> String?
+    /// Whether the concrete entity name of the row a to-one link names
+    /// (``ObjectPlan/Selection/linkedEntity(_:)``) is read through a `LEFT JOIN` of the
+    /// destination's table (one join for the statement) rather than a correlated scalar
+    /// subquery (``entity(of:alias:key:)``, one subplan per row). SQLite joins at most 64 tables.
+    var joinsLinkedEntities: Bool { get }
+    /// Whether a fetch's `fetchLimit` and `fetchOffset` (integers of the descriptor, never the
+    /// caller's text) are written into the statement as numbers rather than bound: a planner
+    /// that cannot see a bound LIMIT plans for many rows, and a prepared statement whose
+    /// plan would not fit is planned again at every run.
+    var writesPaging: Bool { get }
     /// `expression` folded for case- and diacritic-insensitive comparison (``StringOptions`` raw value).
     func fold(_ expression: String, options: Int) -> String
     /// `text` folded with `options` (non-empty), then compared with `folded`, a value

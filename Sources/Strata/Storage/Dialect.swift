@@ -143,6 +143,10 @@ extension SQLiteDialect: QueryDialect {
     var checksInPaging: Bool { true }
     /// Per owner: a cached statement re-bound in process costs less than collecting a batch.
     func ownerBatch(_ owner: String, parameter: String) -> String? { nil }
+    /// A subquery per link: an entity may hold more links than SQLite joins tables.
+    var joinsLinkedEntities: Bool { false }
+    /// Bound: SQLite plans a statement once, whatever its LIMIT.
+    var writesPaging: Bool { false }
 
     /// `coalesce(a, b, …)`, nested after every 100 arguments (SQLite takes at most 127).
     func coalesce(_ terms: [String]) -> String {

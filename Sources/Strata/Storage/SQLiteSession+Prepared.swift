@@ -14,60 +14,30 @@ extension SQLiteSession {
         guard let own = try sqliteStore.makeSession() as? SQLiteSession else {
             throw StrataError(.internal, "the store made a session of another kind")
         }
-        return try SQLiteObjectCursor(session: own, compiled: q, pending: pending)
+        return try own.resumableCursor(q, pending: pending)
     }
-}
 
-/// A cursor on its own connection: one read transaction (and the pending changes'
-/// overlay) from opening to the last batch; each batch steps the one statement on.
-final class SQLiteObjectCursor: ObjectCursor {
-    private let session: SQLiteSession
-    /// The resumable writer and its cursors (the objects query, one per prefetched relationship);
-    /// nil once every row was read or the cursor was closed.
-    private var reading: (writer: ObjectWriter, rows: SQLiteRowCursor, prefetched: [SQLiteRowCursor])?
-
-    init(session: SQLiteSession, compiled: CompiledFetch, pending: PendingReplay?) throws {
-        self.session = session
-        try session.lockedRead {
-            let c = session.connection
+    /// A cursor on this session's connection (the cursor's own): one read transaction (and the
+    /// pending changes' overlay) from opening to the last batch; each batch steps the one statement on.
+    private func resumableCursor(_ compiled: CompiledFetch, pending: PendingReplay?) throws -> ObjectCursor {
+        try lockedRead {
+            let c = connection
             try c.beginRead()
             do {
                 // BEGIN is deferred: the snapshot is taken by the first read, made here (not at the
                 // first batch), and it checks that the store still holds the container's version.
-                try session.checkStoredVersion()
-                if let pending { try pending(SQLiteWriter(session: session, saving: false)) }
+                try checkStoredVersion()
+                if let pending { try pending(SQLiteWriter(session: self, saving: false)) }
                 // Not from the connection's cache: the cursor holds them between calls.
-                reading = try session.objectCursors(compiled.objectQueries, args: compiled.args, cached: false)
+                let r = try objectCursors(compiled.objectQueries, args: compiled.args, cached: false)
+                return ResumableObjects(session: self, writer: r.writer, rows: r.rows, prefetched: r.prefetched) { c.endRead() }
             } catch {
                 c.endRead()
                 throw error
             }
         }
     }
-
-    deinit { close() }
-
-    func next(_ limit: Int) throws -> JSONBuffer {
-        try session.lockedRead {
-            guard var r = reading else { return JSONBuffer.copying(Array("[]".utf8)) }
-            do {
-                // Each row is written with its relationships: the writer stops after `limit` objects.
-                let more = try r.writer.write(&r.rows, prefetched: &r.prefetched, limit: limit)
-                let batch = r.writer.takeBatch()
-                if more { reading = r } else { end() }
-                return batch
-            } catch {
-                end()
-                throw error
-            }
-        }
-    }
-
-    func close() { session.locked { end() } }
-
-    private func end() {
-        guard reading != nil else { return }
-        reading = nil
-        session.connection.endRead()
-    }
 }
+
+extension SQLiteSession: CursorSession {}
+

@@ -93,7 +93,8 @@ enum IntegrityCheck {
         let d = s.dialect, pk = d.keyColumn
         for root in schema.rootEntities {
             let plan = ObjectPlan(entities: root.descendants, relationships: false)
-            let sql = d.select(selectList(plan, alias: "t", dialect: d), from: "\(d.quote(d.table(root))) t",
+            let (list, joins) = selectList(plan, alias: "t", dialect: d)
+            let sql = d.select(list, from: "\(d.quote(d.table(root))) t" + joins,
                                where: "t.\(pk) > \(d.parameter(1))", orderBy: "t.\(pk)", paging: d.limit("\(page)", offset: nil))
             var after = Int64.min
             while report.room > 0 {

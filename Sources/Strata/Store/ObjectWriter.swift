@@ -138,7 +138,7 @@ final class ObjectWriter {
                 guard try rows.next() else { return false }
                 let e = try ObjectWriter.entity(&rows, view)
                 if objects > 0 { out.append(UInt8(ascii: ",")) }
-                try ObjectWriter.writeObject(&rows, e, view, cursors, nested, &out, &scratch)
+                try ObjectWriter.writeObject(&rows, e, view, cursors, nested, ObjectWriter.noOwner, &out, &scratch)
                 objects += 1
                 written += 1
             }
@@ -172,7 +172,7 @@ final class ObjectWriter {
                     out.append(ObjectWriter.objectsStart)
                     swap(&open, &key)
                 }
-                try ObjectWriter.writeObject(&rows, e, view, cursors, nested, &out, &scratch)
+                try ObjectWriter.writeObject(&rows, e, view, cursors, nested, ObjectWriter.noOwner, &out, &scratch)
                 objects += 1
                 written += 1
             }
@@ -334,6 +334,7 @@ final class ObjectWriter {
     /// rows of `make bench` ran about 1% slower. Keep new column types in this switch.
     private static func writeObject<C: RowCursor>(_ c: inout C, _ e: ObjectPlan.EntityPlan, _ view: ObjectPlan.View,
                                                   _ cursors: UnsafeMutableBufferPointer<C>, _ nested: UnsafeBufferPointer<ObjectPlan.View>,
+                                                  _ ownerEntity: UnsafeBufferPointer<UInt8>,
                                                   _ out: inout ByteSink, _ scratch: inout [UInt8]) throws {
         let pk = c.int64(0)
         out.append(view.bytes(e.idPrefix))
@@ -403,7 +404,13 @@ final class ObjectWriter {
                 guard kind == .int else { throw fail() }
                 let target = c.int64(i)
                 out.append(UInt8(ascii: "\""))
-                if col.entityColumn >= 0, c.kind(col.entityColumn) != .null {
+                if col.entityColumn == ObjectPlan.ownersEntity {
+                    // The link back to the owner these rows were read for: the owner row's entity.
+                    guard let name = view.member(ownerEntity, col.members) else {
+                        throw fail("links to \(view.string(col.fallback))/\(target), whose entity name is not one of \(view.string(col.fallback))'s entities")
+                    }
+                    out.append(view.bytes(name))
+                } else if col.entityColumn >= 0, c.kind(col.entityColumn) != .null {
                     // The linked row's entity, written as the plan spells it: never the stored text.
                     guard c.kind(col.entityColumn) == .text, let name = view.member(c.text(col.entityColumn), col.members) else {
                         throw fail("links to \(view.string(col.fallback))/\(target), whose entity name is not one of \(view.string(col.fallback))'s entities")
@@ -423,7 +430,8 @@ final class ObjectWriter {
             let d = view.deferred[view.deferredIndices[k]]
             out.append(view.bytes(d.key))
             if d.slot >= 0 {
-                try writePrefetched(d, owner: pk, &cursors[d.slot], nested[d.slot], cursors, nested, &c, view.bytes(d.prefix), &out, &scratch) { problem in
+                try writePrefetched(d, owner: pk, view.bytes(e.name), &cursors[d.slot], nested[d.slot], cursors, nested, &c, view.bytes(d.prefix),
+                                    &out, &scratch) { problem in
                     damaged(view, e, pk: pk, d.name, problem)
                 }
             } else {
@@ -452,12 +460,18 @@ final class ObjectWriter {
     /// faster than 1,000 and held more (the server's sort of a batch spilled to disk).
     static let ownerBatch = 1000
 
+    /// The owner entity of a row read for no owner (``ObjectPlan/ownersEntity`` never met there).
+    private static let noOwner = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+
     /// The objects of a prefetched relationship of `owner` (`view`: their plan): an array (to-many),
     /// the first one or null (to-one); a link held in the owner's row whose object is missing
     /// (noAction) is written as its identifier (`linkPrefix` and the key), as without prefetching.
     /// Their own prefetched relationships read the cursors and plans of their slots in
     /// `cursors` and `nested` (never `d`'s own: a node's descendants have slots of their own).
-    private static func writePrefetched<C: RowCursor>(_ d: ObjectPlan.Deferred, owner: Int64, _ c: inout C, _ view: ObjectPlan.View,
+    /// `ownerEntity`, the owner row's entity name, is what their link back to it names
+    /// (``ObjectPlan/ownersEntity``).
+    private static func writePrefetched<C: RowCursor>(_ d: ObjectPlan.Deferred, owner: Int64, _ ownerEntity: UnsafeBufferPointer<UInt8>,
+                                                      _ c: inout C, _ view: ObjectPlan.View,
                                                       _ cursors: UnsafeMutableBufferPointer<C>, _ nested: UnsafeBufferPointer<ObjectPlan.View>,
                                                       _ ownerRow: inout C, _ linkPrefix: UnsafeBufferPointer<UInt8>,
                                                       _ out: inout ByteSink, _ scratch: inout [UInt8],
@@ -472,14 +486,14 @@ final class ObjectWriter {
             while try c.next() {
                 let e = try entity(&c, view)
                 if n > 0 { out.append(UInt8(ascii: ",")) }
-                try writeObject(&c, e, view, cursors, nested, &out, &scratch)
+                try writeObject(&c, e, view, cursors, nested, ownerEntity, &out, &scratch)
                 n += 1
             }
             out.append(UInt8(ascii: "]"))
         } else {
             if try c.next() {
                 let e = try entity(&c, view)
-                try writeObject(&c, e, view, cursors, nested, &out, &scratch)
+                try writeObject(&c, e, view, cursors, nested, ownerEntity, &out, &scratch)
                 return
             }
             let kind = d.link >= 0 ? ownerRow.kind(d.link) : .null

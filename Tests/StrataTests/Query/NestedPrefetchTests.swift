@@ -47,6 +47,10 @@ final class NestedPrefetchTests: StoreTestCase {
                 XCTAssertEqual(booth["_entity"], .string("BusinessTrip"), label)
                 XCTAssertEqual(booth["livingAccommodation"], .null, label)
                 XCTAssertEqual(booth["bucketList"]?.array?.count, 1, label)
+                // A prefetched row's link back to its owner names the owner's own entity (a subentity here).
+                let boothItem = try XCTUnwrap(booth["bucketList"]?.array?.first, label)
+                XCTAssertEqual(boothItem["trip"], booth["_id"], label)
+                XCTAssertEqual(boothItem, try get(h.context, XCTUnwrap(boothItem["_id"]?.stringValue)), label)
                 XCTAssertEqual(items[3]["trip"], .null, label)
 
                 // Back to the owner: a trip's items each with their trip, and three levels down.

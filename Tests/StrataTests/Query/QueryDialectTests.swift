@@ -13,6 +13,8 @@ final class QueryDialectTests: StoreTestCase {
         func collatedOperand(_ expression: String, _ collation: Collation) -> String { expression }
         var checksInPaging: Bool { true }
         func ownerBatch(_ owner: String, parameter: String) -> String? { nil }
+        var joinsLinkedEntities: Bool { false }
+        var writesPaging: Bool { false }
         func sortTerm(_ expression: String, descending: Bool) -> String { expression + (descending ? " DESC" : " ASC") }
         func inJSONArray(_ expression: String, parameter: String) -> String { "\(expression) = ANY(list(\(parameter)))" }
         func collate(_ expression: String, _ collation: Collation) -> String { "\(expression) COLLATED(\(collation))" }
