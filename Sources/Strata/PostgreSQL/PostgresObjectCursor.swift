@@ -29,7 +29,7 @@ final class PostgresObjectCursor: ObjectCursor {
                 let prefetched = f.prefetchedSQL.indices.map {
                     PostgresRowCursor(connection: c, sql: f.prefetchedSQL[$0], args: [], ownerColumn: f.prefetchedOwnerColumns[$0])
                 }
-                reading = (ObjectWriter(plan: f.plan, prefetched: f.prefetchedPlans), rows, prefetched)
+                reading = (ObjectWriter(f), rows, prefetched)
             } catch {
                 _ = try? c.execute(script: "ROLLBACK", reported: false)
                 throw error
