@@ -28,15 +28,32 @@ import Glibc
 struct DescriptorCache {
     /// What a key maps to: a plan, or a mark that the descriptor is compiled each call.
     enum Plan {
-        case prepared(descriptor: FetchDescriptor, read: PreparedRead, checker: PredicateChecker)
+        case prepared(PreparedPlan)
         case uncacheable
     }
 
-    private struct Entry {
+    /// A descriptor compiled as a prepared fetch compiles it (one object: a lookup hands it
+    /// out with one retain, not a copy of the descriptor).
+    final class PreparedPlan {
+        let descriptor: FetchDescriptor
+        let read: PreparedRead
+        /// Checks and converts a call's values (the context's schema).
+        let checker: PredicateChecker
+        init(descriptor: FetchDescriptor, read: PreparedRead, checker: PredicateChecker) {
+            self.descriptor = descriptor
+            self.read = read
+            self.checker = checker
+        }
+    }
+
+    private final class Entry {
         let key: [UInt8]
         /// Where the bindings value was cut out of the text (nil: the text has none).
         let cut: Int?
         let plan: Plan
+        /// The key's hash (the entry's key in ``entries``).
+        let hash: Int
+        init(key: [UInt8], cut: Int?, plan: Plan, hash: Int) { self.key = key; self.cut = cut; self.plan = plan; self.hash = hash }
     }
 
     static let maxEntries = 128
@@ -45,9 +62,13 @@ struct DescriptorCache {
     static let maxKeyBytes = 16 << 10
     /// Bytes an entry is counted for besides its key and SQL (descriptor, plan, checker).
     static let entryOverhead = 2048
+    /// How deeply a bindings value read by ``recentPlan(_:)`` may nest (deeper: the text is read whole).
+    private static let recentBindingLevels = 16
 
     /// The entries by the hash of their key (an entry's cost: its estimated bytes).
     private var entries = LRUCache<Int, Entry>(maxCount: DescriptorCache.maxEntries, maxCost: DescriptorCache.maxBytes)
+    /// The entry last found or inserted (still one of ``entries`` when ``recentPlan(_:)`` uses it).
+    private var recent: Entry?
     /// The estimated bytes the entries hold (``maxBytes`` bounds it).
     var bytes: Int { entries.cost }
     /// How many descriptors are cached.
@@ -59,7 +80,41 @@ struct DescriptorCache {
     mutating func plan(_ text: DescriptorText) -> Plan? {
         guard let e = entries.value(for: text.hash), matches(e, text) else { return nil }
         hits += 1
+        recent = e
         return e.plan
+    }
+
+    /// The plan of the entry last used when `json` is its text with a bindings value of its own
+    /// (a widget polling sends the same text with new values), with that value, marked as just
+    /// used; nil otherwise (the caller reads the text whole: ``DescriptorText``).
+    ///
+    /// Only the bindings value is read: the bytes before and after it are compared with the
+    /// entry's key, which is the text of a descriptor that decoded with its one top-level
+    /// `"bindings"` member there, and a value read whole ends where a value ends (the key's
+    /// rest starts with `,`, `}` or whitespace, which no value continues with). The value is
+    /// read as ``DescriptorText`` reads it; anything it refuses (or nesting deeper than
+    /// ``recentBindingLevels``) returns nil, and the text read whole reports it.
+    mutating func recentPlan(_ json: UnsafeBufferPointer<UInt8>) -> (plan: Plan, bindings: JSONValue?)? {
+        guard let e = recent, let base = json.baseAddress else { return nil }
+        var found: JSONValue?
+        let same = e.key.withUnsafeBufferPointer { key -> Bool in
+            guard let cut = e.cut else {
+                return json.count == key.count && (key.isEmpty || memcmp(base, key.baseAddress!, key.count) == 0)
+            }
+            let tail = key.count - cut
+            guard json.count > key.count, memcmp(base, key.baseAddress!, cut) == 0 else { return false }
+            let rest = UnsafeBufferPointer(rebasing: json[cut...])
+            var r = JSONReader(rest)
+            guard r.peekByte() != nil, r.position == 0,
+                  let value = try? DescriptorText.readBindings(&r, maxLevels: DescriptorCache.recentBindingLevels),
+                  rest.count - r.position == tail,
+                  tail == 0 || memcmp(rest.baseAddress! + r.position, key.baseAddress! + cut, tail) == 0 else { return false }
+            found = value
+            return true
+        }
+        guard same, let held = entries.value(for: e.hash), held === e else { return nil }
+        hits += 1
+        return (e.plan, e.cut == nil ? nil : found)
     }
 
     /// Remembers `plan` for `text` (a different text of the same hash gives its place up),
@@ -67,11 +122,16 @@ struct DescriptorCache {
     mutating func insert(_ plan: Plan, for text: DescriptorText, sqlBytes: Int) {
         let size = text.keyCount + sqlBytes + DescriptorCache.entryOverhead
         guard text.keyCount <= DescriptorCache.maxKeyBytes, size <= DescriptorCache.maxBytes / 4 else { return }
-        entries.insert(Entry(key: text.key(), cut: text.cut, plan: plan), for: text.hash, cost: size)
+        let e = Entry(key: text.key(), cut: text.cut, plan: plan, hash: text.hash)
+        entries.insert(e, for: text.hash, cost: size)
+        recent = e
     }
 
     /// Forgets every plan.
-    mutating func removeAll() { entries.removeAll() }
+    mutating func removeAll() {
+        entries.removeAll()
+        recent = nil
+    }
 
     private func matches(_ e: Entry, _ text: DescriptorText) -> Bool {
         guard e.cut == text.cut, e.key.count == text.keyCount else { return false }
@@ -110,8 +170,8 @@ struct DescriptorText {
             guard r.peekByte() == UInt8(ascii: "{") else { return nil }
             // Duplicate keys elsewhere need no check: a text is only found when all but its
             // bindings value is the text of a descriptor that decoded (the miss parses it all).
-            try r.readObject(checkDuplicates: false) { r, key in
-                guard key == "bindings" else { return try r.skipValue() }
+            try r.readMembers { r, name in
+                guard DescriptorText.isBindings(name) else { return try r.skipValue() }
                 twice = range != nil
                 r.skipWhitespace()
                 let start = r.position
@@ -136,18 +196,30 @@ struct DescriptorText {
 
     /// The bindings value, as decoding reads it (an object's duplicate names are refused); errors
     /// carry no path, as the uncached path reports them.
-    private static func readBindings(_ r: inout JSONReader) throws -> JSONValue {
-        guard try r.peek() == .object else { return try r.readValue() }
+    /// - Parameter maxLevels: how deeply the value may nest (``JSONReader/readValue(at:maxLevels:)``).
+    static func readBindings(_ r: inout JSONReader, maxLevels: Int = .max) throws -> JSONValue {
+        guard try r.peek() == .object else { return try r.readValue(maxLevels: maxLevels) }
         var members: [(String, JSONValue)] = []
-        try r.readObject { r, name in members.append((name, try r.readValue())) }
+        try r.readObject { r, name in members.append((name, try r.readValue(maxLevels: maxLevels - 1))) }
         return .object(members)
+    }
+
+    private static let bindingsName = Array("bindings".utf8)
+
+    /// Whether a top-level member is `"bindings"` (its name compared as bytes unless it has escapes).
+    private static func isBindings(_ name: JSONReader.Name) -> Bool {
+        guard let raw = name.raw else { return name.string == "bindings" }
+        return raw.elementsEqual(bindingsName)
     }
 
     /// The key's bytes (kept by an entry).
     func key() -> [UInt8] { Array(head) + Array(tail) }
 
     /// The members of the bindings (none when absent or null); nil when the value is not an object.
-    var members: [(String, JSONValue)]? {
+    var members: [(String, JSONValue)]? { DescriptorText.members(bindings) }
+
+    /// The members of a bindings value (none when absent or null); nil when it is not an object.
+    static func members(_ bindings: JSONValue?) -> [(String, JSONValue)]? {
         switch bindings {
         case nil, .null?: return []
         case .object(let m)?: return m

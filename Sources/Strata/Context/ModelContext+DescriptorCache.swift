@@ -5,13 +5,19 @@ extension ModelContext {
     /// nil when the call takes the uncached path (text not cacheable, values that change the
     /// shape of the check or fail it, a context lent to a migration stage that has returned).
     func cachedRead<T>(_ json: UnsafeBufferPointer<UInt8>, _ run: (PreparedRead, [SQLValue], PendingReplay?) throws -> T) throws -> T? {
-        guard let text = DescriptorText(json), let given = text.members else { return nil }
-        return try lock.withLock { () throws -> T? in
+        try lock.withLock { () throws -> T? in
             if expired { return nil }
-            guard let plan = descriptorCache.plan(text) ?? cachePlan(text),
-                  case .prepared(let d, let read, let checker) = plan,
-                  let values = ModelContext.slotValues(d, checker, given) else { return nil }
-            return try run(read, values, pendingReplay(d.includePendingChanges))
+            let plan: DescriptorCache.Plan, bindings: JSONValue?
+            if let recent = descriptorCache.recentPlan(json) {
+                (plan, bindings) = recent
+            } else {
+                guard let text = DescriptorText(json), text.members != nil,
+                      let found = descriptorCache.plan(text) ?? cachePlan(text) else { return nil }
+                (plan, bindings) = (found, text.bindings)
+            }
+            guard case .prepared(let p) = plan, let given = DescriptorText.members(bindings),
+                  let values = ModelContext.slotValues(p.descriptor, p.checker, given) else { return nil }
+            return try run(p.read, values, pendingReplay(p.descriptor.includePendingChanges))
         }
     }
 
@@ -25,7 +31,7 @@ extension ModelContext {
         var sqlBytes = 0
         if value["fromVersion"].map({ $0 != .null }) != true,
            let d = try? descriptor(value, slotted: true), let read = try? session.prepare(d) {
-            plan = .prepared(descriptor: d, read: read, checker: PredicateChecker(schema: schema, root: d.entity, bindings: [:]))
+            plan = .prepared(DescriptorCache.PreparedPlan(descriptor: d, read: read, checker: PredicateChecker(schema: schema, root: d.entity, bindings: [:])))
             sqlBytes = read.footprint
         } else {
             guard (try? descriptor(value)) != nil else { return nil }

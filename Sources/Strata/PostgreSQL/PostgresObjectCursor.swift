@@ -24,7 +24,7 @@ enum PostgresObjectCursor {
                 let prefetched = f.prefetchedSQL.indices.map {
                     PostgresRowCursor(connection: c, sql: f.prefetchedSQL[$0], args: [], ownerColumn: f.prefetchedOwnerColumns[$0])
                 }
-                return ResumableObjects(session: session, writer: ObjectWriter(plan: f.plan, prefetched: f.prefetchedPlans), rows: rows,
+                return ResumableObjects(session: session, writer: ObjectWriter(f), rows: rows,
                                         prefetched: prefetched) { _ = try? c.execute(script: "ROLLBACK", reported: false) }
             } catch {
                 _ = try? c.execute(script: "ROLLBACK", reported: false)

@@ -7,7 +7,7 @@ extension PostgresSession: CompiledReads {
                 PostgresRowCursor(connection: connection, sql: f.prefetchedSQL[$0], args: [], ownerColumn: f.prefetchedOwnerColumns[$0])
             }
             var rows = PostgresRowCursor(connection: connection, sql: f.objectsSQL, args: args)
-            let writer = ObjectWriter(plan: f.plan, prefetched: f.prefetchedPlans)
+            let writer = ObjectWriter(f)
             try writer.write(&rows, prefetched: &prefetched)
             return writer.takeBatch()
         }
@@ -96,7 +96,7 @@ extension PostgresSession: CompiledReads {
             let object = ObjectQueries(object: concrete, dialect: dialect)
             var rows = PostgresRowCursor(connection: connection, sql: object.objectsSQL, args: [.int(id.pk)])
             var none: [PostgresRowCursor] = []
-            let writer = ObjectWriter(plan: object.plan)
+            let writer = ObjectWriter(object)
             try writer.write(&rows, prefetched: &none, limit: 1)
             let array = writer.takeBatch().bytes
             guard array.count > 2 else { return nil }

@@ -237,6 +237,8 @@ public struct ObjectQueries {
     /// `objectsSQL` and `prefetchedSQL` hashed once, for a statement cache.
     let objectsKey: HashedSQL
     let prefetchedKeys: [HashedSQL]
+    /// The plans copied once for every writer of these queries (``ObjectWriter/init(_:)``).
+    let writerPlans: WriterPlans
 
     init(_ q: CompiledFetch) {
         let d = q.descriptor, dialect = q.dialect
@@ -278,6 +280,7 @@ public struct ObjectQueries {
         objectsSQL = q.objectsSQL(plan)
         objectsKey = HashedSQL(objectsSQL)
         prefetchedKeys = sql.map(HashedSQL.init)
+        writerPlans = WriterPlans(plan: plan, prefetched: plans)
     }
 
     /// One object of the concrete entity `concrete`, by key (the dialect's parameter 1).
@@ -291,6 +294,7 @@ public struct ObjectQueries {
         prefetchedOwnerColumns = []
         objectsKey = HashedSQL(objectsSQL)
         prefetchedKeys = []
+        writerPlans = WriterPlans(plan: plan)
     }
 }
 

@@ -1192,7 +1192,14 @@ extension PredicateChecker {
         case .null, .array: return nil
         default: break
         }
-        let lit = try PredicateJSON.literal(value, JSONPath() / "bindings" / slot.name)
+        // A scalar is its own literal; only a typed literal (an object) needs the path for its errors.
+        let lit: PredicateLiteral
+        switch value {
+        case .bool(let b): lit = .bool(b)
+        case .number(let n): lit = .number(n)
+        case .string(let s): lit = .string(s)
+        default: lit = try PredicateJSON.literal(value, JSONPath() / "bindings" / slot.name)
+        }
         let v = try coerce(lit, to: slot.type, at: slot.at)
         if v.isNull { return nil }
         if let a = slot.enumAttribute { try checkEnumMember(a, v, slot.at, bound: slot.name) }

@@ -25,7 +25,7 @@ extension SQLiteSession: CompiledReads {
         }
         let stmt = try statement(f.objectsKey)
         stmt.bind(args)
-        return (ObjectWriter(plan: f.plan, prefetched: f.prefetchedPlans), SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder), prefetched)
+        return (ObjectWriter(f), SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder), prefetched)
     }
 
     /// Resets the statements of `objectCursors`.
@@ -155,7 +155,7 @@ extension SQLiteSession: CompiledReads {
             stmt.bind([.int(id.pk)])
             var rows = SQLiteRowCursor(statement: stmt, folder: sqliteStore.externalFolder)
             var none: [SQLiteRowCursor] = []
-            let writer = ObjectWriter(plan: object.plan)
+            let writer = ObjectWriter(object)
             try writer.write(&rows, prefetched: &none, limit: 1)
             let array = writer.takeBatch().bytes
             // `[{…}]`: the object; `[]`: none.

@@ -1,68 +1,3 @@
-/// A plan's tables copied once into memory it owns, read by the row loop through
-/// ``ObjectPlan/View`` (unsafe buffers: no array, class or closure touched per row).
-final class PlanStorage {
-    let plan: ObjectPlan
-    let view: ObjectPlan.View
-    private let externals: UnsafeMutableBufferPointer<Attribute>
-
-    init(_ plan: ObjectPlan) {
-        self.plan = plan
-        func copy<T>(_ a: some Collection<T>) -> UnsafeBufferPointer<T> {
-            let p = UnsafeMutableBufferPointer<T>.allocate(capacity: max(a.count, 1))
-            _ = p.initialize(from: a)
-            return UnsafeBufferPointer(rebasing: p[0..<a.count])
-        }
-        externals = .allocate(capacity: max(plan.externalAttributes.count, 1))
-        _ = externals.initialize(from: plan.externalAttributes)
-        view = ObjectPlan.View(pool: copy(plan.pool), names: copy(plan.names), ints: copy(plan.ints),
-                               columns: copy(plan.columns), entities: copy(plan.entities),
-                               deferredIndices: copy(plan.deferredIndices), deferred: copy(plan.deferredInfo),
-                               externals: UnsafeBufferPointer(rebasing: externals[0..<plan.externalAttributes.count]),
-                               isSingle: plan.isSingle)
-    }
-
-    deinit {
-        UnsafeMutableBufferPointer(mutating: view.pool).deallocate()
-        UnsafeMutableBufferPointer(mutating: view.names).deallocate()
-        UnsafeMutableBufferPointer(mutating: view.ints).deallocate()
-        UnsafeMutableBufferPointer(mutating: view.columns).deallocate()
-        UnsafeMutableBufferPointer(mutating: view.entities).deallocate()
-        UnsafeMutableBufferPointer(mutating: view.deferredIndices).deallocate()
-        UnsafeMutableBufferPointer(mutating: view.deferred).deallocate()
-        _ = UnsafeMutableBufferPointer(rebasing: externals[0..<view.externals.count]).deinitialize()
-        externals.deallocate()
-    }
-}
-
-extension ObjectPlan {
-    /// The plan as the row loop reads it: a trivial value of unsafe buffers, valid while its
-    /// ``PlanStorage`` lives.
-    struct View {
-        let pool: UnsafeBufferPointer<UInt8>
-        let names: UnsafeBufferPointer<Range<Int>>
-        let ints: UnsafeBufferPointer<Int64>
-        let columns: UnsafeBufferPointer<Member>
-        let entities: UnsafeBufferPointer<EntityPlan>
-        let deferredIndices: UnsafeBufferPointer<Int>
-        let deferred: UnsafeBufferPointer<Deferred>
-        let externals: UnsafeBufferPointer<Attribute>
-        let isSingle: Bool
-
-        @inline(__always) func bytes(_ r: Range<Int>) -> UnsafeBufferPointer<UInt8> {
-            UnsafeBufferPointer(rebasing: pool[r])
-        }
-
-        /// The entry of `names[members]` whose text is `text`, as a range of `pool`; nil when none is.
-        @inline(__always) func member(_ text: UnsafeBufferPointer<UInt8>, _ members: Range<Int>) -> Range<Int>? {
-            for k in members where ObjectWriter.equal(text, pool, names[k]) { return names[k] }
-            return nil
-        }
-
-        func string(_ r: Range<Int>) -> String { String(decoding: bytes(r), as: UTF8.self) }
-
-    }
-}
-
 /// Writes rows as JSON objects (docs/JSON.md) straight into one growing buffer:
 /// `_id`, `_entity`, attributes encoded by type, to-one links and the
 /// identifiers of other relationships (read in the row), and prefetched objects
@@ -86,37 +21,48 @@ extension ObjectPlan {
 ///     }
 ///     deliver(writer.takeBatch())       // the rest (maybe `[]`)
 final class ObjectWriter {
-    private let storage: PlanStorage
-    /// Plans of the prefetched relationships' objects, by slot.
-    private let prefetchStorage: [PlanStorage]
-    private let prefetchViews: UnsafeMutableBufferPointer<ObjectPlan.View>
-    private var out = ByteSink()
+    private let plans: WriterPlans
+    /// The batch being written (`[` and its objects); nil until the first write after `takeBatch`
+    /// (a fetch's one batch leaves no buffer behind to free).
+    private var out: ByteSink?
     private var scratch: [UInt8] = []
     /// Objects in the current batch.
     private var objects = 0
     /// The plan's section key, nil without sections.
     private let section: ObjectPlan.Member?
-    /// Sections: the key of the section open in the batch (when `objects > 0`), and the current row's.
-    private var openKey = ByteSink(capacity: 64)
-    private var rowKey = ByteSink(capacity: 64)
+    /// Sections: the key of the section open in the batch (when `objects > 0`), and the current
+    /// row's (made by the first write of a plan with sections).
+    private var openKey: ByteSink?
+    private var rowKey: ByteSink?
 
-    var plan: ObjectPlan { storage.plan }
+    var plan: ObjectPlan { plans.storage.plan }
 
     /// - Parameter prefetched: the plans of `plan.prefetched`'s objects, by slot.
-    init(plan: ObjectPlan, prefetched: [ObjectPlan] = []) {
-        storage = PlanStorage(plan)
-        section = plan.section
-        prefetchStorage = prefetched.map(PlanStorage.init)
-        prefetchViews = .allocate(capacity: max(prefetched.count, 1))
-        _ = prefetchViews.initialize(from: prefetchStorage.map(\.view))
-        out.append(UInt8(ascii: "["))
+    convenience init(plan: ObjectPlan, prefetched: [ObjectPlan] = []) {
+        self.init(WriterPlans(plan: plan, prefetched: prefetched))
+    }
+
+    /// A writer of a compiled fetch's objects (its plans copied once, by the fetch).
+    convenience init(_ queries: ObjectQueries) {
+        self.init(queries.writerPlans)
+    }
+
+    init(_ plans: WriterPlans) {
+        self.plans = plans
+        section = plans.storage.plan.section
     }
 
     deinit {
-        out.deallocate()
-        openKey.deallocate()
-        rowKey.deallocate()
-        prefetchViews.deallocate()
+        out?.deallocate()
+        openKey?.deallocate()
+        rowKey?.deallocate()
+    }
+
+    /// A new batch's buffer, holding its `[`.
+    private static func batch() -> ByteSink {
+        var b = ByteSink()
+        b.append(UInt8(ascii: "["))
+        return b
     }
 
     /// Writes the next rows of `rows`, at most `limit` objects; relationships of each row are
@@ -124,14 +70,14 @@ final class ObjectWriter {
     /// - Returns: true when it stopped at `limit` (rows may remain), false when `rows` is done.
     @discardableResult
     func write<C: RowCursor>(_ rows: inout C, prefetched: inout [C], limit: Int = .max) throws -> Bool {
-        precondition(prefetched.count >= prefetchStorage.count, "a cursor per prefetched relationship")
+        precondition(prefetched.count >= plans.prefetchStorage.count, "a cursor per prefetched relationship")
         if let section { return try writeSections(&rows, prefetched: &prefetched, limit: limit, section) }
-        var out = self.out
+        var out = self.out ?? ObjectWriter.batch()
         var scratch = self.scratch
         var objects = self.objects
         defer { self.out = out; self.scratch = scratch; self.objects = objects }
-        let view = storage.view
-        let nested = UnsafeBufferPointer(prefetchViews)
+        let view = plans.storage.view
+        let nested = UnsafeBufferPointer(plans.prefetchViews)
         return try prefetched.withUnsafeMutableBufferPointer { cursors in
             var written = 0
             while written < limit {
@@ -149,13 +95,13 @@ final class ObjectWriter {
     /// `write` for a plan with a section key: each row's key is written first, and a key written
     /// unlike the open section's (or the batch's first row) opens a section.
     private func writeSections<C: RowCursor>(_ rows: inout C, prefetched: inout [C], limit: Int, _ section: ObjectPlan.Member) throws -> Bool {
-        var out = self.out
+        var out = self.out ?? ObjectWriter.batch()
         var scratch = self.scratch
         var objects = self.objects
-        var open = openKey, key = rowKey
+        var open = openKey ?? ByteSink(capacity: 64), key = rowKey ?? ByteSink(capacity: 64)
         defer { self.out = out; self.scratch = scratch; self.objects = objects; openKey = open; rowKey = key }
-        let view = storage.view
-        let nested = UnsafeBufferPointer(prefetchViews)
+        let view = plans.storage.view
+        let nested = UnsafeBufferPointer(plans.prefetchViews)
         return try prefetched.withUnsafeMutableBufferPointer { cursors in
             var written = 0
             while written < limit {
@@ -248,13 +194,12 @@ final class ObjectWriter {
 
     /// The objects written since the last call, as one JSON array; the writer continues with a new one.
     func takeBatch() -> JSONBuffer {
-        if section != nil && objects > 0 { out.append(ObjectWriter.sectionEnd) }
-        out.append(UInt8(ascii: "]"))
-        let done = out.finish()
-        out = ByteSink()
-        out.append(UInt8(ascii: "["))
+        var done = out ?? ObjectWriter.batch()
+        out = nil
+        if section != nil && objects > 0 { done.append(ObjectWriter.sectionEnd) }
+        done.append(UInt8(ascii: "]"))
         objects = 0
-        return done
+        return done.finish()
     }
 
     /// The plan of the row's concrete entity; a row whose entity name is none of the plan's is damage
@@ -264,7 +209,7 @@ final class ObjectWriter {
         if view.isSingle { return view.entities[0] }
         if c.kind(1) == .text {
             let name = c.text(1)
-            for e in view.entities where equal(name, view.pool, e.name) { return e }
+            for e in view.entities where ObjectPlan.View.equal(name, view.pool, e.name) { return e }
         }
         throw unknownEntity(c.int64(0), view)
     }
@@ -275,13 +220,6 @@ final class ObjectWriter {
         let name = known.first ?? "?"
         return StrataError(.corrupt, "\(name)/\(pk): the row's entity name is not one of \(known.joined(separator: ", ")) (the store file is damaged)",
                            entity: name)
-    }
-
-    @inline(__always)
-    static func equal(_ a: UnsafeBufferPointer<UInt8>, _ pool: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Bool {
-        guard a.count == r.count else { return false }
-        for i in 0..<a.count where a[i] != pool[r.lowerBound + i] { return false }
-        return true
     }
 
     /// A stored value that is not what its attribute's type stores: `.corrupt`, naming the

@@ -141,7 +141,9 @@ enum ValueCodec {
 
     /// Converts a parsed JSON value (defaults, enum values) for an attribute type.
     static func convert(_ value: JSONValue, type: AttributeType) throws -> SQLValue {
-        var text = value.text
+        // A number holds its JSON text as read: no writer needed.
+        var text: String
+        if case .number(let n) = value { text = n } else { text = value.text }
         return try text.withUTF8 { buf in
             var r = JSONReader(buf)
             return try read(&r, type: type)

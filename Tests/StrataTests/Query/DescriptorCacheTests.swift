@@ -129,6 +129,41 @@ final class DescriptorCacheTests: MigrationTestCase {
         XCTAssertEqual(fetch(c, fromDay("18")), uncachedFetch(c, fromDay("18")), "the plan still serves good bindings")
     }
 
+    /// The text last run is found by comparing the bytes around its bindings value and reading
+    /// only that value: texts that differ from it anywhere else, or whose value at that place is
+    /// spaced, nested, malformed or followed by more text, answer as an uncached call does.
+    func testTextsThatDifferFromTheLastOneAroundItsBindings() throws {
+        let (_, c) = try notes()
+        let last = fromDay("3")
+        let head = #"{"entity": "Note", "predicate": {">=": [{"key": "day"}, {"var": "from"}]}, "sortBy": [{"key": "day"}], "fetchLimit": 2, "bindings": "#
+        let deep = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
+        let texts = [
+            head + #" {"from": 6}}"#,
+            head + #"{"from": 6} }"#,
+            head + #"{"from": 6}, "fetchOffset": 1}"#,
+            head + #"{"from": 6}}}"#,
+            head + #"{"from": 6}"#,
+            head + #"{"from": 6, "deep": \#(deep)}}"#,
+            head + #"{"from": "6}, "fetchLimit": 9"}}"#,
+            head + #"{"from": 6}}"# + " ",
+            head + "5}",
+            head + "null}",
+            head + #"{"from": 6, "from": 7}}"#,
+            head + "}",
+            String(head.dropLast(2)) + "}",
+            head.replacingOccurrences(of: #""fetchLimit": 2"#, with: #""fetchLimit": 1"#) + #"{"from": 6}}"#,
+        ]
+        for text in texts {
+            // The good text first, so that it is the one last run when `text` comes.
+            assertSame(c, last, "the text last run")
+            assertSame(c, text, "after the text last run")
+        }
+        XCTAssertEqual(count(c, texts[2]), "2", "the fetch offset of the longer text is read")
+        XCTAssertEqual(count(c, texts[13]), "1", "the other fetch limit is read")
+        XCTAssertTrue(fetch(c, texts[8]).contains("/bindings"))
+        XCTAssertEqual(fetch(c, head + #"{"from": 18}}"#), uncachedFetch(c, head + #"{"from": 18}}"#))
+    }
+
     func testDescriptorsAPreparedFetchCannotRunAreCompiledEachCall() throws {
         let (_, c) = try notes()
         let texts = [
