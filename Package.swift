@@ -25,6 +25,9 @@ let package = Package(
         .target(
             name: "StrataC", dependencies: ["Strata"], path: "Sources/StrataC",
             exclude: ["strata.map", "link"],
+            // As for Strata: the shim's first handle (a dictionary of them) no longer looks up
+            // a conformance at run time (about 0.1M instructions of a fresh process's open).
+            swiftSettings: [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])],
             linkerSettings: [
                 .unsafeFlags([
                     // libstdc++ (which the static Swift runtime needs) linked in as an archive, not loaded

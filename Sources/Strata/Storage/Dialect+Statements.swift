@@ -17,7 +17,6 @@ extension SQLiteDialect {
 
     static let walMode = "PRAGMA journal_mode=WAL"
     static let fullSync = "PRAGMA synchronous=FULL"
-    static let tableNames = "SELECT name FROM sqlite_master WHERE type = 'table'"
     static let schemaObjectCount = "SELECT count(*) FROM sqlite_master"
     /// Reads the database header (a file that is not a database fails with SQLITE_NOTADB).
     static let schemaVersion = "PRAGMA schema_version"

@@ -155,8 +155,10 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
 
     /// Reads what the database holds and has `policy` create, open or refuse.
     private func open(_ c: Connection, policy: StoreOpenPolicy) throws {
-        let stored = try SQLiteStore.readState(c, path: path)
-        try policy.open(stored, Opening(store: self, connection: c))
+        // One read of the file's schema serves the stored state and the check of its tables.
+        let objects = try StoredSchemaCheck.objects(c)
+        let stored = try SQLiteStore.readState(c, path: path, objects: objects)
+        try policy.open(stored, Opening(store: self, connection: c, objects: objects))
         if stored != nil, !options.inMemory, !options.readOnly { try c.execute(script: SQLiteDialect.walMode) }
     }
 
@@ -167,7 +169,14 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     private final class Opening: StoreOpening {
         let store: SQLiteStore
         let connection: Connection
-        init(store: SQLiteStore, connection: Connection) { self.store = store; self.connection = connection }
+        /// The rows of `sqlite_master` the stored state was read with: the first check of the
+        /// storage uses them (nothing was written since); any later one reads them again.
+        private var objects: [StoredSchemaCheck.Object]?
+        init(store: SQLiteStore, connection: Connection, objects: [StoredSchemaCheck.Object]) {
+            self.store = store
+            self.connection = connection
+            self.objects = objects
+        }
 
         var location: String { store.path }
         var name: StoreName { .file(store.path) }
@@ -197,7 +206,9 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
 
         func verifyStorage(of schema: Schema) throws {
             do {
-                try StoredSchemaCheck.verify(connection, schema: schema, location: location)
+                let read = objects
+                objects = nil
+                try StoredSchemaCheck.verify(connection, schema: schema, location: location, objects: read)
             } catch let e as StrataError where e.code == .corrupt {
                 // Another connection may have migrated the store since its state was read: open again.
                 if case .text(let hash)? = try SQLiteStore.metadata(connection, "versionHash"), hash != schema.versionHash {
@@ -320,17 +331,17 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         }
     }
 
-    static func userTables(_ c: Connection) throws -> Set<String> {
-        var out: Set<String> = []
-        try c.statement(SQLiteDialect.tableNames).query { s in out.insert(s.text(0)) }
-        return out
-    }
-
     /// A database nobody has put anything in: no schema object at all (not even a view)
     /// and no user_version or application_id. Only such a file may become a store.
     static func isEmptyDatabase(_ c: Connection) throws -> Bool {
         guard try c.statement(SQLiteDialect.schemaObjectCount).scalar() == .int(0) else { return false }
-        return try c.statement(SQLiteDialect.userVersion).scalar() == .int(0)
+        return try hasNoHeaderMarks(c)
+    }
+
+    /// Whether the database header holds no user_version and no application_id (what another
+    /// program marks its files with).
+    private static func hasNoHeaderMarks(_ c: Connection) throws -> Bool {
+        try c.statement(SQLiteDialect.userVersion).scalar() == .int(0)
             && c.statement(SQLiteDialect.applicationID).scalar() == .int(0)
     }
 
@@ -377,8 +388,14 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
     /// - Throws: `.incompatibleStore` for a database that holds something but no
     ///   `strata_metadata` table (the file is left untouched).
     static func readState(_ c: Connection, path: String) throws -> StoredState? {
-        if try isEmptyDatabase(c) { return nil }
-        guard try userTables(c).contains("strata_metadata") else {
+        try readState(c, path: path, objects: StoredSchemaCheck.objects(c))
+    }
+
+    /// The stored state, given every row of `sqlite_master` just read on `c` (``StoredSchemaCheck/objects(_:)``,
+    /// which the check of the file's schema then reads no second time when the store opens).
+    static func readState(_ c: Connection, path: String, objects: [StoredSchemaCheck.Object]) throws -> StoredState? {
+        if objects.isEmpty, try hasNoHeaderMarks(c) { return nil }
+        guard objects.contains(where: { $0.type == "table" && $0.name == "strata_metadata" }) else {
             throw StrataError(.incompatibleStore, "'\(path)' is a SQLite database but not a Strata store (it has no strata_metadata table; the file was left untouched)")
         }
         var state = StoredState()

@@ -39,11 +39,11 @@ enum StoredSchemaCheck {
     /// Checks the file's schema against `schema`'s layout, unless this process found these very
     /// objects (every row of `sqlite_master`, read now) right for this schema before: the check is a
     /// function of the two alone, so its answer is kept (``VerifiedStorage``); `sqlite_master` is
-    /// read on every open.
+    /// read on every open (`objects`: the rows just read on `c`, if the caller has them).
     ///
     /// - Throws: `.corrupt` naming the first object that differs and how.
-    static func verify(_ c: Connection, schema: Schema, location: String) throws {
-        let objects = try objects(c)
+    static func verify(_ c: Connection, schema: Schema, location: String, objects read: [Object]? = nil) throws {
+        let objects = try read ?? objects(c)
         if VerifiedStorage.shared.contains(schema, objects) { return }
         try verify(objects, layout: StoreLayout(schema), location: location, version: schema.version)
         VerifiedStorage.shared.insert(schema, objects)

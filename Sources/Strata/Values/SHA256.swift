@@ -21,8 +21,17 @@ enum SHA256 {
     /// Lowercase hex of the digest.
     static func hex(_ string: String) -> String {
         var s = string
-        let digest = s.withUTF8 { hash(buffer: $0) }
-        return String(unsafeUninitializedCapacity: 64) { out in
+        return hex(digest: s.withUTF8 { hash(buffer: $0) })
+    }
+
+    /// Lowercase hex of the digest of `bytes`.
+    static func hex(_ bytes: [UInt8]) -> String {
+        hex(digest: bytes.withUnsafeBufferPointer { hash(buffer: $0) })
+    }
+
+    /// Lowercase hex of a digest.
+    private static func hex(digest: [UInt8]) -> String {
+        String(unsafeUninitializedCapacity: 64) { out in
             let digits: StaticString = "0123456789abcdef"
             let d = digits.utf8Start
             var o = 0
