@@ -103,8 +103,8 @@ extension ModelContext {
         var found: String?
         // Up to the first `_entity` string (a second `_entity` key is an error of the decode that follows).
         do {
-            try scan.readObject(checkDuplicates: false) { s, key in
-                if key == "_entity", try s.peek() == .string {
+            try scan.readMembers { s, key in
+                if key.raw.map({ $0.elementsEqual(MetaKey.entity.rawValue.utf8) }) ?? (key.string == MetaKey.entity.rawValue), try s.peek() == .string {
                     found = try s.readString()
                     throw FoundEntity()
                 }
