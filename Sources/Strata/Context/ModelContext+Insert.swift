@@ -37,11 +37,13 @@ extension ModelContext {
                     throw StrataError(.invalid, "expected a JSON array of '\(name)' objects", entity: name, path: "")
                 }
                 var ids: [ObjectID] = []
-                try r.readArray { r, i in
-                    guard try r.peek() == .object else {
-                        throw StrataError(.invalid, "expected a JSON object at /\(i)", entity: name, path: "/\(i)")
+                try session.probingUniqueKeys {
+                    try r.readArray { r, i in
+                        guard try r.peek() == .object else {
+                            throw StrataError(.invalid, "expected a JSON object at /\(i)", entity: name, path: "/\(i)")
+                        }
+                        ids.append(try decodeInsert(&r, declared: e, path: JSONPath() / i, link: nil))
                     }
-                    ids.append(try decodeInsert(&r, declared: e, path: JSONPath() / i, link: nil))
                 }
                 try r.expectEnd()
                 return ids
