@@ -457,15 +457,24 @@ typealias CollisionResolver = (_ id: ObjectID, _ row: [SQLValue]) throws -> Save
 
 /// What the replay needs to know about a schema, computed once per context.
 final class SaveRules {
-    struct Plan {
+    /// What a replay needs of one entity's columns (a class: a replay asks for it once per
+    /// change, and a class is handed out with one retain).
+    final class Plan {
         /// Slots of links held in the row (to-one foreign keys).
-        var linkSlots: [Int] = []
+        let linkSlots: [Int]
         /// Slots of `preserveValueOnDeletion` attributes (the tombstone of a deleted object).
-        var preservedSlots: [Int] = []
+        let preservedSlots: [Int]
         /// Slots of `historyValues` attributes (old and new values of updates).
-        var valueSlots: [Int] = []
+        let valueSlots: [Int]
         /// Whether a link of a one-to-one relationship held in rows can point at objects of the entity.
-        var isOneToOneTarget = false
+        let isOneToOneTarget: Bool
+
+        init(linkSlots: [Int], preservedSlots: [Int], valueSlots: [Int], isOneToOneTarget: Bool) {
+            self.linkSlots = linkSlots
+            self.preservedSlots = preservedSlots
+            self.valueSlots = valueSlots
+            self.isOneToOneTarget = isOneToOneTarget
+        }
     }
 
     /// Whether any entity needs relationship checks at save.
@@ -485,16 +494,17 @@ final class SaveRules {
 
     func plan(_ e: Entity) -> Plan {
         if let p = plans[ObjectIdentifier(e)] { return p }
-        var p = Plan()
+        var linkSlots: [Int] = [], preservedSlots: [Int] = [], valueSlots: [Int] = []
         for (slot, c) in e.storedColumns.enumerated() {
             switch c {
-            case .link: p.linkSlots.append(slot)
+            case .link: linkSlots.append(slot)
             case .attribute(let a):
-                if a.preserveValueOnDeletion { p.preservedSlots.append(slot) }
-                if a.historyValues { p.valueSlots.append(slot) }
+                if a.preserveValueOnDeletion { preservedSlots.append(slot) }
+                if a.historyValues { valueSlots.append(slot) }
             }
         }
-        p.isOneToOneTarget = oneToOneLinks.contains { e.isKind(of: $0.destination) }
+        let p = Plan(linkSlots: linkSlots, preservedSlots: preservedSlots, valueSlots: valueSlots,
+                     isOneToOneTarget: oneToOneLinks.contains { e.isKind(of: $0.destination) })
         plans[ObjectIdentifier(e)] = p
         return p
     }

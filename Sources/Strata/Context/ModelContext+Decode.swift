@@ -1,3 +1,5 @@
+import Glibc
+
 /// The object decoder inserts and updates share: one dispatch over the keys of a
 /// JSON object, and the values of attributes and of links held in the row.
 extension ModelContext {
@@ -24,19 +26,24 @@ extension ModelContext {
                         attribute: (Int, SQLValue) -> Void, meta: (MetaKey, String) throws -> Void) throws -> ObjectKeys {
         var read = ObjectKeys(provided: [Bool](repeating: false, count: e.storedColumns.count))
         var seenOther: Set<String> = []
+        var seenMeta: [MetaKey] = []
         let members = memberTable(e)
         try r.readMembers { r, name in
             // A name spelled without escapes is matched as bytes; the key is then the schema's own string.
             let key: String
             var slot: Int?
             var rel: Relationship?
+            var metaKey: MetaKey?
             if let raw = name.raw, let m = members.member(raw) {
                 key = m.name
                 slot = m.slot
                 rel = m.relationship
+                metaKey = m.meta
             } else {
                 key = name.string
                 if let s = e.slotByName[key], case .attribute(let a) = e.storedColumns[s], a.composite == nil { slot = s } else { rel = e.relationshipByName[key] }
+                // Schema names never start with '_': the meta keys are no attribute's.
+                if slot == nil && rel == nil { metaKey = MetaKey(rawValue: key) }
             }
             if let slot, case .attribute(let a) = e.storedColumns[slot] {
                 if read.provided[slot] {
@@ -63,20 +70,25 @@ extension ModelContext {
                 try r.skipValue()
                 return
             }
-            // Stored attributes and relationships check duplicates above; the rest here.
+            if let m = metaKey {
+                guard !seenMeta.contains(m) else { throw duplicateKey(key, e, path) }
+                seenMeta.append(m)
+                guard accepted.contains(m) else { throw noMember(key, e, path) }
+                try meta(m, try readString(&r, path / key, e))
+                return
+            }
+            // Stored attributes, relationships and meta keys check duplicates above; the rest here.
             guard seenOther.insert(key).inserted else {
                 throw duplicateKey(key, e, path)
             }
-            if let a = e.attributeByName[key], a.isTransient {
-                _ = try readAttribute(&r, a, e, path, key)  // validated, not stored
-                return
-            }
-            guard let m = MetaKey(rawValue: key), accepted.contains(m) else {
-                throw StrataError(.invalid, "'\(e.name)' has no attribute or relationship '\(key)'", entity: e.name, attribute: key, path: (path / key).description)
-            }
-            try meta(m, try readString(&r, path / key, e))
+            guard let a = e.attributeByName[key], a.isTransient else { throw noMember(key, e, path) }
+            _ = try readAttribute(&r, a, e, path, key)  // validated, not stored
         }
         return read
+    }
+
+    private func noMember(_ key: String, _ e: Entity, _ path: JSONPath) -> StrataError {
+        StrataError(.invalid, "'\(e.name)' has no attribute or relationship '\(key)'", entity: e.name, attribute: key, path: (path / key).description)
     }
 
     /// The member table of `e` (made once per context and entity).
@@ -190,45 +202,63 @@ extension ModelContext {
     }
 }
 
-/// The names of an entity's stored attributes (not composite fields) and relationships as
-/// UTF-8 bytes, so that an object's keys are matched without making strings of them.
-struct MemberTable {
+/// The names of an entity's stored attributes (not composite fields), relationships and the
+/// meta keys as UTF-8 bytes, so that an object's keys are matched without making strings of them.
+final class MemberTable {
     struct Member {
         let name: String
-        /// The stored attribute's slot, or nil for a relationship.
+        /// The stored attribute's slot, or nil for a relationship or a meta key.
         let slot: Int?
         let relationship: Relationship?
+        /// The meta key (`_entity`, `_id`, `_onConflict`), which no attribute's name can be.
+        let meta: ModelContext.MetaKey?
     }
 
     private let bytes: [UInt8]
     private let ranges: [Range<Int>]
+    /// Each name's first eight bytes (fewer: zero-filled), little-endian: most names differ there.
+    private let prefixes: [UInt64]
     private let members: [Member]
 
     init(_ e: Entity) {
         var members: [Member] = []
         for (slot, column) in e.storedColumns.enumerated() {
-            if case .attribute(let a) = column, a.composite == nil { members.append(Member(name: a.name, slot: slot, relationship: nil)) }
+            if case .attribute(let a) = column, a.composite == nil { members.append(Member(name: a.name, slot: slot, relationship: nil, meta: nil)) }
         }
         for rel in e.relationshipByName.values.sorted(by: { $0.name < $1.name }) {
-            members.append(Member(name: rel.name, slot: nil, relationship: rel))
+            members.append(Member(name: rel.name, slot: nil, relationship: rel, meta: nil))
+        }
+        for m in [ModelContext.MetaKey.entity, .id, .onConflict] {
+            members.append(Member(name: m.rawValue, slot: nil, relationship: nil, meta: m))
         }
         var bytes: [UInt8] = []
         var ranges: [Range<Int>] = []
+        var prefixes: [UInt64] = []
         for m in members {
             let start = bytes.count
             bytes.append(contentsOf: m.name.utf8)
             ranges.append(start..<bytes.count)
+            prefixes.append(bytes.withUnsafeBufferPointer { MemberTable.prefix(UnsafeBufferPointer(rebasing: $0[start...])) })
         }
         self.bytes = bytes
         self.ranges = ranges
+        self.prefixes = prefixes
         self.members = members
+    }
+
+    @inline(__always) private static func prefix(_ name: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var p: UInt64 = 0
+        for k in 0..<min(name.count, 8) { p |= UInt64(name[k]) << (8 * UInt64(k)) }
+        return p
     }
 
     /// The member named exactly `name` (nil: none; the caller then reads the key as text).
     func member(_ name: UnsafeBufferPointer<UInt8>) -> Member? {
-        bytes.withUnsafeBufferPointer { all in
-            for (i, r) in ranges.enumerated() where r.count == name.count {
-                if UnsafeBufferPointer(rebasing: all[r]).elementsEqual(name) { return members[i] }
+        let p = MemberTable.prefix(name)
+        let n = name.count
+        return bytes.withUnsafeBufferPointer { all in
+            for i in prefixes.indices where prefixes[i] == p && ranges[i].count == n {
+                if n <= 8 || memcmp(all.baseAddress! + ranges[i].lowerBound, name.baseAddress!, n) == 0 { return members[i] }
             }
             return nil
         }

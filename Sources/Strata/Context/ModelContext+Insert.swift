@@ -37,11 +37,13 @@ extension ModelContext {
                     throw StrataError(.invalid, "expected a JSON array of '\(name)' objects", entity: name, path: "")
                 }
                 var ids: [ObjectID] = []
-                try r.readArray { r, i in
-                    guard try r.peek() == .object else {
-                        throw StrataError(.invalid, "expected a JSON object at /\(i)", entity: name, path: "/\(i)")
+                try session.probingUniqueKeys {
+                    try r.readArray { r, i in
+                        guard try r.peek() == .object else {
+                            throw StrataError(.invalid, "expected a JSON object at /\(i)", entity: name, path: "/\(i)")
+                        }
+                        ids.append(try decodeInsert(&r, declared: e, path: JSONPath() / i, link: nil))
                     }
-                    ids.append(try decodeInsert(&r, declared: e, path: JSONPath() / i, link: nil))
                 }
                 try r.expectEnd()
                 return ids
@@ -103,8 +105,8 @@ extension ModelContext {
         var found: String?
         // Up to the first `_entity` string (a second `_entity` key is an error of the decode that follows).
         do {
-            try scan.readObject(checkDuplicates: false) { s, key in
-                if key == "_entity", try s.peek() == .string {
+            try scan.readMembers { s, key in
+                if key.raw.map({ $0.elementsEqual(MetaKey.entity.rawValue.utf8) }) ?? (key.string == MetaKey.entity.rawValue), try s.peek() == .string {
                     found = try s.readString()
                     throw FoundEntity()
                 }

@@ -23,6 +23,11 @@ public final class SQLiteSession: StoreSession {
     var searchInserts: [ObjectIdentifier: [(slot: Int, statement: Statement)]] = [:]
     /// Cached unique-key probes (`findUnique`) per entity and constraint.
     private var uniqueProbes: [UniqueProbe: Statement] = [:]
+    /// Inside ``probingUniqueKeys(_:)``: unique probes share one read transaction, begun by
+    /// the first probe and ended before any key reservation and when the insert ends.
+    private var probesShareSnapshot = false
+    /// Whether that read transaction is open.
+    private var probeSnapshotOpen = false
     private struct UniqueProbe: Hashable { let entity: ObjectIdentifier; let slots: [Int] }
     /// What saves inside `transaction` leave for its end.
     private var outer: OuterTransaction?
@@ -60,6 +65,8 @@ public final class SQLiteSession: StoreSession {
     public func reserveKeys(root: Entity, count: Int) throws -> Int64 {
         try locked {
             try keys.take(root.name, count: count) { want in
+                // A reservation commits in its own transaction, never in the probes' read transaction.
+                endProbeSnapshot()
                 let ownTransaction = !connection.isInTransaction
                 if ownTransaction { try connection.begin() }
                 do {
@@ -96,8 +103,36 @@ public final class SQLiteSession: StoreSession {
         try lockedRead { try SQLiteWriter.concreteEntity(connection, dialect, root: root, pk: pk) }
     }
 
+    /// Unique probes on one snapshot save a read transaction (its locks) per probe. Not on a
+    /// connection contexts share (in memory), nor inside a transaction the caller holds. A
+    /// snapshot older than the latest commit is no hazard: an object saved since with the same
+    /// unique values is met at save, as one saved after the probe would be.
+    public func probingUniqueKeys<T>(_ body: () throws -> T) throws -> T {
+        let share = locked { !sqliteStore.sharesConnection && !connection.isInTransaction && !probesShareSnapshot }
+        guard share else { return try body() }
+        locked { probesShareSnapshot = true }
+        defer {
+            locked {
+                probesShareSnapshot = false
+                endProbeSnapshot()
+            }
+        }
+        return try body()
+    }
+
+    /// Ends the unique probes' read transaction, if one is open (under the session's lock).
+    private func endProbeSnapshot() {
+        guard probeSnapshotOpen else { return }
+        probeSnapshotOpen = false
+        connection.endRead()
+    }
+
     public func findUnique(_ entity: Entity, slots: [Int], values: [SQLValue]) throws -> ObjectID? {
         try lockedRead {
+            if probesShareSnapshot && !probeSnapshotOpen && !connection.isInTransaction {
+                try connection.beginRead()
+                probeSnapshotOpen = true
+            }
             let root = entity.root
             let key = UniqueProbe(entity: ObjectIdentifier(entity), slots: slots)
             let stmt: Statement

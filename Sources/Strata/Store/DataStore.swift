@@ -43,6 +43,9 @@ public protocol StoreSession: AnyObject {
     func findUnique(_ entity: Entity, slots: [Int], values: [SQLValue]) throws -> ObjectID?
     /// The saved values of some slots of `id` (nulls when there is no such object).
     func savedValues(_ id: ObjectID, slots: [Int]) throws -> [SQLValue]
+    /// Runs `body`, an insert of many objects, letting the `findUnique` calls it makes between
+    /// two key reservations read one committed snapshot (a store may take one per call instead).
+    func probingUniqueKeys<T>(_ body: () throws -> T) throws -> T
     /// Saved objects of `entity` (and its subentities) that share the values of `slots`
     /// (none null) with another: one group per set of values, each in key order.
     func duplicateGroups(_ entity: Entity, slots: [Int]) throws -> [[ObjectID]]
@@ -241,6 +244,9 @@ enum PendingChange {
 }
 
 extension StoreSession {
+    /// Each `findUnique` reads the latest committed state by itself.
+    public func probingUniqueKeys<T>(_ body: () throws -> T) throws -> T { try body() }
+
     /// A store that writes `[UInt8]` only: one copy into a buffer.
     public func fetchBuffer(_ q: CompiledFetch, pending: PendingReplay?) throws -> JSONBuffer {
         JSONBuffer.copying(try fetchJSON(q, pending: pending))

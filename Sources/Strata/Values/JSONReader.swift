@@ -113,15 +113,11 @@ struct JSONReader {
         if peekByte() == UInt8(ascii: "}") { position += 1; depth -= 1; return }
         while true {
             guard peekByte() == UInt8(ascii: "\"") else { throw syntaxError("expected a member name") }
-            let begin = position
-            try skipString()
-            let raw = UnsafeBufferPointer(rebasing: buffer[(begin + 1)..<(position - 1)])
             let name: Name
-            if raw.contains(UInt8(ascii: "\\")) {
-                position = begin
-                name = Name(decoded: try readString())
-            } else {
+            if let raw = try readPlainString() {
                 name = Name(raw: raw)
+            } else {
+                name = Name(decoded: try readString())
             }
             try expect(UInt8(ascii: ":"), "':'")
             try body(&self, name)
@@ -243,26 +239,11 @@ struct JSONReader {
 
     /// Reads a string, decoding escapes; invalid UTF-8 is an error.
     mutating func readString() throws -> String {
+        // Fast path: no escapes.
+        if let plain = try readPlainString() { return String(decoding: plain, as: UTF8.self) }
         try expect(UInt8(ascii: "\""), "a string")
         let start = position
-        // Fast path: no escapes; ASCII needs no validation.
-        var ascii = true
-        while position < buffer.count {
-            let c = buffer[position]
-            if c == UInt8(ascii: "\"") {
-                let slice = UnsafeBufferPointer(rebasing: buffer[start..<position])
-                position += 1
-                guard ascii || TextFolding.isValidUTF8(slice) else {
-                    throw JSONReader.malformed(at: start, "string is not valid UTF-8")
-                }
-                return String(decoding: slice, as: UTF8.self)
-            }
-            if c == UInt8(ascii: "\\") { break }
-            if c < 0x20 { throw syntaxError("control character in string") }
-            if c >= 0x80 { ascii = false }
-            position += 1
-        }
-        var bytes = Array(UnsafeBufferPointer(rebasing: buffer[start..<min(position, buffer.count)]))
+        var bytes: [UInt8] = []
         while true {
             guard position < buffer.count else { throw syntaxError("unterminated string") }
             let c = buffer[position]
@@ -309,27 +290,56 @@ struct JSONReader {
 
     /// Skips a string as `readString` reads it (same checks and errors), without making it.
     mutating func skipString() throws {
-        let begin = position
+        // Escapes (or the end of the input): the full reader.
+        if try readPlainString() == nil { _ = try readString() }
+    }
+
+    /// Reads a string that has no escape, as `readString` reads it (same checks and errors),
+    /// returning the bytes between its quotes; nil, with nothing read, when it has an escape
+    /// or no closing quote (the full reader then reads it).
+    mutating func readPlainString() throws -> UnsafeBufferPointer<UInt8>? {
         try expect(UInt8(ascii: "\""), "a string")
         let start = position
-        var ascii = true
-        while position < buffer.count {
-            let c = buffer[position]
-            if c == UInt8(ascii: "\"") {
-                guard ascii || TextFolding.isValidUTF8(UnsafeBufferPointer(rebasing: buffer[start..<position])) else {
-                    throw JSONReader.malformed(at: start, "string is not valid UTF-8")
-                }
-                position += 1
-                return
-            }
-            if c == UInt8(ascii: "\\") { break }
-            if c < 0x20 { throw syntaxError("control character in string") }
-            if c >= 0x80 { ascii = false }
-            position += 1
+        let (end, ascii) = plainRun(from: start)
+        guard end < buffer.count, buffer[end] != UInt8(ascii: "\\") else {
+            position = start - 1
+            return nil
         }
-        // Escapes (or the end of the input): the full reader.
-        position = begin
-        _ = try readString()
+        position = end
+        guard buffer[end] == UInt8(ascii: "\"") else { throw syntaxError("control character in string") }
+        let slice = UnsafeBufferPointer(rebasing: buffer[start..<end])
+        guard ascii || TextFolding.isValidUTF8(slice) else {
+            throw JSONReader.malformed(at: start, "string is not valid UTF-8")
+        }
+        position += 1
+        return slice
+    }
+
+    /// From `start`, the offset of the first quote, backslash or control character (the
+    /// input's length: none), and whether every byte before it is ASCII. Eight bytes at a time.
+    @inline(__always) private func plainRun(from start: Int) -> (end: Int, ascii: Bool) {
+        guard let base = buffer.baseAddress else { return (start, true) }
+        let raw = UnsafeRawPointer(base)
+        let n = buffer.count
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        var i = start
+        var seen: UInt64 = 0
+        while i + 8 <= n {
+            let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            let quote = x ^ (ones &* 0x22), backslash = x ^ (ones &* 0x5C)
+            // A byte that is 0 in `quote` or `backslash`, or below 0x20 in `x` (exact tests for "any").
+            let stop = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((x &- ones &* 0x20) & ~x)
+            if stop & highs != 0 { break }
+            seen |= x
+            i += 8
+        }
+        while i < n {
+            let c = base[i]
+            if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { break }
+            seen |= UInt64(c)
+            i += 1
+        }
+        return (i, seen & highs == 0)
     }
 
     /// Skips an object as `readObject(checkDuplicates: false)` reads it, without making its keys.

@@ -87,6 +87,44 @@ final class ConcurrencyTests: StoreTestCase {
         try check(try openFile().makeContext(), ids)
     }
 
+    /// `insertMany` lets its unique probes share one read snapshot between key reservations:
+    /// threads inserting arrays (distinct trips, then the same trips) get distinct keys, and
+    /// trips another thread saved since a probe are met at save.
+    func testFourThreadsInsertingArrays() throws {
+        let container = try openFile()
+        let failures = Failures()
+        let results = Failures()
+        let containerBox = UncheckedBox(container)
+        func trips(_ t: Int?, _ range: Range<Int>) -> String {
+            "[" + range.map { i in
+                #"{"name": "\#(t.map { "t\($0)-" } ?? "shared-")\#(i)", "startDate": \#(i), "endDate": \#(i + 1), "bucketList": [{"title": "item \#(i)"}]}"#
+            }.joined(separator: ",") + "]"
+        }
+        onThreads(Self.threads) { t in
+            do {
+                let context = try containerBox.value.makeContext()
+                var ids: [String] = []
+                for b in stride(from: 0, to: Self.perThread, by: Self.batch) {
+                    ids += try context.insertMany(entity: "Trip", json: trips(t, b..<(b + Self.batch))).map(\.description)
+                    _ = try context.insertMany(entity: "Trip", json: trips(nil, b..<(b + Self.batch)))
+                    try context.save()
+                }
+                results.add(ids.joined(separator: " "))
+            } catch {
+                failures.add("thread \(t): \(error)")
+            }
+        }
+        XCTAssertEqual(failures.items, [])
+        let own = results.items.map { $0.split(separator: " ").map(String.init) }
+        let context = try container.makeContext()
+        let total = Self.threads * Self.perThread
+        XCTAssertEqual(Set(own.flatMap { $0 }).count, total, "no identifier handed out twice")
+        XCTAssertEqual(try count(context, "Trip"), Int64(total + Self.perThread), "each shared trip saved once")
+        let path = storePath()
+        XCTAssertEqual(try scalar(path, "SELECT count(DISTINCT _pk) FROM Trip"), .int(Int64(total + Self.perThread)))
+        XCTAssertEqual(try scalar(path, "SELECT count(DISTINCT name) FROM Trip WHERE name LIKE 'shared-%'"), .int(Int64(Self.perThread)))
+    }
+
     func testFourThreadsOnOneInMemoryContainer() throws {
         let container = try openInMemory()
         let ids = writers(container)
