@@ -4,7 +4,8 @@ import Glibc
 /// JSON object, and the values of attributes and of links held in the row.
 extension ModelContext {
     /// A deferred relationship value: where it starts in the input.
-    struct PendingLink { let rel: Relationship; let reader: JSONReader; let path: JSONPath }
+    /// (The relationship is the schema's, which the context keeps alive: a copy counts no reference to it.)
+    struct PendingLink { unowned(unsafe) let rel: Relationship; let reader: JSONReader; let path: JSONPath }
 
     /// The keys of an object besides its attributes and relationships; each takes a string.
     enum MetaKey: String { case entity = "_entity", id = "_id", onConflict = "_onConflict" }
@@ -66,6 +67,8 @@ extension ModelContext {
                 if read.links.contains(where: { $0.rel === rel }) {
                     throw duplicateKey(key, e, path)
                 }
+                // Room for every relationship at once: one allocation, not one per growth.
+                if read.links.isEmpty { read.links.reserveCapacity(members.relationshipCount) }
                 read.links.append(PendingLink(rel: rel, reader: r, path: path / key))
                 try r.skipValue()
                 return
@@ -110,6 +113,7 @@ extension ModelContext {
                 var lr = l.reader
                 try set(slot, try readToOne(&lr, l.rel, e, l.path), l)
             } else {
+                if later.isEmpty { later.reserveCapacity(links.count) }
                 later.append(l)
             }
         }
@@ -119,8 +123,8 @@ extension ModelContext {
     /// Fails with `.validation`, naming it, at the first required attribute of `e` that `values`
     /// (a row of `e`, slot order) leaves without a value.
     func checkRequired(_ values: [SQLValue], _ e: Entity, _ path: JSONPath) throws {
-        for (slot, column) in e.storedColumns.enumerated() {
-            guard case .attribute(let a) = column, !a.isOptional, values[slot].isNull else { continue }
+        for slot in memberTable(e).requiredSlots where values[slot].isNull {
+            guard case .attribute(let a) = e.storedColumns[slot] else { continue }
             let at = a.composite.map { path / $0.name / a.fieldName } ?? path / a.name
             throw StrataError(.validation, "'\(e.name)' requires a value for '\(a.name)'", entity: e.name, attribute: a.name, path: at.description)
         }
@@ -214,6 +218,11 @@ final class MemberTable {
         let meta: ModelContext.MetaKey?
     }
 
+    /// The slots of the entity's required attributes (composite fields included), in slot order.
+    let requiredSlots: [Int]
+    /// How many relationships the entity has.
+    let relationshipCount: Int
+
     private let bytes: [UInt8]
     private let ranges: [Range<Int>]
     /// Each name's first eight bytes (fewer: zero-filled), little-endian: most names differ there.
@@ -222,9 +231,14 @@ final class MemberTable {
 
     init(_ e: Entity) {
         var members: [Member] = []
+        var required: [Int] = []
         for (slot, column) in e.storedColumns.enumerated() {
-            if case .attribute(let a) = column, a.composite == nil { members.append(Member(name: a.name, slot: slot, relationship: nil, meta: nil)) }
+            guard case .attribute(let a) = column else { continue }
+            if a.composite == nil { members.append(Member(name: a.name, slot: slot, relationship: nil, meta: nil)) }
+            if !a.isOptional { required.append(slot) }
         }
+        requiredSlots = required
+        relationshipCount = e.relationshipByName.count
         for rel in e.relationshipByName.values.sorted(by: { $0.name < $1.name }) {
             members.append(Member(name: rel.name, slot: nil, relationship: rel, meta: nil))
         }

@@ -226,7 +226,7 @@ extension ModelContext {
         let pk = try session.reserveKeys(root: e.root, count: 1)
         let id = ObjectID(entity: e, pk: pk)
         changes.append(.insert(id, new.values))
-        pendingInserted[id] = e
+        pendingInserted[id] = UnownedEntity(entity: e)
         unique.inserted(id, e, row: new.values, keys: keys, policy: new.policy, provided: new.provided)
         for l in new.later { try applyLink(l, owner: id, isNew: true) }
         return id

@@ -49,7 +49,7 @@ extension ModelContext {
     private func lookup(_ named: Entity, _ pk: Int64) throws -> Lookup {
         let probe = ObjectID(entity: named, pk: pk)
         if pendingDeleted.contains(probe) { return .deleted }
-        if let concrete = pendingInserted[probe] {
+        if let concrete = pendingInserted[probe]?.entity {
             return concrete.isKind(of: named) ? .found(ObjectID(entity: concrete, pk: pk)) : .missing
         }
         guard let concrete = try session.concreteEntity(root: named.root, pk: pk), concrete.isKind(of: named) else { return .missing }
@@ -95,6 +95,8 @@ extension ModelContext {
                 let nested = try r.peek() == .object
                 guard let t = try readToOne(&r, rel, owner.entity, l.path / i, link: nestedLink) else { return }
                 if !nested || nestedLink == nil { needsSet = true }
+                // Room for a few at once (most lists are short): one allocation, not one per growth.
+                if targets.isEmpty { targets.reserveCapacity(8) }
                 if !targets.contains(t) { targets.append(t) }
             }
         } else {

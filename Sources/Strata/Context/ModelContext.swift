@@ -22,7 +22,8 @@ public final class ModelContext {
     /// The pending changes, in the order they were made (the order a save replays them).
     var changes: [PendingChange] = []
     /// The concrete entity of each pending insert; each has its `.insert` in `changes`.
-    var pendingInserted: [ObjectID: Entity] = [:]
+    /// (By hierarchy and key, without a reference counted per insert: ``PendingObjectTable``.)
+    var pendingInserted = PendingObjectTable<UnownedEntity>()
     /// Objects marked for deletion.
     var pendingDeleted: Set<ObjectID> = []
     /// The unique keys of pending inserts and of saved objects whose keys pending updates changed.
@@ -143,7 +144,8 @@ public final class ModelContext {
             unique.endGroup()
             return result
         } catch {
-            for case .insert(let id, _) in changes[start...] { pendingInserted[id] = nil }
+            // Last first: each is then the last of its hierarchy's keys (``PendingObjectTable``).
+            for case .insert(let id, _) in changes[start...].reversed() { pendingInserted[id] = nil }
             changes.removeSubrange(start...)
             unique.undoGroup()
             throw error

@@ -25,7 +25,7 @@ struct PendingUniqueIndex {
     private var keysOf: [ObjectID: [(String, [SQLValue])]] = [:]
     /// The pending inserts of entities with unique constraints: their rows and, for those
     /// holding a key, how they meet an object saved meanwhile with the same key.
-    private var inserts: [ObjectID: (row: [SQLValue], policy: InsertPolicy?)] = [:]
+    private var inserts = PendingObjectTable<(row: [SQLValue], policy: InsertPolicy?)>()
     /// The values pending updates gave to key slots, by object and slot.
     private var updatedKeySlots: [ObjectID: [Int: SQLValue]] = [:]
     /// Saved objects whose keys pending updates may have changed.
@@ -76,8 +76,8 @@ struct PendingUniqueIndex {
     /// The keys `id` got last (see the invariants; nil: none recorded).
     private mutating func currentKeys(_ id: ObjectID) -> [(String, [SQLValue])]? {
         if let keys = keysOf[id] { return keys }
-        guard let row = inserts[id]?.row, inserts[id]?.policy != nil else { return nil }
-        return keys(id.entity) { row[$0] }.map { ($0.name, $0.values) }
+        guard let entry = inserts[id], entry.policy != nil else { return nil }
+        return keys(id.entity) { entry.row[$0] }.map { ($0.name, $0.values) }
     }
 
     /// True when `id` is a saved object whose saved keys no longer count.

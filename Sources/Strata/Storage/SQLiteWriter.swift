@@ -72,10 +72,10 @@ final class SQLiteWriter: StoreWriter {
         defer { stmt.resetKeepingBindings() }
         let filesBefore = writtenFiles.count
         var bound = values
-        for (i, v) in values.enumerated() {
-            if case .blob(let bytes) = v, case .attribute(let a) = e.storedColumns[i], a.externalStorage {
-                bound[i] = try externalValue(bytes)
-            }
+        // By index: a value that is no blob is only looked at (no copy of its text).
+        for i in values.indices {
+            guard case .blob(let bytes) = values[i], case .attribute(let a) = e.storedColumns[i], a.externalStorage else { continue }
+            bound[i] = try externalValue(bytes)
         }
         sqlite3_bind_int64(stmt.handle, 1, id.pk)
         do {

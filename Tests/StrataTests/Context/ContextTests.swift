@@ -280,6 +280,32 @@ final class ContextTests: StoreTestCase {
         }
     }
 
+    /// A failed insert forgets the pending inserts it made (objects nested in them included):
+    /// their identifiers name nothing afterwards; those made before it stay found.
+    func testAFailedInsertManyForgetsItsPendingInserts() {
+        forEachSetup { h in
+            let first = try h.context.insert(entity: "Trip", json: trip("First"))
+            let bad = #"""
+                [{"name": "Two", "startDate": 0, "endDate": 1, "bucketList": [{"title": "a"}, {"title": "b"}]},
+                 {"name": "Three", "startDate": 0, "endDate": 1},
+                 {"name": "Four", "startDate": 0, "endDate": "not a date"}]
+                """#
+            assertError(.validation) { try h.context.insertMany(entity: "Trip", json: bad) }
+            // A context's keys of one hierarchy ascend: the failed insert had those between these two.
+            let next = try h.context.insert(entity: "Trip", json: trip("Next"))
+            XCTAssertGreaterThan(next.pk, first.pk + 2)
+            XCTAssertEqual(try h.context.resolve(first.description), first)
+            XCTAssertEqual(try h.context.resolve(next.description), next)
+            for pk in (first.pk + 1)..<next.pk {
+                let e = assertError(.notFound) { try h.context.resolve("Trip/\(pk)") }
+                XCTAssertEqual(e?.message, "no object Trip/\(pk)")
+            }
+            XCTAssertEqual(try count(h.context, "BucketListItem"), 0)
+            try h.context.save()
+            XCTAssertEqual(try identifiers(h.context, "Trip"), [first.description, next.description])
+        }
+    }
+
     func testInsertManyNeedsAnArrayOfObjects() throws {
         let context = try openInMemory().makeContext()
         assertError(.invalid) { try context.insertMany(entity: "Trip", json: trip("A")) }
