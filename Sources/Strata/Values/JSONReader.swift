@@ -72,25 +72,14 @@ struct JSONReader {
     /// Reads an object, calling `body` once per member with the key; `body`
     /// must consume exactly one value. Duplicate keys are rejected.
     mutating func readObject(checkDuplicates: Bool = true, _ body: (inout JSONReader, String) throws -> Void) throws {
-        try expect(UInt8(ascii: "{"), "'{'")
-        depth += 1
-        guard depth <= JSONReader.maxDepth else { throw syntaxError("nesting deeper than \(JSONReader.maxDepth)") }
         var seen = KeySet()
-        if peekByte() == UInt8(ascii: "}") { position += 1; depth -= 1; return }
-        while true {
-            guard peekByte() == UInt8(ascii: "\"") else { throw syntaxError("expected a member name") }
-            let key = try readString()
+        try readMemberList({ r in
+            let key = try r.readString()
             if checkDuplicates, !seen.insert(key) {
-                throw StrataError(.invalid, "duplicate key in JSON object at offset \(position)")
+                throw StrataError(.invalid, "duplicate key in JSON object at offset \(r.position)")
             }
-            try expect(UInt8(ascii: ":"), "':'")
-            try body(&self, key)
-            guard let c = peekByte() else { throw syntaxError("expected ',' or '}'") }
-            position += 1
-            if c == UInt8(ascii: "}") { break }
-            if c != UInt8(ascii: ",") { position -= 1; throw syntaxError("expected ',' or '}'") }
-        }
-        depth -= 1
+            return key
+        }, body)
     }
 
     /// A member name as the input spells it: the bytes between its quotes when they hold no
@@ -107,20 +96,27 @@ struct JSONReader {
     /// Reads an object as `readObject(checkDuplicates: false)` does (same checks and errors),
     /// handing `body` each member's name without making a `String` of it when it has no escape.
     mutating func readMembers(_ body: (inout JSONReader, Name) throws -> Void) throws {
+        try readMemberList({ r in
+            if let raw = try r.readPlainString() { return Name(raw: raw) }
+            return Name(decoded: try r.readString())
+        }, body)
+    }
+
+    /// The object frame both readers above share: the `{`, the depth bound, a member name
+    /// (read by `name`, positioned at its opening quote), the `:`, `body` for its value, and the
+    /// `,`/`}` loop, with the same syntax errors at the same offsets for both.
+    @inline(__always)
+    private mutating func readMemberList<N>(_ name: (inout JSONReader) throws -> N,
+                                            _ body: (inout JSONReader, N) throws -> Void) throws {
         try expect(UInt8(ascii: "{"), "'{'")
         depth += 1
         guard depth <= JSONReader.maxDepth else { throw syntaxError("nesting deeper than \(JSONReader.maxDepth)") }
         if peekByte() == UInt8(ascii: "}") { position += 1; depth -= 1; return }
         while true {
             guard peekByte() == UInt8(ascii: "\"") else { throw syntaxError("expected a member name") }
-            let name: Name
-            if let raw = try readPlainString() {
-                name = Name(raw: raw)
-            } else {
-                name = Name(decoded: try readString())
-            }
+            let member = try name(&self)
             try expect(UInt8(ascii: ":"), "':'")
-            try body(&self, name)
+            try body(&self, member)
             guard let c = peekByte() else { throw syntaxError("expected ',' or '}'") }
             position += 1
             if c == UInt8(ascii: "}") { break }
