@@ -44,14 +44,14 @@ extension SQLFunctions {
         guard let ctx, let argv, argc == 2, let a0 = argv[0], let a1 = argv[1] else { return }
         let query = queryTokens(ctx, a1, 1)
         guard !query.isEmpty, let x = text(a0) else { sqlite3_result_int(ctx, 0); return }
-        sqlite3_result_int(ctx, TextSearch.matches(tokens: TextSearch.tokens(utf8: x), query: query) ? 1 : 0)
+        sqlite3_result_int(ctx, TextSearch.matches(utf8: x, query: query) ? 1 : 0)
     }
 
     private static let relevanceFunction: Function = { ctx, argc, argv in
         guard let ctx, let argv, argc == 2, let a0 = argv[0], let a1 = argv[1] else { return }
         let query = queryTokens(ctx, a1, 1)
         guard let x = text(a0) else { sqlite3_result_double(ctx, 0); return }
-        sqlite3_result_double(ctx, TextSearch.relevance(tokens: TextSearch.tokens(utf8: x), query: query))
+        sqlite3_result_double(ctx, TextSearch.relevance(utf8: x, query: query))
     }
 
     private static let indexTextFunction: Function = { ctx, argc, argv in

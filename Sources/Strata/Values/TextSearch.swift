@@ -162,32 +162,91 @@ enum TextSearch {
         relevance(tokens: tokens(value), query: query(searchText))
     }
 
+    /// Whether the UTF-8 value matches `query`: ``matches(tokens:query:)`` of its tokens, read in
+    /// place without allocating when the value is ASCII (a full-text search re-checks every hit).
+    static func matches(utf8: UnsafeBufferPointer<UInt8>, query: [QueryToken]) -> Bool {
+        guard !query.isEmpty else { return false }
+        guard query.count <= 64, isASCII(utf8) else { return matches(tokens: tokens(utf8: utf8), query: query) }
+        var unmatched: UInt64 = query.count == 64 ? ~0 : (1 << UInt64(query.count)) &- 1
+        forEachASCIIToken(utf8) { token in
+            for (i, q) in query.enumerated() where unmatched & (1 << UInt64(i)) != 0 && asciiMatches(q, utf8, token) {
+                unmatched &= ~(1 << UInt64(i))
+            }
+            return unmatched != 0
+        }
+        return unmatched == 0
+    }
+
+    /// The relevance of the UTF-8 value for `query` (``relevance(tokens:query:)``), read in place
+    /// when the value is ASCII.
+    static func relevance(utf8: UnsafeBufferPointer<UInt8>, query: [QueryToken]) -> Double {
+        guard isASCII(utf8) else { return relevance(tokens: tokens(utf8: utf8), query: query) }
+        var hits = 0, count = 0
+        forEachASCIIToken(utf8) { token in
+            count += 1
+            for q in query where asciiMatches(q, utf8, token) { hits += 1 }
+            return true
+        }
+        return count == 0 ? 0 : Double(hits) / Double(count)
+    }
+
     /// The text a full-text index stores for a value: its tokens joined by spaces (nil without tokens).
     static func indexText(utf8: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        if let ascii = asciiIndexText(utf8) { return ascii.isEmpty ? nil : ascii }
+        if isASCII(utf8) {
+            var out: [UInt8] = []
+            out.reserveCapacity(utf8.count)
+            forEachASCIIToken(utf8) { token in
+                if !out.isEmpty { out.append(0x20) }
+                for i in token { out.append(asciiLower(utf8[i])) }
+                return true
+            }
+            return out.isEmpty ? nil : out
+        }
         let ts = tokens(utf8: utf8)
         guard !ts.isEmpty else { return nil }
         return Array(ts.joined(separator: [0x20]))
     }
 
-    /// ``indexText(utf8:)`` of ASCII text in one pass (empty: no tokens), nil when the text is not
-    /// all ASCII. Folding ASCII lowercases A–Z and nothing else, and its token scalars are the
-    /// letters and digits, so the tokens are the runs of those, lowercased.
-    private static func asciiIndexText(_ utf8: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        var out: [UInt8] = []
-        out.reserveCapacity(utf8.count)
-        var inToken = false
-        for b in utf8 {
-            if b >= 0x80 { return nil }
-            let lower = (b &- 0x41) < 26 ? b | 0x20 : b
+    // MARK: ASCII values in place
+
+    // Folding ASCII lowercases A–Z and nothing else, and its token scalars are the letters and
+    // digits, none of them a token by itself; so the tokens of ASCII text are its runs of letters
+    // and digits, lowercased.
+
+    @inline(__always) private static func isASCII(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        var any: UInt8 = 0
+        for b in utf8 { any |= b }
+        return any < 0x80
+    }
+
+    @inline(__always) private static func asciiLower(_ b: UInt8) -> UInt8 {
+        (b &- 0x41) < 26 ? b | 0x20 : b
+    }
+
+    /// Calls `body` with the byte range of each token of ASCII text, in order, until it returns false.
+    @inline(__always)
+    private static func forEachASCIIToken(_ utf8: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Bool) {
+        var start = -1
+        for i in 0..<utf8.count {
+            let lower = asciiLower(utf8[i])
             if (lower &- 0x61) < 26 || (lower &- 0x30) < 10 {
-                if !inToken && !out.isEmpty { out.append(0x20) }
-                out.append(lower)
-                inToken = true
-            } else {
-                inToken = false
+                if start < 0 { start = i }
+            } else if start >= 0 {
+                if !body(start..<i) { return }
+                start = -1
             }
         }
-        return out
+        if start >= 0 { _ = body(start..<utf8.count) }
+    }
+
+    /// ``matches(_:_:)`` of the search token `q` and the ASCII token at `range` of `utf8`, lowercasing as it compares.
+    @inline(__always)
+    private static func asciiMatches(_ q: QueryToken, _ utf8: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        let n = q.text.count
+        guard q.isPrefix ? n <= range.count : n == range.count else { return false }
+        return q.text.withUnsafeBufferPointer { t in
+            for k in 0..<n where t[k] != asciiLower(utf8[range.lowerBound + k]) { return false }
+            return true
+        }
     }
 }

@@ -98,6 +98,33 @@ final class SearchTests: StoreTestCase {
         XCTAssertEqual(indexText("Book \"Early\" at 9am"), "book early at 9am")
     }
 
+    /// `matches` and the relevance of a value read in place (ASCII without allocating, as SQLite's
+    /// `strata_matches` and `strata_relevance` read every hit) agree with the rules on its tokens,
+    /// for values and search texts of every kind: ASCII or not, prefixes, case, digits,
+    /// punctuation, no token, and more than 64 search tokens.
+    func testMatchingInPlaceAgreesWithMatchingTokens() {
+        var rng = SystemRandomNumberGenerator()
+        let pieces = ["old", "Old", "OLD", "bridge", "Bridge", "br", "b", "9am", "x1", "", " ", "-", ",", "!!",
+                      "é", "Zürich", "東京", "\t", "\"", "ZZ", "a", "A"]
+        func text(_ n: Int) -> String { (0..<n).map { _ in pieces.randomElement(using: &rng)! }.joined(separator: ["", " ", "-"].randomElement(using: &rng)!) }
+        var values = ["See the Old Bridge", "", "...", "old bridge old", "OLDBRIDGE", "Zürich old bridge", "b r i d g e"]
+        var queries = ["old bridge", "OLD BRI*", "br*", "b*", "", "!!!", "*", "old*bridge", "zur*", "bridge old old",
+                       (0..<70).map { "t\($0)" }.joined(separator: " ")]
+        for _ in 0..<300 { values.append(text(Int.random(in: 0...8, using: &rng))) }
+        for _ in 0..<60 { queries.append(text(Int.random(in: 0...3, using: &rng)) + (Bool.random(using: &rng) ? "*" : "")) }
+        values.append((0..<70).map { "t\($0)" }.joined(separator: " "))
+        for q in queries {
+            let query = TextSearch.query(q)
+            for v in values {
+                var copy = v
+                let (m, r) = copy.withUTF8 { (TextSearch.matches(utf8: $0, query: query), TextSearch.relevance(utf8: $0, query: query)) }
+                let tokens = TextSearch.tokens(v)
+                XCTAssertEqual(m, TextSearch.matches(tokens: tokens, query: query), "\(v) matches \(q)")
+                XCTAssertEqual(r, TextSearch.relevance(tokens: tokens, query: query), "relevance of \(v) for \(q)")
+            }
+        }
+    }
+
     func testMatchesAgreesWithTheEvaluatorSavedAndPending() {
         forEachSetup(Self.schema) { h in
             _ = try insertCorpus(h.context)
