@@ -18,21 +18,39 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"])]),
+        // What libstrata.so defines in place of the static Swift runtime's own (Sources/CStrataStart/CommandLine.c).
+        .target(name: "CStrataStart", path: "Sources/CStrataStart"),
         .target(name: "Strata", dependencies: ["CSQLite"], path: "Sources/Strata",
                 // Type metadata through accessor functions, not names demangled at run time:
                 // a process's first open is about 15% faster (benchmarks/RESULTS.md, open).
-                swiftSettings: [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])]),
+                // Each function in a section of its own, for the library's link order (StrataC).
+                swiftSettings: [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors",
+                                              "-Xfrontend", "-function-sections"])]),
         .target(
-            name: "StrataC", dependencies: ["Strata"], path: "Sources/StrataC",
+            name: "StrataC", dependencies: ["Strata", "CStrataStart"], path: "Sources/StrataC",
             exclude: ["strata.map", "link"],
             // As for Strata: the shim's first handle (a dictionary of them) no longer looks up
             // a conformance at run time (about 0.1M instructions of a fresh process's open).
-            swiftSettings: [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])],
+            swiftSettings: [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors",
+                                          "-Xfrontend", "-function-sections"])],
             linkerSettings: [
                 .unsafeFlags([
                     // libstdc++ (which the static Swift runtime needs) linked in as an archive, not loaded
                     // as libstdc++.so.6: a fresh process's open about 10% faster (Sources/StrataC/link).
                     "-L", "\(Context.packageDirectory)/Sources/StrataC/link",
+                    // The unwinder libstdc++ needs linked in as well (libgcc_eh), not loaded as libgcc_s.so.1:
+                    // one library fewer to map and relocate, and no libgcc_s constructor probing the CPU.
+                    "-Xclang-linker", "-static-libgcc",
+                    // lld (shipped with Swift) instead of gold, for DT_RELR: the library's ~22,000 relative
+                    // relocations packed into a 4 kB bitmap instead of a 0.5 MB table (glibc >= 2.36 loads it;
+                    // gold does not know -z pack-relative-relocs).
+                    "-use-ld=lld",
+                    "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                    // The functions a fresh process runs to open a store and answer its first query laid out
+                    // together, in the order they first run: fewer pages of code to fault in at every start
+                    // (scripts/link-order.sh writes the list; a name no longer in the library is skipped).
+                    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/StrataC/link/order.txt",
+                    "-Xlinker", "--no-warn-symbol-ordering",
                     "-Xlinker", "-soname=libstrata.so.0",
                     "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/StrataC/strata.map",
                 ])

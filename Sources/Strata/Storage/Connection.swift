@@ -14,6 +14,10 @@ final class Statement {
     init(connection: Connection, sql: String) throws {
         self.connection = connection
         self.sql = sql
+        // Outside a transaction (one statement, its own snapshot; a cursor's), a statement reading
+        // the TEMP table of the overlay's searchable keys needs it made first (`begin`/`beginRead`
+        // make it for everything inside a transaction).
+        if !connection.madeSearchPending && Connection.readsSearchPending(sql) { try connection.makeSearchPending() }
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
         guard rc == SQLITE_OK, let s = stmt else {
@@ -212,19 +216,22 @@ final class Connection {
 
     /// Whether this connection made its TEMP table of the overlay's searchable keys
     /// (``SQLiteDialect/searchPending``); made before its first transaction, outside of it
-    /// (a transaction's rollback would drop it), once the file has been opened as a store.
-    private var madeSearchPending = false
+    /// (a transaction's rollback would drop it), or before the first statement outside a
+    /// transaction that reads it (a `matches` query), once the file has been opened as a store.
+    /// A connection that only ever reads without such a query never makes it, nor the TEMP
+    /// database SQLite opens for it (two page caches, about 150 kB).
+    fileprivate var madeSearchPending = false
 
-    private func makeSearchPending() throws {
+    fileprivate func makeSearchPending() throws {
         guard !madeSearchPending, !isInTransaction else { return }
         try execute(script: SQLiteDialect.createSearchPending, reported: false)
         madeSearchPending = true
     }
 
-    /// Readies the connection for a read outside of a transaction (one statement, its own
-    /// snapshot), as `beginRead` does for a read transaction.
-    func prepareForReads() throws {
-        if !madeSearchPending { try makeSearchPending() }
+    /// Whether `sql` names the TEMP table of ``SQLiteDialect/searchPending``.
+    static func readsSearchPending(_ sql: String) -> Bool {
+        var sql = sql, name = SQLiteDialect.searchPendingName
+        return sql.withUTF8 { text in name.withUTF8 { TextFolding.contains(text, $0) } }
     }
 
     /// The `sqlite3_db_config` options every connection sets, and their values.

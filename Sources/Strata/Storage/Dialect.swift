@@ -84,9 +84,12 @@ struct SQLiteDialect: SQLDialect {
 
     /// Keys of rows the read overlay wrote with a searchable value: `matches` takes them as
     /// candidates beside its full-text table's (which holds the saved values only). A TEMP table
-    /// every connection makes when it opens (empty but on the overlay, whose rollback empties it).
-    static let searchPending = "temp.\"strata.searchPending\""
-    static let createSearchPending = "CREATE TEMP TABLE IF NOT EXISTS \"strata.searchPending\" (_pk INTEGER PRIMARY KEY)"
+    /// a connection makes before its first transaction or its first statement reading it
+    /// (`Connection.readsSearchPending`); empty but on the overlay, whose rollback empties it.
+    static let searchPending = "temp.\"\(searchPendingName)\""
+    /// The table's name, as every statement that reads or writes it spells it (quoted).
+    static let searchPendingName = "strata.searchPending"
+    static let createSearchPending = "CREATE TEMP TABLE IF NOT EXISTS \"\(searchPendingName)\" (_pk INTEGER PRIMARY KEY)"
     static let addSearchPending = "INSERT OR IGNORE INTO \(searchPending) (_pk) VALUES (?1)"
     static let addSearchPendingRows = "INSERT OR IGNORE INTO \(searchPending) (_pk) SELECT value FROM json_each(?1)"
 }

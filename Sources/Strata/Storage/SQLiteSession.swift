@@ -360,10 +360,7 @@ public final class SQLiteSession: StoreSession {
     private func onSnapshot<T>(_ pending: PendingReplay?, oneStatement: Bool, _ body: () throws -> T) throws -> T {
         let nested = connection.isInTransaction
         if pending == nil && nested { return try body() }
-        if pending == nil && oneStatement {
-            try connection.prepareForReads()
-            return try body()
-        }
+        if pending == nil && oneStatement { return try body() }
         // Not reported to the trace hook, which counts the statements that read data.
         if nested {
             try connection.execute(script: dialect.savepoint("strata_read"), reported: false)

@@ -150,6 +150,27 @@ final class SearchTests: StoreTestCase {
         }
     }
 
+    /// A search may be the first statement an opened store runs, outside of any transaction (the
+    /// TEMP table of the overlay's searchable keys is made just before it is prepared): as a
+    /// cursor, a count and a fetch, each the first read of its container.
+    func testASearchCanBeTheFirstReadOfAnOpenedStore() {
+        forEachSetup(Self.schema) { h in
+            _ = try insertCorpus(h.context)
+            try h.context.save()
+            let json = #"{"entity": "Item", "predicate": "$0.title.matches(\"zurich\")", "sortBy": [{"key": "note"}]}"#
+            let expected = ["Zürich Old Town walk", "ZURICH by night", "zurich-airport transfer"]
+            try h.reopen()
+            let cursor = try h.context.cursor(Query.descriptor(json, h.context.schema))
+            let batch = try parse(cursor.next(100).bytes).array ?? []
+            XCTAssertEqual(batch.map { $0["title"]?.stringValue ?? "nil" }, expected)
+            cursor.close()
+            try h.reopen()
+            XCTAssertEqual(try h.context.fetchCount(Query.descriptor(json, h.context.schema)), 3)
+            try h.reopen()
+            XCTAssertEqual(try titles(h.context, "zurich"), expected)
+        }
+    }
+
     func testPendingInsertsUpdatesAndDeletesAreSearched() {
         forEachSetup(Self.schema) { h in
             let ids = try insertCorpus(h.context)
