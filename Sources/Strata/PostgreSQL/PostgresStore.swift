@@ -165,8 +165,8 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
             throw StrataError(.invalid, "the PostgreSQL schema name '\(name)' is longer than PostgreSQL's 63 bytes")
         }
         c.setup = PostgresStore.sessionSetup(name)
-        let rows = try c.query("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $2), \(OpensInProgress.identity), "
-                               + sessionSettings, [.text(PostgresDialect().quote(name)), .text(name)])
+        // to_regnamespace reads the quoted name as search_path does (a function: nothing to plan, as a subquery of pg_namespace has).
+        let rows = try c.query("SELECT to_regnamespace($1) IS NOT NULL, \(OpensInProgress.identity), " + sessionSettings, c.setup[0].1)
         guard rows.count == 1 else { throw StrataError(.io, "the PostgreSQL server did not answer the connection's setup") }
         return (name, rows.int64(0, 0) != 0, rows.string(0, 1))
     }
