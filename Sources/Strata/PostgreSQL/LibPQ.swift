@@ -14,6 +14,9 @@ struct LibPQ: @unchecked Sendable {
     let finish: @convention(c) (Conn?) -> Void
     let reset: @convention(c) (Conn?) -> Void
     let exec: @convention(c) (Conn?, UnsafePointer<CChar>?) -> Result?
+    /// Sends statements without waiting (1 when sent); their results come from ``getResult``, then nil.
+    let sendQuery: @convention(c) (Conn?, UnsafePointer<CChar>?) -> Int32
+    let getResult: @convention(c) (Conn?) -> Result?
     let execParams: @convention(c) (Conn?, UnsafePointer<CChar>?, Int32, UnsafePointer<UInt32>?,
                                     UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?, Int32) -> Result?
     let prepare: @convention(c) (Conn?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32, UnsafePointer<UInt32>?) -> Result?
@@ -83,6 +86,8 @@ struct LibPQ: @unchecked Sendable {
             finish: bind("PQfinish", (@convention(c) (Conn?) -> Void).self),
             reset: bind("PQreset", (@convention(c) (Conn?) -> Void).self),
             exec: bind("PQexec", (@convention(c) (Conn?, UnsafePointer<CChar>?) -> Result?).self),
+            sendQuery: bind("PQsendQuery", (@convention(c) (Conn?, UnsafePointer<CChar>?) -> Int32).self),
+            getResult: bind("PQgetResult", (@convention(c) (Conn?) -> Result?).self),
             execParams: bind("PQexecParams", (@convention(c) (Conn?, UnsafePointer<CChar>?, Int32, UnsafePointer<UInt32>?,
                                                               UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?,
                                                               UnsafePointer<Int32>?, Int32) -> Result?).self),

@@ -150,6 +150,34 @@ final class PGConnection {
         return PGConnection.changed(pq, r)
     }
 
+    /// Runs `statements`, which take no arguments, in one round trip: one simple query, which
+    /// PostgreSQL runs as one transaction (or inside the open one), each statement on a snapshot
+    /// of its own under READ COMMITTED, and stops at the first that fails. Returns the rows of
+    /// each statement that ran, in order, in text format (read them with ``PGRows/string(_:_:)``
+    /// and ``PGRows/isNull(_:_:)``), and the error of the one that failed, if any (outside a
+    /// transaction nothing of the script is kept then, but a session lock it took stays taken).
+    ///
+    /// - Throws: `.io` when the connection fails.
+    func run(script statements: [String]) throws -> (rows: [PGRows], failure: StrataError?) {
+        if queued != nil { try runQueued() }
+        for sql in statements { report(sql, true) }
+        try reconnectIfLost()
+        guard pq.sendQuery(handle, statements.joined(separator: ";\n")) == 1 else { try check(nil); return ([], nil) }
+        var rows: [PGRows] = [], failure: StrataError?
+        while let r = pq.getResult(handle) {
+            guard failure == nil else { pq.clear(r); continue }  // what the server sends after the error
+            do {
+                try check(r)
+                rows.append(PGRows(pq: pq, result: r))
+            } catch let e as StrataError {
+                pq.clear(r)
+                failure = e
+            }
+        }
+        if failure == nil && rows.count != statements.count { try check(nil) }
+        return (rows, failure)
+    }
+
     /// The rows a command's result says it changed (0 when it says nothing).
     static func changed(_ pq: LibPQ, _ r: LibPQ.Result?) -> Int64 {
         guard let r, let text = pq.cmdTuples(r) else { return 0 }

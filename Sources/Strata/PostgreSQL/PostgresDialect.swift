@@ -116,8 +116,6 @@ struct PostgresDialect {
     static let readMetadata = "SELECT value FROM strata_metadata WHERE key = $1"
     static let allMetadata = "SELECT key, value FROM strata_metadata"
     static let writeMetadata = "INSERT INTO strata_metadata (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-    /// The tables of the current schema (`search_path`'s first).
-    static let tableNames = "SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relnamespace = CAST(current_schema() AS regnamespace) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')"
     /// Everything the schema holds (tables, indexes, sequences, views…) and its functions.
     static let objectCount = "SELECT (SELECT count(*) FROM pg_catalog.pg_class WHERE relnamespace = CAST(current_schema() AS regnamespace))"
         + " + (SELECT count(*) FROM pg_catalog.pg_proc WHERE pronamespace = CAST(current_schema() AS regnamespace))"
@@ -232,7 +230,9 @@ extension PostgresDialect: QueryDialect {
     func collate(_ expression: String, _ collation: Collation) -> String {
         switch collation {
         case .decimal: return "strata_decimal(\(expression))"
-        case .standard: return "strata_standard_key(\(expression))"
+        case .standard:
+            // A column (a sort term): ASCII text without digits takes the function's path in the statement.
+            return PostgresDialect.isColumn(expression) ? PostgresFunctions.standardKey(column: expression) : "strata_standard_key(\(expression))"
         }
     }
     /// Both sides convert: `strata_decimal(a) = strata_decimal(b)` (a text column, a bound value or a number).

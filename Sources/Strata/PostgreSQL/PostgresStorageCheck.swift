@@ -2,18 +2,13 @@
 /// columns and indexes the stored schema's layout makes (and the store's own
 /// metadata and history): the database is shared, so anything else means someone changed it.
 enum PostgresStorageCheck {
-    static let columns = "SELECT c.relname, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) FROM pg_catalog.pg_attribute a "
-        + "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = CAST(current_schema() AS regnamespace) "
-        + "AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped ORDER BY c.relname, a.attnum"
-    static let indexes = "SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relnamespace = CAST(current_schema() AS regnamespace) AND c.relkind = 'i'"
-
-    static func verify(_ c: PGConnection, layout: StoreLayout, location: String, version: String) throws {
+    /// Checks `catalog` (``PostgresCatalog``, read under the store's lock) against `layout`.
+    /// - Throws: `.corrupt` naming the first difference.
+    static func verify(_ catalog: PostgresCatalog, layout: StoreLayout, location: String, version: String) throws {
         func damaged(_ what: String) -> StrataError {
             StrataError(.corrupt, "\(location) does not match its stored schema: \(what) (stored schema version \(version); nothing was changed)")
         }
-        var found: [String: [(String, String)]] = [:]
-        let rows = try c.query(columns)
-        for r in 0..<rows.count { found[rows.string(r, 0), default: []].append((rows.string(r, 1), rows.string(r, 2))) }
+        var found = catalog.columns
         for t in layout.tables {
             guard let cols = found.removeValue(forKey: t.name) else { throw damaged("the table '\(t.name)' is missing") }
             // In any order: a migration adds columns at the end of a table it alters in place.
@@ -31,10 +26,8 @@ enum PostgresStorageCheck {
         try PostgresHistoryTables.verify(found.filter { PostgresDialect.historyTableNames.contains($0.key) }.mapValues { Optional($0) }, damaged)
         for name in PostgresDialect.historyTableNames { found.removeValue(forKey: name) }
         if let extra = found.keys.sorted().first { throw damaged("it holds a table '\(extra)' the schema does not make") }
-        let indexRows = try c.query(indexes)
-        let present = Set((0..<indexRows.count).map { indexRows.string($0, 0) })
         for t in layout.tables {
-            for i in t.indexes where !present.contains(PostgresDialect.indexName(i.name)) {
+            for i in t.indexes where !catalog.indexes.contains(PostgresDialect.indexName(i.name)) {
                 throw damaged("the index '\(i.name)' is missing")
             }
         }

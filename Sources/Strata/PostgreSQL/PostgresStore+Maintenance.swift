@@ -17,7 +17,7 @@ extension PostgresStore: StoreMaintenance {
         try c.execute(script: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", reported: false)
         defer { _ = try? c.execute(script: "ROLLBACK", reported: false) }
         do {
-            try PostgresStorageCheck.verify(c, layout: StoreLayout(schema), location: "the PostgreSQL schema '\(namespace)'", version: schema.version)
+            try PostgresStorageCheck.verify(try PostgresCatalog.read(c, locking: false), layout: StoreLayout(schema), location: "the PostgreSQL schema '\(namespace)'", version: schema.version)
         } catch let e as StrataError where e.code == .corrupt {
             // Tables that do not match cannot be read as the schema says: the other checks would only repeat it.
             report.add(.table, e.message)

@@ -46,18 +46,24 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
         self.uri = uri
         try PostgresStore.checkNames(options.schema)
         let c = try PGConnection(uri: uri)
-        namespace = try PostgresStore.enter(c, options: options)
+        let server: String
+        (namespace, server) = try PostgresStore.enter(c, options: options)
         c.trace = trace
         // A stage hook opening the store its stage migrates would wait for its own lock for ever.
-        let opening = try OpensInProgress.enter(c, namespace: namespace)
+        let opening = try OpensInProgress.enter(server: server, namespace: namespace)
         defer { OpensInProgress.leave(opening) }
-        try c.execute(PostgresStore.lockStore)
         defer { _ = try? c.execute(PostgresStore.unlockStore) }
+        // The lock, then everything the checks below read of the schema, in one round trip.
+        var catalog: PostgresCatalog? = try PostgresCatalog.read(c, locking: true)
         var attempt = 0
+        var unchanged: PostgresCatalog?
         while true {
             do {
-                let stored = try readState(c)
-                try policy.open(stored, Opening(store: self, connection: c))
+                let stored = try PostgresStore.readState(c, namespace: namespace, catalog: catalog)
+                let o = Opening(store: self, connection: c, catalog: catalog)
+                catalog = nil  // a second attempt reads again
+                try policy.open(stored, o)
+                unchanged = o.catalog
                 break
             } catch let e as StrataError where e.postgresState == "23505" && attempt < 3 {
                 // Two first opens raced to create the schema or the metadata: decide again.
@@ -65,9 +71,15 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
                 attempt += 1
             }
         }
-        if !options.readOnly { try PostgresStore.refreshFunctions(c) }
+        // What the open read still holds unless it wrote: the functions' version and the UUID.
+        func metadata(_ key: String) throws -> String? {
+            if let unchanged { return unchanged.value(key) }
+            guard case .text(let value)? = try c.scalar(PostgresDialect.readMetadata, [.text(key)]) else { return nil }
+            return value
+        }
+        if !options.readOnly { try PostgresStore.refreshFunctions(c, stored: try metadata("functionsVersion")) }
         c.forgetPrepared()
-        if case .text(let uuid)? = try c.scalar(PostgresDialect.readMetadata, [.text("storeUUID")]) { storeUUID = uuid }
+        if let uuid = try metadata("storeUUID") { storeUUID = uuid }
         spare = c
     }
 
@@ -80,9 +92,8 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
         var readOnly = options
         readOnly.readOnly = true
         let c = try PGConnection(uri: uri)
-        let (namespace, exists) = try schemaName(c, options: readOnly)
+        let (namespace, exists, _) = try setUp(c, options: readOnly)
         guard exists else { return nil }  // no such schema: opening would create the store
-        try enter(c, options: readOnly)
         try c.execute(script: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", reported: false)
         defer { _ = try? c.execute(script: "ROLLBACK", reported: false) }
         return try readState(c, namespace: namespace)
@@ -90,10 +101,9 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
 
     /// Installs the functions of this version of Strata when the store holds another version's
     /// (under the store's lock, which `init` holds): a store made by an older Strata gets the new
-    /// definitions before anything runs them.
-    static func refreshFunctions(_ c: PGConnection) throws {
-        guard case .text(let stored)? = try c.scalar(PostgresDialect.readMetadata, [.text("functionsVersion")]),
-              stored != String(PostgresFunctions.version) else { return }
+    /// definitions before anything runs them. `stored`: the version the store holds.
+    static func refreshFunctions(_ c: PGConnection, stored: String?) throws {
+        guard let stored, stored != String(PostgresFunctions.version) else { return }
         try c.execute(script: "BEGIN")
         do {
             for sql in PostgresFunctions.definitions() { try c.execute(script: sql, reported: false) }
@@ -112,13 +122,14 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
     enum OpensInProgress {
         private static let lock = Lock()
         nonisolated(unsafe) private static var stores: [String: [pthread_t]] = [:]
-        static let identity = "SELECT coalesce(host(inet_server_addr()), 'local') || ':' || coalesce(inet_server_port(), 0) || '/' || current_database()"
+        /// The server and database a connection is on (a column of ``PostgresStore/setUp(_:options:)``'s statement).
+        static let identity = "coalesce(host(inet_server_addr()), 'local') || ':' || coalesce(inet_server_port(), 0) || '/' || current_database()"
 
-        /// Notes that this thread opens the store of `namespace` on `c`'s database; returns its key.
+        /// Notes that this thread opens the store of `namespace` in the database `server` names
+        /// (``identity``); returns its key.
         /// - Throws: `.misuse` when this thread is opening (or migrating) it already.
-        static func enter(_ c: PGConnection, namespace: String) throws -> String {
-            guard case .text(let database)? = try c.scalar(identity) else { return "" }
-            let key = database + "/" + namespace
+        static func enter(server: String, namespace: String) throws -> String {
+            let key = server + "/" + namespace
             let mine = lock.withLock { () -> Bool in
                 if stores[key]?.contains(where: { pthread_equal($0, pthread_self()) != 0 }) == true { return true }
                 stores[key, default: []].append(pthread_self())
@@ -140,10 +151,11 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
         }
     }
 
-    /// Chooses the namespace, creates it when missing (unless read-only), and makes it the
-    /// connection's whole `search_path`. Returns its name.
-    /// The store's schema name (configuration, search_path, `public`) and whether the database has it.
-    static func schemaName(_ c: PGConnection, options: StoreOptions) throws -> (String, Bool) {
+    /// Chooses the store's schema (configuration, the first of the connection's search_path,
+    /// `public`) and sets the connection up for it (``sessionSetup(_:)``) in the same statement
+    /// that asks whether the database has it and which server and database the connection is on
+    /// (``OpensInProgress/identity``). Returns the schema's name, whether it exists and the server.
+    static func setUp(_ c: PGConnection, options: StoreOptions) throws -> (namespace: String, exists: Bool, server: String) {
         var ns = options.postgresSchema
         if ns == nil, case .text(let path)? = try c.scalar("SELECT current_setting('search_path')") {
             ns = firstSchema(path)
@@ -152,27 +164,34 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
         guard name.utf8.count <= PostgresDialect.maxIdentifierBytes else {
             throw StrataError(.invalid, "the PostgreSQL schema name '\(name)' is longer than PostgreSQL's 63 bytes")
         }
-        return (name, try c.scalar("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1", [.text(name)]) != nil)
+        c.setup = PostgresStore.sessionSetup(name)
+        // to_regnamespace reads the quoted name as search_path does (a function: nothing to plan, as a subquery of pg_namespace has).
+        let rows = try c.query("SELECT to_regnamespace($1) IS NOT NULL, \(OpensInProgress.identity), " + sessionSettings, c.setup[0].1)
+        guard rows.count == 1 else { throw StrataError(.io, "the PostgreSQL server did not answer the connection's setup") }
+        return (name, rows.int64(0, 0) != 0, rows.string(0, 1))
     }
 
-    @discardableResult
-    static func enter(_ c: PGConnection, options: StoreOptions) throws -> String {
-        let (name, exists) = try schemaName(c, options: options)
+    /// Sets the connection up for the store's schema (``setUp(_:options:)``) and creates the
+    /// schema when the database lacks it (unless read-only). Returns its name and the server
+    /// and database the connection is on.
+    static func enter(_ c: PGConnection, options: StoreOptions) throws -> (namespace: String, server: String) {
+        let (name, exists, server) = try setUp(c, options: options)
         if !exists {
             guard !options.readOnly else {
                 throw StrataError(.io, "cannot open the PostgreSQL store read-only: its database has no schema '\(name)'")
             }
             try c.execute(script: "CREATE SCHEMA IF NOT EXISTS \(PostgresDialect().quote(name))")
         }
-        c.setup = PostgresStore.sessionSetup(name)
-        for (sql, args) in c.setup { try c.execute(sql, args) }
-        return name
+        return (name, server)
     }
+
+    /// The settings of ``sessionSetup(_:)``, a select list (`$1`: the schema's quoted name).
+    static let sessionSettings = "set_config('search_path', $1, false), set_config('jit', 'off', false)"
 
     /// What every connection of a store sets first: its schema as the whole search_path, and no
     /// JIT compilation (a store's statements are short; compiling one costs more than it saves).
     static func sessionSetup(_ namespace: String) -> [(String, [SQLValue])] {
-        [("SELECT set_config('search_path', $1, false), set_config('jit', 'off', false)", [.text(PostgresDialect().quote(namespace))])]
+        [("SELECT " + sessionSettings, [.text(PostgresDialect().quote(namespace))])]
     }
 
     /// The first schema of a `search_path` setting, skipping `"$user"` and `pg_temp`/`pg_catalog`.
@@ -244,34 +263,22 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
     /// What the schema holds about itself: nil when it holds nothing (it may become a store).
     func readState(_ c: PGConnection) throws -> StoredState? { try PostgresStore.readState(c, namespace: namespace) }
 
-    static func readState(_ c: PGConnection, namespace: String) throws -> StoredState? {
-        let tables = try PostgresStore.tables(c)
-        if tables.isEmpty, case .int(0)? = try c.scalar(PostgresDialect.objectCount) { return nil }
-        guard tables.contains("strata_metadata") else {
+    /// The stored state from `catalog` (read now when nil).
+    static func readState(_ c: PGConnection, namespace: String, catalog: PostgresCatalog? = nil) throws -> StoredState? {
+        let catalog = try catalog ?? PostgresCatalog.read(c, locking: false)
+        if catalog.tables.isEmpty, case .int(0)? = try c.scalar(PostgresDialect.objectCount) { return nil }
+        guard catalog.tables.contains("strata_metadata") else {
             throw StrataError(.incompatibleStore, "the PostgreSQL schema '\(namespace)' holds tables but is not a Strata store (it has no strata_metadata table; nothing was changed)")
         }
+        if let failure = catalog.metadataFailure { throw failure }
         var state = StoredState()
-        var entityHashes: String?
-        let rows = try c.query(PostgresDialect.allMetadata)
-        for r in 0..<rows.count {
-            let text: String? = rows.isNull(r, 1) ? nil : rows.string(r, 1)
-            switch rows.string(r, 0) {
-            case "schema": state.schemaJSON = text
-            case "version": state.version = text
-            case "versionHash": state.versionHash = text
-            case "entityHashes": entityHashes = text
-            case "storeUUID": state.storeUUID = text
-            case "formatVersion": state.formatVersion = text.flatMap { Int64($0) }
-            default: break
-            }
-        }
-        state.entityHashes = StoredState.entityHashes(entityHashes)
+        state.schemaJSON = catalog.value("schema")
+        state.version = catalog.value("version")
+        state.versionHash = catalog.value("versionHash")
+        state.storeUUID = catalog.value("storeUUID")
+        state.formatVersion = catalog.value("formatVersion").flatMap { Int64($0) }
+        state.entityHashes = StoredState.entityHashes(catalog.value("entityHashes"))
         return state
-    }
-
-    static func tables(_ c: PGConnection) throws -> Set<String> {
-        let rows = try c.query(PostgresDialect.tableNames)
-        return Set((0..<rows.count).map { rows.string($0, 0) })
     }
 
     static func setMetadata(_ c: PGConnection, _ key: String, _ value: String) throws {
@@ -293,7 +300,13 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
     private final class Opening: StoreOpening {
         let store: PostgresStore
         let connection: PGConnection
-        init(store: PostgresStore, connection: PGConnection) { self.store = store; self.connection = connection }
+        /// What the open read of the schema, until this opening writes (or may write) anything.
+        private(set) var catalog: PostgresCatalog?
+        init(store: PostgresStore, connection: PGConnection, catalog: PostgresCatalog?) {
+            self.store = store
+            self.connection = connection
+            self.catalog = catalog
+        }
 
         var location: String { "the PostgreSQL schema '\(store.namespace)'" }
         var name: StoreName { .server(location) }
@@ -302,6 +315,7 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
 
         /// One transaction: PostgreSQL runs DDL inside transactions.
         func create() throws {
+            catalog = nil
             guard !isReadOnly else { throw StrataError(.readOnly, "\(location) is opened read-only: a store cannot be created in it") }
             let c = connection
             try c.execute(script: "BEGIN")
@@ -321,6 +335,7 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
         }
 
         func writeDeclaration(of schema: Schema) throws {
+            catalog = nil
             guard !isReadOnly else { throw StrataError(.readOnly, "\(location) is opened read-only: its schema declaration cannot be written") }
             if connection.isInTransaction {
                 try PostgresStore.writeSchemaMetadata(connection, schema: schema)
@@ -337,23 +352,27 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
         }
 
         func verifyStorage(of schema: Schema) throws {
-            try PostgresStorageCheck.verify(connection, layout: StoreLayout(schema), location: location, version: schema.version)
+            let found = try catalog ?? PostgresCatalog.read(connection, locking: false)
+            try PostgresStorageCheck.verify(found, layout: StoreLayout(schema), location: location, version: schema.version)
         }
 
         func migrate<T>(_ body: (StoredState?) throws -> T) throws -> T {
+            catalog = nil
             guard !isReadOnly else { throw StrataError(.readOnly, "\(location) is opened read-only: it cannot be migrated") }
             let session = PostgresSession(store: store, connection: connection, schema: store.schema)
             return try session.transaction { try body(try store.readState(connection)) }
         }
 
         func session(schema: Schema) throws -> StoreSession {
-            PostgresSession(store: store, connection: connection, schema: schema)
+            catalog = nil
+            return PostgresSession(store: store, connection: connection, schema: schema)
         }
 
         /// The stage's old version, copied at its start (``PostgresPreviousVersion``): another
         /// connection cannot read it, since the stage's DDL holds the tables it changes until the
         /// stage commits.
         func committedSession(schema: Schema) throws -> StoreSession? {
+            catalog = nil
             let copies = try PostgresPreviousVersion(connection, layout: StoreLayout(schema), namespace: store.namespace,
                                                      versionHash: schema.versionHash)
             return PostgresSession(store: store, connection: connection, schema: schema, previous: copies)
@@ -363,6 +382,7 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
         /// transaction: PostgreSQL's DDL is transactional, so a failure leaves every table as it was.
         func changeStorage(_ mapping: SchemaMapping, stage: String,
                            report: (_ step: String, _ entity: String?, _ done: Int64?, _ total: Int64?) -> Void) throws {
+            catalog = nil
             let c = connection
             defer { c.forgetPrepared() }  // statements prepared on the old tables
             do {

@@ -392,6 +392,33 @@ final class PostgresFunctionsTests: XCTestCase {
         XCTAssertEqual(mismatched, 0)
     }
 
+    /// The key a statement spells out for a column (``PostgresFunctions/standardKey(column:)``:
+    /// ASCII text without digits in the statement, the rest through the function) is the
+    /// function's, byte for byte: random ASCII text of every character (capitals, punctuation,
+    /// controls, DEL, digits) and the corpus, NULL included.
+    func testStandardKeyInStatement() throws {
+        var corpus = Self.corpus(randomCount: 20_000, everyScalar: false)
+        var rng = SeededRNG(seed: 0x5EED)
+        let letters = Array("abcXYZ q")
+        for _ in 0..<30_000 {
+            var s = ""
+            for _ in 0..<rng.below(12) {
+                let r = rng.below(4)
+                s.append(r == 0 ? Character(Unicode.Scalar(UInt8(1 + rng.below(127)))) : rng.pick(letters))
+            }
+            corpus.append(s)
+        }
+        corpus += ["", "Hello, World!", "a1b", "DEL\u{7F}", "Tab\there", "ZZ", "zz", nil, "Café"]
+        let key = PostgresFunctions.standardKey(column: "c.\"v\"")
+        XCTAssertTrue(key.hasPrefix("CASE WHEN octet_length"))
+        let out = try run(corpus, """
+            SELECT count(*) FROM corpus c WHERE (\(key)) IS DISTINCT FROM strata_standard_key(c."v");
+            SELECT count(*) FROM corpus c WHERE octet_length(c."v") = char_length(c."v") AND c."v" !~ '[0-9]';
+            """)
+        XCTAssertEqual(out.first, "0", "rows whose key differs from strata_standard_key's")
+        XCTAssertGreaterThan(Int(out.last ?? "") ?? 0, 10_000, "rows that take the statement's path")
+    }
+
     // MARK: - Decimals, damage, installation
 
     func testDecimalOrder() throws {
