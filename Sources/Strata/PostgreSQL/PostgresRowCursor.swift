@@ -9,7 +9,7 @@
 /// whenever the rows of the last one were read, until one brings none.
 struct PostgresRowCursor: RowCursor {
     let connection: PGConnection
-    let sql: String
+    let sql: HashedSQL
     private var args: [SQLValue]
     private var rows: PGRows?
     private var row: Int32 = -1
@@ -25,6 +25,11 @@ struct PostgresRowCursor: RowCursor {
     private let once: Bool
 
     init(connection: PGConnection, sql: String, args: [SQLValue], ownerColumn: Int32 = -1, continues: Bool = false, once: Bool = false) {
+        self.init(connection: connection, hashed: HashedSQL(sql), args: args, ownerColumn: ownerColumn, continues: continues, once: once)
+    }
+
+    /// A cursor of a statement whose text is hashed already (a compiled read's).
+    init(connection: PGConnection, hashed sql: HashedSQL, args: [SQLValue], ownerColumn: Int32 = -1, continues: Bool = false, once: Bool = false) {
         self.connection = connection
         self.sql = sql
         self.args = args

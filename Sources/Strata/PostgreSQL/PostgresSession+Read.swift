@@ -9,7 +9,7 @@ extension PostgresSession: CompiledReads {
                 PostgresRowCursor(connection: connection, sql: once ? f.prefetchedOnceSQL[$0] : f.prefetchedSQL[$0], args: once && f.prefetchedOnceBinds ? args : [],
                                   ownerColumn: f.prefetchedOwnerColumns[$0], once: once)
             }
-            var rows = PostgresRowCursor(connection: connection, sql: f.objectsSQL, args: args)
+            var rows = PostgresRowCursor(connection: connection, hashed: f.objectsKey, args: args)
             let writer = ObjectWriter(f)
             try writer.write(&rows, prefetched: &prefetched)
             return writer.takeBatch()
