@@ -12,7 +12,7 @@ final class PGConnection {
     /// Serializes every use of this connection.
     let lock = Lock()
     var trace: TraceHook?
-    private var prepared: [String: String] = [:]
+    private var prepared: [StatementKey: String] = [:]
     /// The most statements ``prepared`` holds; past it every one is deallocated.
     static let preparedLimit = 512
     /// How many statements are prepared (what tests read).
@@ -23,7 +23,7 @@ final class PGConnection {
     /// The statements (as ``prepared`` keys them) run once without being prepared: a statement
     /// is prepared at its second run, so that one run once (most of opening a store) costs one
     /// round trip, not two. Bounded as ``prepared`` is.
-    private var ranOnce: Set<String> = []
+    private var ranOnce: Set<StatementKey> = []
     /// Keeps apart the prepared statements of reads whose names resolve to other tables (the
     /// copies ``PostgresPreviousVersion`` reads): the same text prepared once for each.
     var statementScope = ""
@@ -188,8 +188,23 @@ final class PGConnection {
         _ = try query(sql, args)
     }
 
+    /// What a statement is prepared by: its text (hashed once, by the caller that keeps it), the
+    /// kinds of its arguments (a letter each) and the ``statementScope``.
+    private struct StatementKey: Hashable {
+        let scope: String
+        let types: String
+        let sql: HashedSQL
+    }
+
     /// Runs one statement with `args`; the rows in binary.
     func query(_ sql: String, _ args: [SQLValue] = [], reported: Bool = true) throws -> PGRows {
+        try query(HashedSQL(sql), args, reported: reported)
+    }
+
+    /// Runs one statement with `args`, its text hashed once by the caller (a compiled read's, run
+    /// again and again: the statement is found without hashing or copying its text again); the rows in binary.
+    func query(_ hashed: HashedSQL, _ args: [SQLValue] = [], reported: Bool = true) throws -> PGRows {
+        let sql = hashed.text
         if queued != nil { try runQueued() }
         report(sql, reported)
         try reconnectIfLost()
@@ -203,7 +218,7 @@ final class PGConnection {
             case .blob: types += "b"
             }
         }
-        let key = statementScope + types + ":" + sql
+        let key = StatementKey(scope: statementScope, types: types, sql: hashed)
         let name: String
         if let n = prepared[key] { name = n } else {
             var oids: [UInt32] = args.map {

@@ -293,6 +293,9 @@ extension PostgresDialect: QueryDialect {
 
     /// Per batch of owners, their keys as one `bigint[]`: each statement is a round trip.
     func ownerBatch(_ owner: String, parameter: String) -> String? { "\(owner) = ANY(CAST(\(parameter) AS bigint[]))" }
+    /// One statement per relationship: a batch of 1,000 owners cost about 1.4 ms of the server's
+    /// time (its `= ANY` probes and sort), where the owners' query as a subquery is one join.
+    var readsPrefetchedOnce: Bool { true }
     /// A join: the planner runs a correlated subquery once per row, a join once per statement.
     var joinsLinkedEntities: Bool { true }
     /// Written: PostgreSQL plans a bound LIMIT for a tenth of the rows, so a prepared statement's

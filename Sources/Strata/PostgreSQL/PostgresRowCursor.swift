@@ -2,12 +2,14 @@
 /// result of a run is held by libpq and read in place. A prefetched relationship's
 /// cursor reads the rows of a batch of owners in one statement (`load(owners:)`,
 /// ordered by owner, the owner's key in `ownerColumn`) and `start(key:)` finds one
-/// owner's among them; without `ownerColumn` it runs the query again per owner.
+/// owner's among them; without `ownerColumn` it runs the query again per owner. Made with
+/// `once`, its query reads every owner's rows (``ObjectQueries/prefetchedOnceSQL``, bound with
+/// `args`, the fetch's): run at the first owner, it holds them all from then on.
 /// Made with `continues`, its query is a `FETCH` from a server-side cursor, run again
 /// whenever the rows of the last one were read, until one brings none.
 struct PostgresRowCursor: RowCursor {
     let connection: PGConnection
-    let sql: String
+    let sql: HashedSQL
     private var args: [SQLValue]
     private var rows: PGRows?
     private var row: Int32 = -1
@@ -19,13 +21,21 @@ struct PostgresRowCursor: RowCursor {
     private var owners: [Int64] = []
     /// Whether `sql` brings the next rows each time it runs (a `FETCH`).
     private let continues: Bool
+    /// Whether `sql` reads the rows of every owner at once, with `args` (`ownerColumn` set).
+    private let once: Bool
 
-    init(connection: PGConnection, sql: String, args: [SQLValue], ownerColumn: Int32 = -1, continues: Bool = false) {
+    init(connection: PGConnection, sql: String, args: [SQLValue], ownerColumn: Int32 = -1, continues: Bool = false, once: Bool = false) {
+        self.init(connection: connection, hashed: HashedSQL(sql), args: args, ownerColumn: ownerColumn, continues: continues, once: once)
+    }
+
+    /// A cursor of a statement whose text is hashed already (a compiled read's).
+    init(connection: PGConnection, hashed sql: HashedSQL, args: [SQLValue], ownerColumn: Int32 = -1, continues: Bool = false, once: Bool = false) {
         self.connection = connection
         self.sql = sql
         self.args = args
         self.ownerColumn = ownerColumn
         self.continues = continues
+        self.once = once
     }
 
     mutating func next() throws -> Bool {
@@ -56,6 +66,11 @@ struct PostgresRowCursor: RowCursor {
         // The batch's rows are ordered by owner: the first of `key`'s, then up to the next owner's.
         guard let rows else { row = -1; end = 0; return }
         var lo: Int32 = 0, hi = rows.count
+        // Owners visited in key order (the usual order): `key`'s rows begin where the last owner's ended.
+        if (end == 0 || rows.int64(end - 1, ownerColumn) < key) && (end == rows.count || rows.int64(end, ownerColumn) >= key) {
+            lo = end
+            hi = end
+        }
         while lo < hi {
             let mid = lo + (hi - lo) / 2
             if rows.int64(mid, ownerColumn) < key { lo = mid + 1 } else { hi = mid }
@@ -70,6 +85,7 @@ struct PostgresRowCursor: RowCursor {
 
     func holds(owner: Int64) -> Bool {
         guard ownerColumn >= 0 else { return true }
+        if once { return rows != nil }
         var lo = 0, hi = owners.count
         while lo < hi {
             let mid = lo + (hi - lo) / 2
@@ -78,9 +94,15 @@ struct PostgresRowCursor: RowCursor {
         return lo < owners.count && owners[lo] == owner
     }
 
-    mutating func load(owners keys: [Int64]) throws {
+    mutating func load(owners keys: () -> [Int64]) throws {
         guard ownerColumn >= 0 else { return }
-        owners = Array(Set(keys)).sorted()
+        if once {
+            rows = try connection.query(sql, args)
+            row = -1
+            end = 0
+            return
+        }
+        owners = Array(Set(keys())).sorted()
         var text: [UInt8] = [UInt8(ascii: "{")]
         for (i, k) in owners.enumerated() {
             if i > 0 { text.append(UInt8(ascii: ",")) }

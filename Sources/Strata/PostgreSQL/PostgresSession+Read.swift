@@ -3,10 +3,13 @@
 extension PostgresSession: CompiledReads {
     func fetchBuffer(_ f: ObjectQueries, args: [SQLValue], pending: PendingReplay?) throws -> JSONBuffer {
         try read(pending, oneStatement: f.prefetchedSQL.isEmpty) {
+            // Each prefetched relationship in one statement, over the owners' query (its arguments).
+            let once = !f.prefetchedOnceSQL.isEmpty
             var prefetched = f.prefetchedSQL.indices.map {
-                PostgresRowCursor(connection: connection, sql: f.prefetchedSQL[$0], args: [], ownerColumn: f.prefetchedOwnerColumns[$0])
+                PostgresRowCursor(connection: connection, sql: once ? f.prefetchedOnceSQL[$0] : f.prefetchedSQL[$0], args: once && f.prefetchedOnceBinds ? args : [],
+                                  ownerColumn: f.prefetchedOwnerColumns[$0], once: once)
             }
-            var rows = PostgresRowCursor(connection: connection, sql: f.objectsSQL, args: args)
+            var rows = PostgresRowCursor(connection: connection, hashed: f.objectsKey, args: args)
             let writer = ObjectWriter(f)
             try writer.write(&rows, prefetched: &prefetched)
             return writer.takeBatch()

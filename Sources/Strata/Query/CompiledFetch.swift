@@ -82,6 +82,13 @@ public struct CompiledFetch {
     let dialect: any QueryDialect
     /// An aggregation's query (its dictionaries), nil for a fetch of objects.
     let result: ResultQuery?
+    /// Whether the order binds a value (a relevance's search text): a query over the matching
+    /// rows that leaves the order out would leave that parameter unused.
+    let orderBinds: Bool
+    /// Whether the objects are every row of the table, bound with nothing: no entity of the
+    /// hierarchy left out, no predicate, no paging, no value bound by the order. (The entity
+    /// check and the storage-class guards fail the read rather than leave rows out.)
+    let readsEveryRow: Bool
 
     init(_ d: FetchDescriptor, dialect: any QueryDialect) {
         descriptor = d
@@ -112,6 +119,7 @@ public struct CompiledFetch {
             }
             return dialect.sortTerm(sorted, descending: key.reverse)
         }
+        let boundBeforeOrder = c.args.count
         // Sections first, contiguous: the key collated, then as stored, so that values the
         // collation ties ("Paris", "paris") do not interleave.
         if let key = d.sectionBy {
@@ -126,6 +134,8 @@ public struct CompiledFetch {
         for key in d.sortBy { order.append(sortTerm(key, c.column(key.ref))) }
         // Keys are never nil: plain ascending, the order of the table's primary key index.
         order.append("t.\(dialect.keyColumn) ASC")
+        orderBinds = c.args.count > boundBeforeOrder
+        let restricted = !conditions.isEmpty || predicate != nil
         // An aggregation reads its columns here (their joins and guards are the fetch's), and pages its results.
         let aggregateParts = d.aggregation?.parts(&c)
         let pages = d.aggregation == nil
@@ -149,6 +159,7 @@ public struct CompiledFetch {
         checkPaging = dialect.checksInPaging ? dialect.limit(nil, offset: nil, check: check) : ""
         args = c.args
         slotArguments = c.slotArguments
+        readsEveryRow = !restricted && !orderBinds && limit == nil && offset == nil && d.aggregation == nil
         if let a = d.aggregation, let aggregateParts {
             result = a.resultQuery(aggregateParts, entity: d.entity, source: CompiledFetch.source(root, joins, dialect), condition: condition, args: c.args,
                                    limit: d.fetchLimit, offset: d.fetchOffset, dialect: dialect)
@@ -181,6 +192,14 @@ public struct CompiledFetch {
 
     /// The primary keys of the matching rows, in order (usable as a subquery).
     var keysSQL: String { select("t.\(dialect.keyColumn)") }
+
+    /// The primary keys of the matching rows in no particular order, for `IN (…)`: ordered only
+    /// when the paging needs the order, or when the order binds a value (every parameter of the
+    /// fetch's arguments is then used, as in the objects query).
+    var ownerKeysSQL: String {
+        paging.isEmpty && !orderBinds
+            ? dialect.select("t.\(dialect.keyColumn)", from: source, where: condition, orderBy: nil, paging: "") : keysSQL
+    }
 
     func objectsSQL(_ plan: ObjectPlan) -> String {
         let (list, joins) = selectList(plan, alias: "t", dialect: dialect)
@@ -225,11 +244,24 @@ extension ObjectPlan {
 /// The queries of a fetch's objects: the objects query and, per prefetched relationship,
 /// the query of one owner's related rows (the dialect's parameter 1), or of a batch of owners'
 /// (``QueryDialect/ownerBatch(_:parameter:)``: the owner's key selected last, the rows ordered
-/// by owner), with the plans their rows are written by. Made per fetch, or once by a prepared fetch.
+/// by owner), with the plans their rows are written by; on a dialect that reads them so
+/// (``QueryDialect/readsPrefetchedOnce``), also the query of all owners' rows of each, for a
+/// fetch read at once. Made per fetch, or once by a prepared fetch.
 public struct ObjectQueries {
     let plan: ObjectPlan
     let objectsSQL: String
     let prefetchedSQL: [String]
+    /// Per prefetched relationship, the query of the related rows of every owner the fetch
+    /// reads, in one statement: the owners' keys are a subquery (the objects query's rows; at
+    /// depth, the rows of the parent relationship's query), or, when the objects are every row
+    /// of their table (``CompiledFetch/readsEveryRow``), any owner at the first depth (rows of
+    /// owners that are not read are never asked for); the owner's key selected last
+    /// (``prefetchedOwnerColumns``), the rows ordered by owner. Empty on a dialect that reads
+    /// batches or single owners only.
+    let prefetchedOnceSQL: [String]
+    /// Whether the statements of ``prefetchedOnceSQL`` take the fetch's arguments (they read its
+    /// conditions), or none.
+    let prefetchedOnceBinds: Bool
     let prefetchedPlans: [ObjectPlan]
     /// Per prefetched relationship, the column of the owner's key when its query reads a batch
     /// of owners; empty when each reads one owner.
@@ -250,11 +282,23 @@ public struct ObjectQueries {
         // index, and each node's children take consecutive slots (its plan's first one).
         var nodes = d.prefetchTree
         var firstChild: [Int] = []
+        var parent = [Int](repeating: -1, count: nodes.count)
         var i = 0
         while i < nodes.count {
             firstChild.append(nodes.count)
+            parent += Array(repeating: i, count: nodes[i].children.count)
             nodes += nodes[i].children
             i += 1
+        }
+        let once = dialect.readsPrefetchedOnce && dialect.ownerBatch("o", parameter: dialect.parameter(1)) != nil
+        var onceSQL: [String] = []
+        /// The condition on `owner` that selects the rows of `slot`'s owners (or more, never fewer);
+        /// `depth` numbers the aliases of the subqueries of nested ones.
+        func owners(_ slot: Int, _ owner: String, depth: Int) -> String {
+            let p = parent[slot]
+            guard p >= 0 else { return q.readsEveryRow ? "\(owner) IS NOT NULL" : "\(owner) IN (\(q.ownerKeysSQL))" }
+            let src = ObjectQueries.relatedRows(nodes[p].relationship, alias: "k\(depth)", dialect: dialect)
+            return "\(owner) IN (\(dialect.select(src.key, from: src.from, where: owners(p, src.owner, depth: depth + 1), orderBy: nil, paging: "")))"
         }
         for (slot, node) in nodes.enumerated() {
             let rel = node.relationship
@@ -265,16 +309,26 @@ public struct ObjectQueries {
             let src = ObjectQueries.relatedRows(rel, alias: "d", dialect: dialect)
             let (select, joins) = selectList(relPlan, alias: "d", dialect: dialect)
             if let batch = dialect.ownerBatch(src.owner, parameter: dialect.parameter(1)) {
-                // The key, the entity name and one column per selection, then the owner's key.
-                ownerColumns.append(Int32(2 + relPlan.selections.count))
-                sql.append(dialect.select("\(select), \(src.owner)", from: src.from + joins, where: batch,
-                                          orderBy: "\(src.owner), \(src.key)", paging: ""))
+                // The key, the entity name and one column per selection, then the owner's key, unless a
+                // selection reads it already (the link back to the owner, held in the rows).
+                let selected = relPlan.selections.firstIndex {
+                    if case .column(let name) = $0 { return "d.\(dialect.quote(name))" == src.owner } else { return false }
+                }
+                ownerColumns.append(Int32(2 + (selected ?? relPlan.selections.count)))
+                let list = selected == nil ? "\(select), \(src.owner)" : select
+                sql.append(dialect.select(list, from: src.from + joins, where: batch, orderBy: "\(src.owner), \(src.key)", paging: ""))
+                if once {
+                    onceSQL.append(dialect.select(list, from: src.from + joins, where: owners(slot, src.owner, depth: 1),
+                                                  orderBy: "\(src.owner), \(src.key)", paging: ""))
+                }
             } else {
                 sql.append(dialect.select(select, from: src.from + joins, where: "\(src.owner) = \(dialect.parameter(1))", orderBy: src.key, paging: ""))
             }
             plans.append(relPlan)
         }
         prefetchedSQL = sql
+        prefetchedOnceSQL = onceSQL
+        prefetchedOnceBinds = !q.readsEveryRow
         prefetchedPlans = plans
         prefetchedOwnerColumns = ownerColumns
         objectsSQL = q.objectsSQL(plan)
@@ -290,6 +344,8 @@ public struct ObjectQueries {
         objectsSQL = dialect.select(list, from: "\(dialect.quote(dialect.table(concrete))) t" + joins,
                                     where: "t.\(dialect.keyColumn) = \(dialect.parameter(1))", orderBy: nil, paging: "")
         prefetchedSQL = []
+        prefetchedOnceSQL = []
+        prefetchedOnceBinds = false
         prefetchedPlans = []
         prefetchedOwnerColumns = []
         objectsKey = HashedSQL(objectsSQL)

@@ -46,6 +46,13 @@ public protocol QueryDialect {
     /// run once per batch (``RowCursor/load(owners:)``). A store whose every statement is a round
     /// trip batches; one that runs statements in process may not need to.
     func ownerBatch(_ owner: String, parameter: String) -> String?
+    /// Whether a fetch read at once (not a cursor's batches) reads each prefetched relationship
+    /// with one statement for all its owners: the owners' own query as a subquery
+    /// (`owner IN (SELECT key FROM … WHERE … ORDER BY … LIMIT …)`, a nested relationship's owners
+    /// the rows of its parent's such statement), the rows ordered by owner, bound with the
+    /// fetch's arguments (``ObjectQueries/prefetchedOnceSQL``). Only with ``ownerBatch(_:parameter:)``
+    /// (the cursor that finds an owner's rows among many is the batches').
+    var readsPrefetchedOnce: Bool { get }
     /// Whether the concrete entity name of the row a to-one link names
     /// (``ObjectPlan/Selection/linkedEntity(_:)``) is read through a `LEFT JOIN` of the
     /// destination's table (one join for the statement) rather than a correlated scalar

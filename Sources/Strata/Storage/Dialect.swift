@@ -146,6 +146,8 @@ extension SQLiteDialect: QueryDialect {
     var checksInPaging: Bool { true }
     /// Per owner: a cached statement re-bound in process costs less than collecting a batch.
     func ownerBatch(_ owner: String, parameter: String) -> String? { nil }
+    /// Per owner too (a fetch is no cursor of batches there).
+    var readsPrefetchedOnce: Bool { false }
     /// A subquery per link: an entity may hold more links than SQLite joins tables.
     var joinsLinkedEntities: Bool { false }
     /// Bound: SQLite plans a statement once, whatever its LIMIT.

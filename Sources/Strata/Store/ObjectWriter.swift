@@ -416,7 +416,7 @@ final class ObjectWriter {
                                                       _ fail: (String) -> StrataError) throws {
         // Batched (a static of the cursor type: folded away for one that is not), the owner row's
         // cursor names the owners of the next batch, read in one statement.
-        if C.readsOwnerBatches && !c.holds(owner: owner) { try c.load(owners: ownerRow.ownerKeys(max: ownerBatch)) }
+        if C.readsOwnerBatches && !c.holds(owner: owner) { try c.load { ownerRow.ownerKeys(max: ownerBatch) } }
         try c.start(key: owner)
         if d.isToMany {
             out.append(UInt8(ascii: "["))

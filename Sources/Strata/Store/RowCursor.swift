@@ -19,8 +19,10 @@ protocol RowCursor {
     static var readsOwnerBatches: Bool { get }
     /// Whether the loaded batch holds `owner`'s rows (maybe none): false before the first ``load(owners:)``.
     func holds(owner: Int64) -> Bool
-    /// Runs the query once for these owners (in any order, maybe repeated, never empty).
-    mutating func load(owners: [Int64]) throws
+    /// Runs the query once for the owners `owners` gives (in any order, maybe repeated, never
+    /// empty), asked for only by a cursor whose query is not already that of every owner
+    /// (``ObjectQueries/prefetchedOnceSQL``).
+    mutating func load(owners: () -> [Int64]) throws
     /// The keys of at most `max` rows of this cursor from the current one on: the owners of the
     /// next batch of its prefetched relationships' rows (of a loaded batch: its every row's).
     func ownerKeys(max: Int) -> [Int64]
@@ -39,6 +41,6 @@ extension RowCursor {
     /// A cursor that runs its query per owner (the writer never calls the other three).
     static var readsOwnerBatches: Bool { false }
     func holds(owner: Int64) -> Bool { true }
-    mutating func load(owners: [Int64]) throws {}
+    mutating func load(owners: () -> [Int64]) throws {}
     func ownerKeys(max: Int) -> [Int64] { [] }
 }

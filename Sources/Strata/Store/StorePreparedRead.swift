@@ -39,7 +39,7 @@ final class StorePreparedRead<Session: CompiledReads>: PreparedRead {
     /// The SQL texts (held here and in the fetch's clauses), the object plans' name pools and
     /// about 32 bytes per argument and plan column.
     var footprint: Int {
-        let sql = queries.objectsSQL.utf8.count + queries.prefetchedSQL.reduce(0) { $0 + $1.utf8.count }
+        let sql = queries.objectsSQL.utf8.count + (queries.prefetchedSQL + queries.prefetchedOnceSQL).reduce(0) { $0 + $1.utf8.count }
         let clauses = compiled.joins.utf8.count + (compiled.condition?.utf8.count ?? 0) + compiled.order.utf8.count
             + (compiled.countCondition?.utf8.count ?? 0)
         return sql + clauses + countSQL.utf8.count + identifiersSQL.utf8.count + plans

@@ -13,6 +13,7 @@ final class QueryDialectTests: StoreTestCase {
         func collatedOperand(_ expression: String, _ collation: Collation) -> String { expression }
         var checksInPaging: Bool { true }
         func ownerBatch(_ owner: String, parameter: String) -> String? { nil }
+        var readsPrefetchedOnce: Bool { false }
         var joinsLinkedEntities: Bool { false }
         var writesPaging: Bool { false }
         func sortTerm(_ expression: String, descending: Bool) -> String { expression + (descending ? " DESC" : " ASC") }
