@@ -6,21 +6,21 @@
 /// table, so a table of many keys costs what a dictionary would.
 ///
 /// A value type without a lock: its owner serializes every use.
-struct IdentityTable<Value> {
+struct IdentityTable<Held> {
     /// Keys up to this many are scanned; later ones are hashed.
     static var scanLimit: Int { 8 }
     private var keys: [ObjectIdentifier] = []
-    private var values: [Value] = []
-    private var others: [ObjectIdentifier: Value] = [:]
+    private var values: [Held] = []
+    private var others: [ObjectIdentifier: Held] = [:]
 
     /// The value of `key`, if it has one.
-    subscript(key: ObjectIdentifier) -> Value? {
+    subscript(key: ObjectIdentifier) -> Held? {
         for i in keys.indices where keys[i] == key { return values[i] }
         return others.isEmpty ? nil : others[key]
     }
 
     /// Gives `key` the value `value` (values are never removed one by one).
-    mutating func set(_ key: ObjectIdentifier, _ value: Value) {
+    mutating func set(_ key: ObjectIdentifier, _ value: Held) {
         if let i = keys.firstIndex(of: key) {
             values[i] = value
         } else if keys.count < IdentityTable.scanLimit && others.isEmpty {
