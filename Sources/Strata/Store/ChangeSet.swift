@@ -78,7 +78,7 @@ public struct ChangeSet: Sendable {
     private var tombstones: [Int: [(name: String, value: SQLValue)]] = [:]
     private var values: [Int: (old: [(name: String, value: SQLValue)], new: [(name: String, value: SQLValue)])] = [:]
     /// Keeps every entity a record names alive as long as the change set.
-    private var entities: [ObjectIdentifier: Entity] = [:]
+    private var entities = IdentityTable<Entity>()
     private var live = 0
 
     private func change(at i: Int) -> Change? {
@@ -106,7 +106,7 @@ public struct ChangeSet: Sendable {
 
     private mutating func append(_ id: ObjectID, _ kind: Kind) -> Int {
         let e = id.entity
-        if entities[ObjectIdentifier(e)] == nil { entities[ObjectIdentifier(e)] = e }
+        if entities[ObjectIdentifier(e)] == nil { entities.set(ObjectIdentifier(e), e) }
         index[id] = records.count
         records.append(Record(entity: e, pk: id.pk, kind: kind))
         live += 1
