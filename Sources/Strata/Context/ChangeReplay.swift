@@ -483,7 +483,7 @@ final class SaveRules {
     let inverseLessLinks: [Relationship]
     /// Links held in rows whose inverse is to-one (one-to-one relationships).
     private let oneToOneLinks: [Relationship]
-    private var plans: [ObjectIdentifier: Plan] = [:]
+    private var plans = IdentityTable<Plan>()
     private var validatedRoots: [ObjectIdentifier: Bool] = [:]
 
     init(schema: Schema) {
@@ -505,7 +505,7 @@ final class SaveRules {
         }
         let p = Plan(linkSlots: linkSlots, preservedSlots: preservedSlots, valueSlots: valueSlots,
                      isOneToOneTarget: oneToOneLinks.contains { e.isKind(of: $0.destination) })
-        plans[ObjectIdentifier(e)] = p
+        plans.set(ObjectIdentifier(e), p)
         return p
     }
 

@@ -98,7 +98,7 @@ extension ModelContext {
     func memberTable(_ e: Entity) -> MemberTable {
         if let t = memberTables[ObjectIdentifier(e)] { return t }
         let t = MemberTable(e)
-        memberTables[ObjectIdentifier(e)] = t
+        memberTables.set(ObjectIdentifier(e), t)
         return t
     }
 
@@ -220,6 +220,8 @@ final class MemberTable {
 
     /// The slots of the entity's required attributes (composite fields included), in slot order.
     let requiredSlots: [Int]
+    /// The entity's links held in its row: each relationship's name and slot, in slot order.
+    private let rowLinks: [(name: String, slot: Int)]
     /// How many relationships the entity has.
     let relationshipCount: Int
 
@@ -232,12 +234,17 @@ final class MemberTable {
     init(_ e: Entity) {
         var members: [Member] = []
         var required: [Int] = []
+        var rowLinks: [(name: String, slot: Int)] = []
         for (slot, column) in e.storedColumns.enumerated() {
-            guard case .attribute(let a) = column else { continue }
+            guard case .attribute(let a) = column else {
+                rowLinks.append((column.name, slot))
+                continue
+            }
             if a.composite == nil { members.append(Member(name: a.name, slot: slot, relationship: nil, meta: nil)) }
             if !a.isOptional { required.append(slot) }
         }
         requiredSlots = required
+        self.rowLinks = rowLinks
         relationshipCount = e.relationshipByName.count
         for rel in e.relationshipByName.values.sorted(by: { $0.name < $1.name }) {
             members.append(Member(name: rel.name, slot: nil, relationship: rel, meta: nil))
@@ -264,6 +271,13 @@ final class MemberTable {
         var p: UInt64 = 0
         for k in 0..<min(name.count, 8) { p |= UInt64(name[k]) << (8 * UInt64(k)) }
         return p
+    }
+
+    /// The slot of the link named `name` held in the entity's row (nil: it has none), found
+    /// without hashing the name (an entity has few such links).
+    func rowSlot(named name: String) -> Int? {
+        for l in rowLinks where l.name == name { return l.slot }
+        return nil
     }
 
     /// The member named exactly `name` (nil: none; the caller then reads the key as text).

@@ -161,7 +161,7 @@ extension ModelContext {
 
     /// Links the object nested in `link.owner`'s relationship to its owner: an explicit inverse value must agree.
     private func linkToOwner(_ new: inout NewObject, _ e: Entity, _ link: (column: String, owner: ObjectID)) throws {
-        guard let slot = e.slotByName[link.column] else { return }
+        guard let slot = memberTable(e).rowSlot(named: link.column) else { return }
         if new.provided[slot], new.values[slot] != .int(link.owner.pk), let l = new.links.first(where: { $0.rel.isHeldInRow && $0.rel.name == link.column }) {
             throw StrataError(.invalid, "'\(e.name).\(l.rel.name)' contradicts the object this one is nested in (\(link.owner)); leave it out or name that object",
                               entity: e.name, attribute: l.rel.name, path: l.path.description)

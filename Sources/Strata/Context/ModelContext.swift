@@ -29,7 +29,7 @@ public final class ModelContext {
     /// The unique keys of pending inserts and of saved objects whose keys pending updates changed.
     var unique = PendingUniqueIndex()
     /// The member tables of the entities whose objects this context decoded (``memberTable(_:)``).
-    var memberTables: [ObjectIdentifier: MemberTable] = [:]
+    var memberTables = IdentityTable<MemberTable>()
     /// Levels of nested objects being inserted right now.
     var insertDepth = 0
     /// The descriptors `strata_fetch` and `strata_fetch_count` compiled, by text (``DescriptorCache``).

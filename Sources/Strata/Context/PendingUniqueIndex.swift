@@ -16,13 +16,14 @@
 ///   of which it holds (an insert holding a key another object holds meets that object instead);
 /// - every change made inside a group (``beginGroup()``) is undone by ``undoGroup()``, in reverse.
 ///
-/// A key is a constraint's "root|col,col" name and the values of its columns; a set of values
-/// with a null is no key, as in SQL.
+/// A key is a constraint (numbered by its "root|col,col" name: entities of one hierarchy share
+/// the constraints they inherit) and the values of its columns; a set of values with a null is
+/// no key, as in SQL.
 struct PendingUniqueIndex {
-    /// The holder of each key: constraint name -> values -> object.
-    private var holders: [String: [[SQLValue]: ObjectID]] = [:]
+    /// The holder of each key: constraint number -> values -> object.
+    private var holders: [[[SQLValue]: ObjectID]] = []
     /// The keys each object got last, once they changed (see the invariants).
-    private var keysOf: [ObjectID: [(String, [SQLValue])]] = [:]
+    private var keysOf: [ObjectID: [(Int, [SQLValue])]] = [:]
     /// The pending inserts of entities with unique constraints: their rows and, for those
     /// holding a key, how they meet an object saved meanwhile with the same key.
     private var inserts = PendingObjectTable<(row: [SQLValue], policy: InsertPolicy?)>()
@@ -30,8 +31,10 @@ struct PendingUniqueIndex {
     private var updatedKeySlots: [ObjectID: [Int: SQLValue]] = [:]
     /// Saved objects whose keys pending updates may have changed.
     private var rekeyed: Set<ObjectID> = []
-    /// The constraint names of each entity, in `uniqueSlotSets` order (a cache; never cleared).
-    private var namesCache: [ObjectIdentifier: [String]] = [:]
+    /// The constraint numbers of each entity, in `uniqueSlotSets` order, and the number of each
+    /// constraint name (caches; never cleared, so a number always means the same constraint).
+    private var constraintsOf = IdentityTable<[Int]>()
+    private var numbers: [String: Int] = [:]
     /// The undo steps of the running group.
     private var undoLog: [Undo] = []
 
@@ -39,45 +42,52 @@ struct PendingUniqueIndex {
         /// A new insert: forget its row, its policy and the keys it holds.
         case inserted(ObjectID)
         /// New keys of an object: give each key back to its holder before, and the object its keys before.
-        case keys(ObjectID, before: [(String, [SQLValue])]?, replaced: [(String, [SQLValue], ObjectID?)])
+        case keys(ObjectID, before: [(Int, [SQLValue])]?, replaced: [(Int, [SQLValue], ObjectID?)])
         /// New key slot values of an object: its values before, and whether it was re-keyed before.
         case keySlots(ObjectID, before: [Int: SQLValue]?, wasRekeyed: Bool)
     }
 
     // MARK: Keys
 
-    /// The unique keys of `e` in `row`, in `uniqueSlotSets` order (caches `e`'s constraint names).
+    /// The unique keys of `e` in `row`, in `uniqueSlotSets` order (numbers `e`'s constraints once).
     mutating func keys(_ e: Entity, _ row: (Int) -> SQLValue) -> [UniqueKey] {
         let sets = e.uniqueSlotSets
         guard !sets.isEmpty else { return [] }
-        let names = constraintNames(e)
+        let constraints = self.constraints(e)
         var keys: [UniqueKey] = []
         for (i, slots) in sets.enumerated() {
             let values = slots.map(row)
             if values.contains(where: \.isNull) { continue }
-            keys.append(UniqueKey(slots: slots, name: names[i], values: values))
+            keys.append(UniqueKey(slots: slots, constraint: constraints[i], values: values))
         }
         return keys
     }
 
-    private mutating func constraintNames(_ e: Entity) -> [String] {
-        if let names = namesCache[ObjectIdentifier(e)] { return names }
+    /// The numbers of `e`'s constraints, in `uniqueSlotSets` order (numbering new ones).
+    private mutating func constraints(_ e: Entity) -> [Int] {
+        if let known = constraintsOf[ObjectIdentifier(e)] { return known }
         let names = e.uniqueSlotSets.map { slots in e.root.name + "|" + slots.map { e.storedColumns[$0].name }.joined(separator: ",") }
-        namesCache[ObjectIdentifier(e)] = names
-        return names
+        let known = names.map { name in
+            if let n = numbers[name] { return n }
+            numbers[name] = holders.count
+            holders.append([:])
+            return holders.count - 1
+        }
+        constraintsOf.set(ObjectIdentifier(e), known)
+        return known
     }
 
     /// The pending object holding `key`, if any.
-    func holder(of key: UniqueKey) -> ObjectID? { holders[key.name]?[key.values] }
+    func holder(of key: UniqueKey) -> ObjectID? { holders[key.constraint][key.values] }
 
     /// How the pending insert `id` meets an object saved meanwhile with one of its keys (nil: it holds none).
     func insertPolicy(of id: ObjectID) -> InsertPolicy? { inserts[id]?.policy }
 
     /// The keys `id` got last (see the invariants; nil: none recorded).
-    private mutating func currentKeys(_ id: ObjectID) -> [(String, [SQLValue])]? {
+    private mutating func currentKeys(_ id: ObjectID) -> [(Int, [SQLValue])]? {
         if let keys = keysOf[id] { return keys }
         guard let entry = inserts[id], entry.policy != nil else { return nil }
-        return keys(id.entity) { entry.row[$0] }.map { ($0.name, $0.values) }
+        return keys(id.entity) { entry.row[$0] }.map { ($0.constraint, $0.values) }
     }
 
     /// True when `id` is a saved object whose saved keys no longer count.
@@ -95,7 +105,7 @@ struct PendingUniqueIndex {
             return
         }
         inserts[id] = (row, InsertPolicy(policy: policy, provided: provided))
-        for k in keys { holders[k.name, default: [:]][k.values] = id }
+        for k in keys { holders[k.constraint][k.values] = id }
     }
 
     /// Pending changes gave `values` to `slots` of `id`: recomputes its keys when a key slot changed.
@@ -118,21 +128,21 @@ struct PendingUniqueIndex {
             for (slot, v) in zip(keySlots, try saved(id, keySlots)) { base[slot] = v }
             rekeyed.insert(id)
         }
-        setKeys(id, keys(e) { overlay[$0] ?? base[$0] }.map { ($0.name, $0.values) })
+        setKeys(id, keys(e) { overlay[$0] ?? base[$0] }.map { ($0.constraint, $0.values) })
     }
 
     /// Records `id`'s current keys, replacing the ones recorded before.
-    private mutating func setKeys(_ id: ObjectID, _ keys: [(String, [SQLValue])]) {
+    private mutating func setKeys(_ id: ObjectID, _ keys: [(Int, [SQLValue])]) {
         let recorded = keysOf[id]
         let before = recorded ?? currentKeys(id)
-        var replaced: [(String, [SQLValue], ObjectID?)] = []
-        for (k, v) in before ?? [] where holders[k]?[v] == id {
+        var replaced: [(Int, [SQLValue], ObjectID?)] = []
+        for (k, v) in before ?? [] where holders[k][v] == id {
             replaced.append((k, v, id))
-            holders[k]?[v] = nil
+            holders[k][v] = nil
         }
-        for (k, v) in keys where holders[k]?[v] == nil {
+        for (k, v) in keys where holders[k][v] == nil {
             replaced.append((k, v, nil))
-            holders[k, default: [:]][v] = id
+            holders[k][v] = id
         }
         keysOf[id] = keys
         undoLog.append(.keys(id, before: recorded, replaced: replaced))
@@ -141,12 +151,12 @@ struct PendingUniqueIndex {
     /// A deleted object holds no key any more (not undone: a deletion is no group).
     mutating func deleted(_ id: ObjectID) {
         guard let keys = currentKeys(id) else { return }
-        for (k, v) in keys where holders[k]?[v] == id { holders[k]?[v] = nil }
+        for (k, v) in keys where holders[k][v] == id { holders[k][v] = nil }
     }
 
     /// Forgets every pending object (the save or rollback of all pending changes).
     mutating func removeAll() {
-        holders.removeAll()
+        for k in holders.indices { holders[k].removeAll() }
         keysOf.removeAll()
         inserts.removeAll()
         updatedKeySlots.removeAll()
@@ -168,12 +178,12 @@ struct PendingUniqueIndex {
             switch undo {
             case .inserted(let id):
                 if let keys = currentKeys(id) {
-                    for (k, v) in keys where holders[k]?[v] == id { holders[k]?[v] = nil }
+                    for (k, v) in keys where holders[k][v] == id { holders[k][v] = nil }
                 }
                 inserts[id] = nil
                 keysOf[id] = nil
             case .keys(let id, let before, let replaced):
-                for (k, v, previous) in replaced.reversed() { holders[k, default: [:]][v] = previous }
+                for (k, v, previous) in replaced.reversed() { holders[k][v] = previous }
                 keysOf[id] = before
             case .keySlots(let id, let before, let wasRekeyed):
                 updatedKeySlots[id] = before
@@ -184,8 +194,8 @@ struct PendingUniqueIndex {
     }
 }
 
-/// One unique key of an object: the constraint's slots, its "root|col,col" name and the values.
-struct UniqueKey { let slots: [Int]; let name: String; let values: [SQLValue] }
+/// One unique key of an object: the constraint's slots, its number (``PendingUniqueIndex``) and the values.
+struct UniqueKey { let slots: [Int]; let constraint: Int; let values: [SQLValue] }
 
 /// How a pending insert holding a unique key meets an object saved meanwhile with the same key:
 /// its `_onConflict` policy and, by slot, whether its input gave a value (those slots an upsert writes).

@@ -60,11 +60,11 @@ final class SQLiteWriter: StoreWriter {
     func insert(_ id: ObjectID, _ values: [SQLValue]) throws {
         let e = id.entity
         let stmt: Statement
+        var searches: [(slot: Int, statement: Statement)] = []
         if isSaving {
-            if let s = session.insertStatements[ObjectIdentifier(e)] { stmt = s } else {
-                stmt = try connection.statement(SQLiteDialect.insertRow(into: dialect.quote(dialect.table(e)), columns: e.storedColumns.map(dialect.column)))
-                session.insertStatements[ObjectIdentifier(e)] = stmt
-            }
+            let plan = try insertPlan(e)
+            stmt = plan.row
+            searches = plan.searches
         } else {
             stmt = try connection.statement(SQLiteDialect.insertRow(into: try target(dialect.table(e), where: nil, []), columns: e.storedColumns.map(dialect.column)))
         }
@@ -91,7 +91,7 @@ final class SQLiteWriter: StoreWriter {
             throw constraintError(err, id, "a unique constraint of '\(e.name)' is violated by a saved object") { values[$0] }
         }
         guard isSaving else { return try indexSearchable(id, slots: Array(values.indices), values: values, replacing: false) }
-        for (slot, search) in try searchInserts(e) where !values[slot].isNull {
+        for (slot, search) in searches where !values[slot].isNull {
             connection.statementLog?.append(search.sql)
             defer { search.resetKeepingBindings() }
             sqlite3_bind_int64(search.handle, 1, id.pk)
@@ -99,18 +99,39 @@ final class SQLiteWriter: StoreWriter {
         }
     }
 
-    /// The searchable attributes of `e` (their slots) with the insert of each one's full-text
-    /// entry, prepared once per session: what ``indexSearchable(_:slots:values:replacing:)``
-    /// does for a new row when saving.
-    private func searchInserts(_ e: Entity) throws -> [(slot: Int, statement: Statement)] {
-        if let cached = session.searchInserts[ObjectIdentifier(e)] { return cached }
-        var out: [(slot: Int, statement: Statement)] = []
-        for (slot, column) in e.storedColumns.enumerated() {
-            guard case .attribute(let a) = column, a.isSearchable else { continue }
-            out.append((slot, try connection.statement(SQLiteDialect.insertSearchRow(dialect.searchIndex(a)))))
+    /// What a saving insert of one entity's rows runs: the row's insert and, for each searchable
+    /// attribute (its slot), the insert of its full-text entry (what
+    /// ``indexSearchable(_:slots:values:replacing:)`` does for a new row when saving).
+    private struct InsertPlan {
+        let row: Statement
+        let searches: [(slot: Int, statement: Statement)]
+    }
+
+    /// The insert plans of the entities this save inserted rows of (a save inserts objects of
+    /// few entities, each row looked up here).
+    private var insertPlans = IdentityTable<InsertPlan>()
+
+    /// The insert plan of `e`, its statements prepared once per session.
+    private func insertPlan(_ e: Entity) throws -> InsertPlan {
+        if let plan = insertPlans[ObjectIdentifier(e)] { return plan }
+        let row: Statement
+        if let s = session.insertStatements[ObjectIdentifier(e)] { row = s } else {
+            row = try connection.statement(SQLiteDialect.insertRow(into: dialect.quote(dialect.table(e)), columns: e.storedColumns.map(dialect.column)))
+            session.insertStatements[ObjectIdentifier(e)] = row
         }
-        session.searchInserts[ObjectIdentifier(e)] = out
-        return out
+        let searches: [(slot: Int, statement: Statement)]
+        if let cached = session.searchInserts[ObjectIdentifier(e)] { searches = cached } else {
+            var out: [(slot: Int, statement: Statement)] = []
+            for (slot, column) in e.storedColumns.enumerated() {
+                guard case .attribute(let a) = column, a.isSearchable else { continue }
+                out.append((slot, try connection.statement(SQLiteDialect.insertSearchRow(dialect.searchIndex(a)))))
+            }
+            session.searchInserts[ObjectIdentifier(e)] = out
+            searches = out
+        }
+        let plan = InsertPlan(row: row, searches: searches)
+        insertPlans.set(ObjectIdentifier(e), plan)
+        return plan
     }
 
     // MARK: Full-text tables

@@ -40,12 +40,12 @@ public struct ChangeSet: Sendable {
 
     /// The change of one object, if it changed.
     public func change(of id: ObjectID) -> Change? {
-        index[Key(id)].flatMap(change(at:))
+        index[id].flatMap(change(at:))
     }
 
     /// How one object changed, if it did (without building its `Change`).
     func kind(of id: ObjectID) -> Kind? {
-        guard let i = index[Key(id)], !records[i].gone else { return nil }
+        guard let i = index[id], !records[i].gone else { return nil }
         return records[i].kind
     }
 
@@ -60,7 +60,6 @@ public struct ChangeSet: Sendable {
     /// Room for `n` changes (a save knows roughly how many it makes).
     mutating func reserveCapacity(_ n: Int) {
         records.reserveCapacity(n)
-        index.reserveCapacity(n)
     }
 
     // A save may change a million objects: each is a plain record (no reference
@@ -72,20 +71,15 @@ public struct ChangeSet: Sendable {
         var gone = false
     }
     private var records: [Record] = []
-    private var index: [Key: Int] = [:]
+    /// Each record's index by object: a save's inserts come in key order, so finding or
+    /// adding one hashes nothing (``PendingObjectTable``).
+    private var index = PendingObjectTable<Int>()
     private var names: [Int: [String]] = [:]
     private var tombstones: [Int: [(name: String, value: SQLValue)]] = [:]
     private var values: [Int: (old: [(name: String, value: SQLValue)], new: [(name: String, value: SQLValue)])] = [:]
     /// Keeps every entity a record names alive as long as the change set.
-    private var entities: [ObjectIdentifier: Entity] = [:]
+    private var entities = IdentityTable<Entity>()
     private var live = 0
-
-    /// An object's identity without a reference to its entity (hashing retains nothing).
-    private struct Key: Hashable {
-        let root: ObjectIdentifier
-        let pk: Int64
-        init(_ id: ObjectID) { root = ObjectIdentifier(id.entity.root); pk = id.pk }
-    }
 
     private func change(at i: Int) -> Change? {
         let r = records[i]
@@ -110,35 +104,33 @@ public struct ChangeSet: Sendable {
         records.compactMap { !$0.gone && $0.kind == kind ? ObjectID(entity: $0.entity, pk: $0.pk) : nil }
     }
 
-    private mutating func append(_ id: ObjectID, _ key: Key, _ kind: Kind) -> Int {
+    private mutating func append(_ id: ObjectID, _ kind: Kind) -> Int {
         let e = id.entity
-        if entities[ObjectIdentifier(e)] == nil { entities[ObjectIdentifier(e)] = e }
-        index[key] = records.count
+        if entities[ObjectIdentifier(e)] == nil { entities.set(ObjectIdentifier(e), e) }
+        index[id] = records.count
         records.append(Record(entity: e, pk: id.pk, kind: kind))
         live += 1
         return records.count - 1
     }
 
     mutating func recordInsert(_ id: ObjectID) {
-        let key = Key(id)
-        if let i = index[key] {
+        if let i = index[id] {
             // A key is never reused, so this is the object inserted before: it stays inserted.
             if records[i].gone { records[i].gone = false; live += 1 }
             records[i].kind = .inserted
             return
         }
-        _ = append(id, key, .inserted)
+        _ = append(id, .inserted)
     }
 
     /// Records changed names of `id` (nothing when it is inserted or deleted in this save).
     mutating func recordUpdate(_ id: ObjectID, _ changed: [String]) {
-        let key = Key(id)
         let i: Int
-        if let existing = index[key] {
+        if let existing = index[id] {
             guard !records[existing].gone, records[existing].kind == .updated else { return }
             i = existing
         } else {
-            i = append(id, key, .updated)
+            i = append(id, .updated)
         }
         var list = names[i] ?? []
         for n in changed where !list.contains(n) { list.append(n) }
@@ -150,7 +142,7 @@ public struct ChangeSet: Sendable {
     /// Records values of an updated object's attributes before and after a change (recorded
     /// first with `recordUpdate`): the first old value of each name stays, the new one is the last.
     mutating func recordValues(_ id: ObjectID, old: [(name: String, value: SQLValue)], new: [(name: String, value: SQLValue)]) {
-        guard let i = index[Key(id)], !records[i].gone, records[i].kind == .updated else { return }
+        guard let i = index[id], !records[i].gone, records[i].kind == .updated else { return }
         var v = values[i] ?? (old: [], new: [])
         for o in old where !v.old.contains(where: { $0.name == o.name }) { v.old.append(o) }
         for n in new {
@@ -160,9 +152,8 @@ public struct ChangeSet: Sendable {
     }
 
     mutating func recordDelete(_ id: ObjectID, tombstone: [(name: String, value: SQLValue)]) {
-        let key = Key(id)
         let i: Int
-        if let existing = index[key] {
+        if let existing = index[id] {
             if records[existing].gone { return }
             if records[existing].kind == .inserted {
                 records[existing].gone = true
@@ -174,7 +165,7 @@ public struct ChangeSet: Sendable {
             names[i] = nil
             values[i] = nil
         } else {
-            i = append(id, key, .deleted)
+            i = append(id, .deleted)
         }
         if !tombstone.isEmpty { tombstones[i] = tombstone }
     }

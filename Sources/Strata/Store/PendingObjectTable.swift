@@ -1,10 +1,11 @@
-/// A value for each of some pending objects (a context's pending inserts), by hierarchy and key.
+/// A value for each of some objects, by hierarchy and key: a context's pending inserts, the
+/// records of what a save changed.
 ///
 /// A bulk insert adds hundreds of thousands of objects, so no table is hashed or grown by
 /// rehashing: each hierarchy keeps its keys in ascending order with their values beside them.
 /// A context's keys of one hierarchy come from reserved blocks, which only ascend, so a new
-/// pending insert is an append and the undo of a group (last first) a removal at the end; a
-/// lookup is a binary search. Nothing is ever moved, so no order of keys costs more than a
+/// pending insert (and the record of its insert at save) is an append and the undo of a group
+/// (last first) a removal at the end; a lookup is a binary search. Nothing is ever moved, so no order of keys costs more than a
 /// hash table would: a key below the last one (an import's own keys, in any order) goes to a
 /// hash table beside the arrays, and a key removed from the middle leaves a hole.
 struct PendingObjectTable<Value> {
