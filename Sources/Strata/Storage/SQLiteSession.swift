@@ -16,11 +16,9 @@ public final class SQLiteSession: StoreSession {
     var dialect: SQLiteDialect { sqliteStore.dialect }
     /// Reserved primary keys per root table: next free and limit (exclusive).
     private var keys = KeyBlocks()
-    /// Cached insert statements per entity (saves).
-    var insertStatements: [ObjectIdentifier: Statement] = [:]
-    /// Per entity, its searchable attributes' slots, each with the cached insert of its
-    /// full-text table's entry (saves).
-    var searchInserts: [ObjectIdentifier: [(slot: Int, statement: Statement)]] = [:]
+    /// Per entity, the statements a save runs to insert its rows (``SQLiteWriter/InsertPlan``),
+    /// prepared once per session.
+    var insertPlans = IdentityTable<SQLiteWriter.InsertPlan>()
     /// Cached unique-key probes (`findUnique`) per entity and constraint.
     private var uniqueProbes: [UniqueProbe: Statement] = [:]
     /// Inside ``probingUniqueKeys(_:)``: unique probes share one read transaction, begun by

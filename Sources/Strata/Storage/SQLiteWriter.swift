@@ -102,35 +102,23 @@ final class SQLiteWriter: StoreWriter {
     /// What a saving insert of one entity's rows runs: the row's insert and, for each searchable
     /// attribute (its slot), the insert of its full-text entry (what
     /// ``indexSearchable(_:slots:values:replacing:)`` does for a new row when saving).
-    private struct InsertPlan {
+    struct InsertPlan {
         let row: Statement
         let searches: [(slot: Int, statement: Statement)]
     }
 
-    /// The insert plans of the entities this save inserted rows of (a save inserts objects of
-    /// few entities, each row looked up here).
-    private var insertPlans = IdentityTable<InsertPlan>()
-
-    /// The insert plan of `e`, its statements prepared once per session.
+    /// The insert plan of `e`, its statements prepared once per session (a save inserts objects
+    /// of few entities, each row looked up here).
     private func insertPlan(_ e: Entity) throws -> InsertPlan {
-        if let plan = insertPlans[ObjectIdentifier(e)] { return plan }
-        let row: Statement
-        if let s = session.insertStatements[ObjectIdentifier(e)] { row = s } else {
-            row = try connection.statement(SQLiteDialect.insertRow(into: dialect.quote(dialect.table(e)), columns: e.storedColumns.map(dialect.column)))
-            session.insertStatements[ObjectIdentifier(e)] = row
-        }
-        let searches: [(slot: Int, statement: Statement)]
-        if let cached = session.searchInserts[ObjectIdentifier(e)] { searches = cached } else {
-            var out: [(slot: Int, statement: Statement)] = []
-            for (slot, column) in e.storedColumns.enumerated() {
-                guard case .attribute(let a) = column, a.isSearchable else { continue }
-                out.append((slot, try connection.statement(SQLiteDialect.insertSearchRow(dialect.searchIndex(a)))))
-            }
-            session.searchInserts[ObjectIdentifier(e)] = out
-            searches = out
+        if let plan = session.insertPlans[ObjectIdentifier(e)] { return plan }
+        let row = try connection.statement(SQLiteDialect.insertRow(into: dialect.quote(dialect.table(e)), columns: e.storedColumns.map(dialect.column)))
+        var searches: [(slot: Int, statement: Statement)] = []
+        for (slot, column) in e.storedColumns.enumerated() {
+            guard case .attribute(let a) = column, a.isSearchable else { continue }
+            searches.append((slot, try connection.statement(SQLiteDialect.insertSearchRow(dialect.searchIndex(a)))))
         }
         let plan = InsertPlan(row: row, searches: searches)
-        insertPlans.set(ObjectIdentifier(e), plan)
+        session.insertPlans.set(ObjectIdentifier(e), plan)
         return plan
     }
 
