@@ -125,6 +125,8 @@ extension SQLiteDialect {
         "SELECT \(columns.map(q).joined(separator: ", ")) FROM \(q(table)) WHERE _pk = ?1"
     }
     static func rowExists(_ table: String) -> String { "SELECT 1 FROM \(q(table)) WHERE _pk = ?1" }
+    /// 1 when the table holds any row.
+    static func anyRow(_ table: String) -> String { "SELECT 1 FROM \(q(table)) LIMIT 1" }
     static func rowEntity(_ table: String) -> String { "SELECT _entity FROM \(q(table)) WHERE _pk = ?1" }
     /// The first row whose `columns` equal ?1, ?2…: its key and entity.
     static func findUnique(_ table: String, columns: [String]) -> String {

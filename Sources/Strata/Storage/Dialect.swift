@@ -76,6 +76,9 @@ struct SQLiteDialect: SQLDialect {
     /// The row `?1`'s entry: added with the text `?2`, removed.
     static func insertSearchRow(_ name: String) -> String { "INSERT INTO \(q(name)) (rowid, tokens) VALUES (?1, strata_index_text(?2))" }
     static func deleteSearchRow(_ name: String) -> String { "DELETE FROM \(q(name)) WHERE rowid = ?1" }
+    /// ``insertSearchRow(_:)`` for a caller that computed the value's index text
+    /// (``TextSearch/indexText(utf8:into:)``, what `strata_index_text` returns) and binds it as ?2.
+    static func insertSearchTokens(_ name: String) -> String { "INSERT INTO \(q(name)) (rowid, tokens) VALUES (?1, ?2)" }
     /// The set forms: the keys are the JSON array ?1 (``SQLiteDialect/keyIn(_:)``).
     static func insertSearchRows(_ name: String) -> String {
         "INSERT INTO \(q(name)) (rowid, tokens) SELECT value, strata_index_text(?2) FROM json_each(?1)"

@@ -56,8 +56,9 @@ extension SQLFunctions {
 
     private static let indexTextFunction: Function = { ctx, argc, argv in
         guard let ctx, let argv, argc == 1, let a0 = argv[0] else { return }
-        guard let x = text(a0), let indexed = TextSearch.indexText(utf8: x) else { sqlite3_result_null(ctx); return }
-        indexed.withUnsafeBufferPointer { resultText(ctx, $0) }
+        var indexed: [UInt8] = []
+        guard let x = text(a0), case let n = TextSearch.indexText(utf8: x, into: &indexed), n > 0 else { sqlite3_result_null(ctx); return }
+        indexed.withUnsafeBufferPointer { resultText(ctx, UnsafeBufferPointer(rebasing: $0[..<n])) }
     }
 
     private static let ftsQueryFunction: Function = { ctx, argc, argv in

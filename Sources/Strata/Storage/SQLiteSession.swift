@@ -26,6 +26,10 @@ public final class SQLiteSession: StoreSession {
     private var probesShareSnapshot = false
     /// Whether that read transaction is open.
     private var probeSnapshotOpen = false
+    /// Per root entity, whether its table held no row on that read transaction's snapshot
+    /// (asked by its first probe of the root; forgotten when the transaction ends). A probe of an
+    /// empty table finds nothing, so it is not run: a first import into a new store probes nothing.
+    private var emptyOnProbeSnapshot = IdentityTable<Bool>()
     private struct UniqueProbe: Hashable { let entity: ObjectIdentifier; let slots: [Int] }
     /// What saves inside `transaction` leave for its end.
     private var outer: OuterTransaction?
@@ -122,7 +126,17 @@ public final class SQLiteSession: StoreSession {
     private func endProbeSnapshot() {
         guard probeSnapshotOpen else { return }
         probeSnapshotOpen = false
+        emptyOnProbeSnapshot.removeAll()
         connection.endRead()
+    }
+
+    /// Whether `root`'s table holds no row on the probes' open read transaction (asked once
+    /// per transaction and root).
+    private func isEmptyOnProbeSnapshot(_ root: Entity) throws -> Bool {
+        if let known = emptyOnProbeSnapshot[ObjectIdentifier(root)] { return known }
+        let empty = try connection.statement(SQLiteDialect.anyRow(dialect.table(root))).scalar() == nil
+        emptyOnProbeSnapshot.set(ObjectIdentifier(root), empty)
+        return empty
     }
 
     public func findUnique(_ entity: Entity, slots: [Int], values: [SQLValue]) throws -> ObjectID? {
@@ -132,6 +146,8 @@ public final class SQLiteSession: StoreSession {
                 probeSnapshotOpen = true
             }
             let root = entity.root
+            // On the probes' own snapshot nothing but the probes runs: an empty table stays empty.
+            if probeSnapshotOpen, try isEmptyOnProbeSnapshot(root) { return nil }
             let key = UniqueProbe(entity: ObjectIdentifier(entity), slots: slots)
             let stmt: Statement
             if let s = uniqueProbes[key] {

@@ -33,6 +33,8 @@ final class SQLiteWriter: StoreWriter {
     private(set) var obsoleteFiles: [String] = []
     /// Tables shadowed by the overlay so far.
     private var overlaid: Set<String> = []
+    /// The index text of the value a saving insert is indexing (reused from row to row).
+    private var indexText: [UInt8] = []
 
     init(session: SQLiteSession, saving: Bool) {
         self.session = session
@@ -92,16 +94,31 @@ final class SQLiteWriter: StoreWriter {
         }
         guard isSaving else { return try indexSearchable(id, slots: Array(values.indices), values: values, replacing: false) }
         for (slot, search) in searches where !values[slot].isNull {
+            // Searchable attributes are strings; any other value goes through `strata_index_text`.
+            guard case .text(var text) = values[slot] else {
+                try indexSearchable(id, slots: [slot], values: [values[slot]], replacing: false)
+                continue
+            }
             connection.statementLog?.append(search.sql)
             defer { search.resetKeepingBindings() }
             sqlite3_bind_int64(search.handle, 1, id.pk)
-            try search.withBinding(values[slot], at: 2) { while try search.step() {} }
+            // The index text `strata_index_text` would compute in the statement (NULL without tokens).
+            let length = text.withUTF8 { TextSearch.indexText(utf8: $0, into: &indexText) }
+            try indexText.withUnsafeBufferPointer { buf in
+                if length > 0, let base = buf.baseAddress {
+                    sqlite3_bind_text(search.handle, 2, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(length), nil)
+                } else {
+                    sqlite3_bind_null(search.handle, 2)
+                }
+                while try search.step() {}
+            }
         }
     }
 
     /// What a saving insert of one entity's rows runs: the row's insert and, for each searchable
-    /// attribute (its slot), the insert of its full-text entry (what
-    /// ``indexSearchable(_:slots:values:replacing:)`` does for a new row when saving).
+    /// attribute (its slot), the insert of its full-text entry with the index text the writer
+    /// computes (what ``indexSearchable(_:slots:values:replacing:)`` does for a new row when
+    /// saving, where `strata_index_text` computes it).
     struct InsertPlan {
         let row: Statement
         let searches: [(slot: Int, statement: Statement)]
@@ -115,7 +132,7 @@ final class SQLiteWriter: StoreWriter {
         var searches: [(slot: Int, statement: Statement)] = []
         for (slot, column) in e.storedColumns.enumerated() {
             guard case .attribute(let a) = column, a.isSearchable else { continue }
-            searches.append((slot, try connection.statement(SQLiteDialect.insertSearchRow(dialect.searchIndex(a)))))
+            searches.append((slot, try connection.statement(SQLiteDialect.insertSearchTokens(dialect.searchIndex(a)))))
         }
         let plan = InsertPlan(row: row, searches: searches)
         session.insertPlans.set(ObjectIdentifier(e), plan)

@@ -321,11 +321,17 @@ struct JSONReader {
         var i = start
         var seen: UInt64 = 0
         while i + 8 <= n {
-            let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            let x = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
             let quote = x ^ (ones &* 0x22), backslash = x ^ (ones &* 0x5C)
-            // A byte that is 0 in `quote` or `backslash`, or below 0x20 in `x` (exact tests for "any").
-            let stop = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((x &- ones &* 0x20) & ~x)
-            if stop & highs != 0 { break }
+            // A byte that is 0 in `quote` or `backslash`, or below 0x20 in `x` (exact tests for "any";
+            // the lowest byte flagged is exact too, as a borrow only moves up).
+            let stop = (((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((x &- ones &* 0x20) & ~x)) & highs
+            if stop != 0 {
+                // The first stop is the lowest flagged byte (read little-endian); the bytes below it count.
+                let k = stop.trailingZeroBitCount >> 3
+                if k > 0 { seen |= x & (UInt64.max >> (64 - 8 * UInt64(k))) }
+                return (i + k, seen & highs == 0)
+            }
             seen |= x
             i += 8
         }

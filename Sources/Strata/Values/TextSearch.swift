@@ -192,19 +192,42 @@ enum TextSearch {
 
     /// The text a full-text index stores for a value: its tokens joined by spaces (nil without tokens).
     static func indexText(utf8: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        if isASCII(utf8) {
-            var out: [UInt8] = []
-            out.reserveCapacity(utf8.count)
-            forEachASCIIToken(utf8) { token in
-                if !out.isEmpty { out.append(0x20) }
-                for i in token { out.append(asciiLower(utf8[i])) }
-                return true
+        var out: [UInt8] = []
+        let n = indexText(utf8: utf8, into: &out)
+        return n == 0 ? nil : Array(out[..<n])
+    }
+
+    /// ``indexText(utf8:)`` written at the start of `out`, which keeps its storage (a caller
+    /// indexing many values allocates once) and may hold more bytes after the text; returns
+    /// the text's length, 0 without tokens.
+    static func indexText(utf8: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) -> Int {
+        guard isASCII(utf8) else {
+            out.removeAll(keepingCapacity: true)
+            for (i, t) in tokens(utf8: utf8).enumerated() {
+                if i > 0 { out.append(0x20) }
+                out.append(contentsOf: t)
             }
-            return out.isEmpty ? nil : out
+            return out.count
         }
-        let ts = tokens(utf8: utf8)
-        guard !ts.isEmpty else { return nil }
-        return Array(ts.joined(separator: [0x20]))
+        // Tokens are separated in the value by at least one byte each, which becomes one space:
+        // the text is never longer than the value.
+        if out.count < utf8.count { out = [UInt8](repeating: 0, count: max(utf8.count, 2 * out.count)) }
+        return out.withUnsafeMutableBufferPointer { o -> Int in
+            var n = 0
+            var inToken = false
+            for b in utf8 {
+                let lower = asciiLower(b)
+                if (lower &- 0x61) < 26 || (lower &- 0x30) < 10 {
+                    if !inToken && n > 0 { o[n] = 0x20; n += 1 }
+                    o[n] = lower
+                    n += 1
+                    inToken = true
+                } else {
+                    inToken = false
+                }
+            }
+            return n
+        }
     }
 
     // MARK: ASCII values in place

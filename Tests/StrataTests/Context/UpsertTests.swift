@@ -313,6 +313,38 @@ final class UpsertTests: StoreTestCase {
         }
     }
 
+    /// An insert of many objects asks once per snapshot whether a table holds any row and, when
+    /// it holds none, probes none of its unique keys; the next insert asks again, so it meets
+    /// the objects saved since, by this context or another.
+    func testInsertManyIntoAnEmptyTableProbesNothingAndMeetsRowsSavedSince() throws {
+        let container = try openFile(Self.schema)
+        let context = try container.makeContext(), other = try container.makeContext()
+        func lookups(_ sql: [String]) -> [String] { sql.filter { $0.hasPrefix("SELECT") && $0.contains("\"email\" = ?") } }
+        var first: [ObjectID] = []
+        let sql = try captureSQL(context) {
+            first = try context.insertMany(entity: "Person", json: #"[{"email": "a@x.org"}, {"email": "b@x.org"}, {"email": "a@x.org", "age": 2}]"#)
+        }
+        XCTAssertEqual(lookups(sql), [], "\(sql)")
+        // Asked again after the first key reservation, which ends the probes' snapshot: fewer asks than objects.
+        let asks = sql.filter { $0.hasSuffix(" LIMIT 1") && !$0.contains("WHERE") }.count
+        XCTAssertTrue((1...2).contains(asks), "\(sql)")
+        XCTAssertEqual(first[0], first[2])
+        // Saved by another context while this one holds its pending inserts.
+        let saved = try other.insert(entity: "Person", json: #"{"email": "c@x.org", "name": "Cy"}"#)
+        try other.save()
+        let again = try context.insertMany(entity: "Person", json: #"[{"email": "c@x.org", "age": 3}, {"email": "d@x.org"}]"#)
+        XCTAssertEqual(again[0], saved)
+        try context.save()
+        // Saved by this context: met by its next insert.
+        let third = try context.insertMany(entity: "Person", json: #"[{"email": "b@x.org", "age": 4}]"#)
+        XCTAssertEqual(third, [first[1]])
+        try context.save()
+        XCTAssertEqual(try count(context, "Person"), 4)
+        XCTAssertEqual(try get(context, saved)["age"]?.numberText, "3")
+        XCTAssertEqual(try get(context, saved)["name"], .string("Cy"))
+        XCTAssertEqual(try get(context, first[1])["age"]?.numberText, "4")
+    }
+
     func testUniqueLookupUsesTheIndex() throws {
         let container = try openFile(Self.schema)
         let context = try container.makeContext()

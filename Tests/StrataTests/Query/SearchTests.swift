@@ -98,6 +98,32 @@ final class SearchTests: StoreTestCase {
         XCTAssertEqual(indexText("Book \"Early\" at 9am"), "book early at 9am")
     }
 
+    /// A save's inserts write each full-text entry with the index text the writer computes; an
+    /// update writes it with `strata_index_text` in SQL. Both store the same text for values of
+    /// every kind (ASCII or not, without a token: NULL, long then short from one reused buffer),
+    /// and that text is the value's tokens joined by spaces.
+    func testInsertedEntriesHoldWhatStrataIndexTextComputes() throws {
+        let container = try openFile(Self.schema)
+        let context = try container.makeContext()
+        let ids = try insertCorpus(context)
+        try context.save()
+        let entries = #"SELECT rowid, tokens FROM "Item.search(title)" ORDER BY rowid"#
+        let inserted = try rows(storePath(), entries)
+        for (i, id) in ids.enumerated() {
+            let title = Self.titles[i].map { JSONValue.string($0).text } ?? "null"
+            try context.update(id: id, patch: #"{"title": \#(title), "note": "again"}"#)
+        }
+        try context.save()
+        let updated = try rows(storePath(), entries)
+        XCTAssertEqual(inserted.count, Self.titles.compactMap { $0 }.count)
+        XCTAssertEqual(inserted, updated)
+        let expected: [SQLValue] = Self.titles.compactMap { $0 }.map { t in
+            let ts = TextSearch.tokens(t).map { String(decoding: $0, as: UTF8.self) }
+            return ts.isEmpty ? .null : .text(ts.joined(separator: " "))
+        }
+        XCTAssertEqual(inserted.map { $0[1] }, expected)
+    }
+
     /// `matches` and the relevance of a value read in place (ASCII without allocating, as SQLite's
     /// `strata_matches` and `strata_relevance` read every hit) agree with the rules on its tokens,
     /// for values and search texts of every kind: ASCII or not, prefixes, case, digits,

@@ -4,6 +4,48 @@ import XCTest
 final class CodecTests: XCTestCase {
     // MARK: Base64
 
+    /// A string's end is found eight bytes at a time: for a quote, a backslash or a control
+    /// character at every offset of the first words, after ASCII or UTF-8 text and with
+    /// other stops after it in the same word, the reader stops where a byte-by-byte reader
+    /// would, with the same text and the same error.
+    func testStringsEndWhereAByteByByteReaderEnds() {
+        func byteByByte(_ json: [UInt8]) -> Result<[UInt8], StrataError>? {
+            var i = 1
+            while i < json.count, json[i] != 0x22, json[i] != 0x5C, json[i] >= 0x20 { i += 1 }
+            guard i < json.count, json[i] != 0x5C else { return nil }  // the full reader's case
+            guard json[i] == 0x22 else { return .failure(JSONReader.malformed(at: i, "control character in string")) }
+            let text = Array(json[1..<i])
+            guard String(validating: text, as: UTF8.self) != nil else { return .failure(JSONReader.malformed(at: 1, "string is not valid UTF-8")) }
+            return .success(text)
+        }
+        let prefixes: [[UInt8]] = [Array("abcdefghijklmnopqrst".utf8), Array("é12345678ü9abcdefgh".utf8), Array("\u{1}xy".utf8)]
+        let stops: [UInt8] = [0x22, 0x5C, 0x00, 0x01, 0x1F, 0x0A]
+        let tails: [[UInt8]] = [[], [0x01, 0x22], [0x22, 0x5C, 0x01], Array("zz\"".utf8)]
+        var checked = 0
+        for prefix in prefixes {
+            for length in 0...prefix.count {
+                for stop in stops {
+                    for tail in tails {
+                        let json: [UInt8] = [0x22] + prefix[..<length] + [stop] + tail + Array(" padding\"".utf8)
+                        json.withUnsafeBufferPointer { buf in
+                            var r = JSONReader(buf)
+                            let got: Result<[UInt8], StrataError>?
+                            do { got = try r.readPlainString().map(Array.init).map { .success($0) } } catch let e as StrataError { got = .failure(e) } catch { got = nil; XCTFail("\(error)") }
+                            switch (got, byteByByte(json)) {
+                            case (nil, nil): break
+                            case (.success(let a)?, .success(let b)?): XCTAssertEqual(a, b, "\(json)")
+                            case (.failure(let a)?, .failure(let b)?): XCTAssertEqual(a.message, b.message, "\(json)")
+                            default: XCTFail("\(json): \(String(describing: got)) against \(String(describing: byteByByte(json)))")
+                            }
+                            checked += 1
+                        }
+                    }
+                }
+            }
+        }
+        XCTAssertGreaterThan(checked, 1000)
+    }
+
     func testBase64RFC4648Vectors() {
         let vectors: [(String, String)] = [
             ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"),
