@@ -296,33 +296,54 @@ final class PGConnection {
     }
 
     /// The values as libpq takes them: every value's bytes in one buffer, and per value a
-    /// pointer into it (nil for NULL), a length and a format (1 binary, 0 text).
+    /// pointer into it (nil for NULL), a length and a format (1 binary, 0 text). The buffers are
+    /// temporary (on the stack when small: a statement runs without allocating for its values).
     private func withParameters<T>(_ args: [SQLValue], _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) throws -> T) throws -> T {
-        var buffer: [UInt8] = []
-        var offsets: [Int] = []
-        var lengths: [Int32] = []
-        var formats: [Int32] = []
+        var size = 1  // never an empty buffer: every pointer below is valid
         for a in args {
-            offsets.append(buffer.count)
             switch a {
-            case .null: formats.append(0)
-            case .int(let v): withUnsafeBytes(of: v.bigEndian) { buffer.append(contentsOf: $0) }; formats.append(1)
-            case .double(let v): withUnsafeBytes(of: v.bitPattern.bigEndian) { buffer.append(contentsOf: $0) }; formats.append(1)
-            case .blob(let b): buffer.append(contentsOf: b); formats.append(1)
-            case .text(let s):
-                let start = buffer.count
-                buffer.append(contentsOf: s.utf8)
-                if buffer[start...].contains(0) { throw PGConnection.textWithNUL() }
-                buffer.append(0)
-                formats.append(0)
+            case .null: break
+            case .int, .double: size += 8
+            case .blob(let b): size += b.count
+            case .text(let s): size += s.utf8.count + 1
             }
-            lengths.append(Int32(buffer.count - offsets[offsets.count - 1]))
         }
-        buffer.append(0)  // never an empty buffer: every pointer below is valid
-        return try buffer.withUnsafeBufferPointer { p in
-            let base = UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self)
-            let pointers: [UnsafePointer<CChar>?] = args.indices.map { args[$0].isNull ? nil : base + offsets[$0] }
-            return try body(pointers, lengths, formats)
+        let n = args.count
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { buffer in
+            try withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * n + 1) { ints in
+                try withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: n + 1) { pointers in
+                    let base = UnsafeMutableRawPointer(buffer.baseAddress!)
+                    var at = 0
+                    for (i, a) in args.enumerated() {
+                        let start = at
+                        var format: Int32 = 1
+                        switch a {
+                        case .null: format = 0
+                        case .int(let v): base.storeBytes(of: v.bigEndian, toByteOffset: at, as: Int64.self); at += 8
+                        case .double(let v): base.storeBytes(of: v.bitPattern.bigEndian, toByteOffset: at, as: UInt64.self); at += 8
+                        case .blob(let b):
+                            b.withUnsafeBytes { if let p = $0.baseAddress, !$0.isEmpty { (base + at).copyMemory(from: p, byteCount: $0.count) } }
+                            at += b.count
+                        case .text(let s):
+                            let count = s.utf8.count
+                            let copied = s.utf8.withContiguousStorageIfAvailable { src -> Bool in
+                                if let p = src.baseAddress, count > 0 { (base + at).copyMemory(from: p, byteCount: count) }
+                                return true
+                            }
+                            if copied == nil { for (k, byte) in s.utf8.enumerated() { buffer[at + k] = byte } }
+                            if count > 0 && memchr(base + at, 0, count) != nil { throw PGConnection.textWithNUL() }
+                            at += count
+                            buffer[at] = 0
+                            at += 1
+                            format = 0
+                        }
+                        pointers[i] = a.isNull ? nil : UnsafePointer(base.assumingMemoryBound(to: CChar.self) + start)
+                        ints[i] = Int32(at - start)
+                        ints[n + i] = format
+                    }
+                    return try body(UnsafePointer(pointers.baseAddress!), UnsafePointer(ints.baseAddress!), UnsafePointer(ints.baseAddress! + n))
+                }
+            }
         }
     }
 

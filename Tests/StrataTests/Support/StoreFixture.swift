@@ -78,13 +78,30 @@ enum StoreSetup: String, CaseIterable {
 enum PostgresTestServer {
     static let uri: String? = ProcessInfo.processInfo.environment["STRATA_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
     private static let counter = Mutex(0)
+    /// The schemas ``freshStore(_:)`` named since ``dropFreshSchemas()`` last ran.
+    private static let named = Mutex<[String]>([])
 
     /// The server's URI with a fresh schema (namespace) as the connection's search_path.
     static func freshStore(_ name: String) -> String? {
         guard let uri else { return nil }
         let n = counter.withLock { $0 += 1; return $0 }
-        let ns = "t_\(getpid())_\(n)_" + String(name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }.prefix(30))
+        let ns = "t_\(getpid())_\(n)_" + String(name.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" }.prefix(30))
+        named.withLock { $0.append(ns) }
         return uri + (uri.contains("?") ? "&" : "?") + "options=-csearch_path%3D" + ns
+    }
+
+    /// Drops the schemas ``freshStore(_:)`` named since the last call (a test's stores, which a
+    /// store makes when it first opens), with everything in them. A schema whose tables another
+    /// session still holds (a store left inside a transaction) is left after a short wait rather
+    /// than hang the suite.
+    static func dropFreshSchemas() {
+        let schemas = named.withLock { names -> [String] in
+            defer { names.removeAll() }
+            return names
+        }
+        guard let uri, !schemas.isEmpty, let connection = try? PGConnection(uri: uri) else { return }
+        _ = try? connection.execute(script: "SET lock_timeout = '2s'", reported: false)
+        for ns in schemas { _ = try? connection.execute(script: "DROP SCHEMA IF EXISTS \"\(ns)\" CASCADE", reported: false) }
     }
 }
 
@@ -131,6 +148,7 @@ class StoreTestCase: XCTestCase {
 
     override func tearDownWithError() throws {
         if !tempDirectory.isEmpty { try? FileManager.default.removeItem(atPath: tempDirectory) }
+        PostgresTestServer.dropFreshSchemas()
         try super.tearDownWithError()
     }
 
