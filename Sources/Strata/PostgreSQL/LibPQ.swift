@@ -64,7 +64,9 @@ struct LibPQ: @unchecked Sendable {
     static func load(_ names: [String]) -> Swift.Result<LibPQ, StrataError> {
         var handle: UnsafeMutableRawPointer?
         for name in names {
-            handle = dlopen(name, RTLD_NOW | RTLD_LOCAL)
+            // Lazily: libpq's own libraries (Kerberos's among them) bind a function when it is first
+            // called instead of every one at once; the functions Strata calls are checked below.
+            handle = dlopen(name, RTLD_LAZY | RTLD_LOCAL)
             if handle != nil { break }
         }
         guard let handle else {

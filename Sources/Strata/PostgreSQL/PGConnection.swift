@@ -120,9 +120,34 @@ final class PGConnection {
     private var transactionOpen = false
 
     var isInTransaction: Bool {
-        pq.status(handle) == LibPQ.connectionOK ? pq.transactionStatus(handle) != LibPQ.transactionIdle : transactionOpen
+        settle()
+        return pq.status(handle) == LibPQ.connectionOK ? pq.transactionStatus(handle) != LibPQ.transactionIdle : transactionOpen
     }
-    var isInFailedTransaction: Bool { pq.transactionStatus(handle) == LibPQ.transactionInError }
+    var isInFailedTransaction: Bool {
+        settle()
+        return pq.transactionStatus(handle) == LibPQ.transactionInError
+    }
+
+    /// Whether a statement of ``send(detached:)`` was sent and its answer not read yet.
+    private var detached = false
+
+    /// Sends `sql` (no arguments, outside a transaction) without waiting for its answer, which is
+    /// read, and dropped, before this connection's next statement: the round trip overlaps what the
+    /// caller does meanwhile. For a statement whose failure changes nothing the caller relies on
+    /// (the unlock that ends an open, whose failure a closed connection makes moot).
+    func send(detached sql: String) {
+        settle()
+        guard queued == nil, pq.status(handle) == LibPQ.connectionOK else { _ = try? execute(script: sql); return }
+        report(sql, true)
+        detached = pq.sendQuery(handle, sql) == 1
+    }
+
+    /// Reads, and drops, the answer of a ``send(detached:)`` statement.
+    private func settle() {
+        guard detached else { return }
+        detached = false
+        while let r = pq.getResult(handle) { pq.clear(r) }
+    }
 
     private func report(_ sql: String, _ reported: Bool) {
         if reported, let t = trace, t.isActive { t.emit(sql) }
@@ -133,6 +158,7 @@ final class PGConnection {
     /// last one changed.
     @discardableResult
     func execute(script sql: String, reported: Bool = true) throws -> Int64 {
+        settle()
         if queued != nil {
             if sql.hasPrefix("ROLLBACK") { queued = nil } else { try runQueued() }
         }
@@ -159,6 +185,7 @@ final class PGConnection {
     ///
     /// - Throws: `.io` when the connection fails.
     func run(script statements: [String]) throws -> (rows: [PGRows], failure: StrataError?) {
+        settle()
         if queued != nil { try runQueued() }
         for sql in statements { report(sql, true) }
         try reconnectIfLost()
@@ -205,6 +232,7 @@ final class PGConnection {
     /// again and again: the statement is found without hashing or copying its text again); the rows in binary.
     func query(_ hashed: HashedSQL, _ args: [SQLValue] = [], reported: Bool = true) throws -> PGRows {
         let sql = hashed.text
+        settle()
         if queued != nil { try runQueued() }
         report(sql, reported)
         try reconnectIfLost()

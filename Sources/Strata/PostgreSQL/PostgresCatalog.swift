@@ -17,12 +17,13 @@ struct PostgresCatalog {
     /// Why `strata_metadata` could not be read (none when it was, or when it was not asked for).
     var metadataFailure: StrataError?
 
-    /// The schema's relations and indexes, each table's columns with them (one statement).
-    static let relations = "SELECT c.relname, c.relkind, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) "
+    /// The schema's relations and indexes, each table's columns with them and their numbers (one
+    /// statement). Unsorted: ``read(_:locking:)`` puts each table's columns in column order (sorting
+    /// on the server costs a fresh connection about 0.1 ms more).
+    static let relations = "SELECT c.relname, c.relkind, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnum "
         + "FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND c.relkind = 'r' "
         + "AND a.attnum > 0 AND NOT a.attisdropped "
-        + "WHERE c.relnamespace = CAST(current_schema() AS regnamespace) AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'i') "
-        + "ORDER BY c.relname, a.attnum"
+        + "WHERE c.relnamespace = CAST(current_schema() AS regnamespace) AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'i')"
 
     /// Reads the catalog in one round trip, first taking the store's lock (``PostgresStore/lockStore``,
     /// a statement of its own, so that what follows is read after it) when `locking`.
@@ -40,21 +41,30 @@ struct PostgresCatalog {
         guard results.count > first else { throw failure ?? StrataError(.io, "the PostgreSQL server sent no catalog") }
         var catalog = PostgresCatalog()
         let rows = results[first]
+        var numbered: [String: [(number: Int, column: (String, String))]] = [:]
         for r in 0..<rows.count {
             let name = rows.string(r, 0)
             switch rows.string(r, 1) {
             case "i": catalog.indexes.insert(name)
             case let kind:
                 catalog.tables.insert(name)
-                if kind == "r", !rows.isNull(r, 2) { catalog.columns[name, default: []].append((rows.string(r, 2), rows.string(r, 3))) }
+                if kind == "r", !rows.isNull(r, 2) {
+                    numbered[name, default: []].append((Int(rows.string(r, 4)) ?? 0, (rows.string(r, 2), rows.string(r, 3))))
+                }
             }
         }
+        catalog.columns = inColumnOrder(numbered)
         if withMetadata {
             if results.count > first + 1 { catalog.metadata = metadata(results[first + 1]) } else { catalog.metadataFailure = failure }
         } else if catalog.tables.contains("strata_metadata") {
             do { catalog.metadata = metadata(try c.query(PostgresDialect.allMetadata)) } catch let e as StrataError { catalog.metadataFailure = e }
         }
         return catalog
+    }
+
+    /// Each table's columns (name, type) in column order, from their numbers, whatever order the rows came in.
+    static func inColumnOrder(_ numbered: [String: [(number: Int, column: (String, String))]]) -> [String: [(String, String)]] {
+        numbered.mapValues { $0.sorted { $0.number < $1.number }.map(\.column) }
     }
 
     /// `key, value` rows as a dictionary.

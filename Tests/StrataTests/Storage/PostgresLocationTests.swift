@@ -41,6 +41,46 @@ final class PostgresLocationTests: StoreTestCase {
         XCTAssertEqual(version, .text(String(PostgresFunctions.version)))
     }
 
+    /// An open sends its unlock without waiting for the answer, which the connection reads before
+    /// its next statement: another connection takes the store's lock as soon as the open returns,
+    /// and the store's first statement, a save's or a read's, gets its own answer, not the unlock's.
+    /// Runs only with `STRATA_TEST_POSTGRES`.
+    func testAnOpenReleasesTheStoreLockBeforeTheStoresFirstStatement() throws {
+        guard let path = PostgresTestServer.freshStore("open-unlock") else {
+            throw XCTSkip("set STRATA_TEST_POSTGRES to a PostgreSQL URI to run this test")
+        }
+        let trip = #"{"name": "a", "destination": "", "startDate": 0, "endDate": 0}"#
+        let count = #"{"entity": "Trip"}"#
+        _ = try ModelContainer(path: path, configuration: configuration(QuerySchemas.trips))
+        let other = try PGConnection(uri: path)
+        try other.execute(script: "SET lock_timeout = '10s'")
+        for firstSaves in [true, false] {
+            let context = try ModelContainer(path: path, configuration: configuration(QuerySchemas.trips)).makeContext()
+            // Waits at most 10 s, then fails: the open kept the lock.
+            _ = try other.query(PostgresStore.lockStore)
+            _ = try other.query(PostgresStore.unlockStore)
+            if firstSaves {
+                _ = try context.insert(entity: "Trip", json: trip)
+                try context.save()
+            }
+            XCTAssertEqual(try context.fetchCount(Query.descriptor(count, context.schema)), 1)
+        }
+    }
+
+    /// The open reads the schema's columns unsorted: each table's come back in column order
+    /// whatever order the server sent them in (the history tables' check compares them in order).
+    func testTheCatalogPutsEachTablesColumnsInColumnOrder() {
+        let numbered: [String: [(number: Int, column: (String, String))]] = [
+            "Trip": [(3, ("name", "text")), (1, ("_pk", "bigint")), (10, ("endDate", "double precision")), (2, ("_entity", "text"))],
+            "empty": [],
+        ]
+        let columns = PostgresCatalog.inColumnOrder(numbered)
+        XCTAssertEqual(columns["Trip"]?.map(\.0), ["_pk", "_entity", "name", "endDate"])
+        XCTAssertEqual(columns["Trip"]?.map(\.1), ["bigint", "text", "text", "double precision"])
+        XCTAssertEqual(columns["empty"]?.count, 0)
+        XCTAssertEqual(columns.count, 2)
+    }
+
     /// A store whose functions version 4 installed (no search functions) answers a search
     /// read-only with an incompatible-store error, and gets them when it is opened writable.
     func testAStoreOfOlderFunctionsGetsTheSearchFunctionsWhenOpenedWritable() throws {
