@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import Strata
 
@@ -93,5 +94,26 @@ final class DDLMatchTests: XCTestCase {
             XCTAssertEqual(schema.jsonText, schema.json.text)
             XCTAssertEqual(schema.jsonText, try XCTUnwrap(JSONValue.parse(text)["schema"]).text)
         }
+    }
+
+    /// Every configuration of the fuzz corpus that decodes has its schema's text as written from its JSON
+    /// (whether copied from the bytes or, with an escape, written from the tree).
+    func testTheConfigurationCorpusKeepsTheWrittenSchemaText() throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("fuzz/corpus/config")
+        let files = try FileManager.default.contentsOfDirectory(at: corpus, includingPropertiesForKeys: nil)
+        XCTAssertGreaterThan(files.count, 10)
+        var decoded = 0
+        for file in files {
+            let bytes = [UInt8](try Data(contentsOf: file))
+            guard let configuration = try? bytes.withUnsafeBufferPointer({ try StoreConfiguration.decode($0) }) else { continue }
+            decoded += 1
+            let schema = configuration.schema
+            XCTAssertEqual(schema.jsonText, schema.json.text, file.lastPathComponent)
+            if configuration.migrationPlan == nil, let written = try? JSONValue.parse(String(decoding: bytes, as: UTF8.self))["schema"] {
+                XCTAssertEqual(schema.jsonText, written.text, file.lastPathComponent)
+            }
+        }
+        XCTAssertGreaterThan(decoded, 0)
     }
 }
