@@ -37,22 +37,26 @@ public struct StoreConfiguration: Sendable {
     }
 
     public static func decode(_ text: String) throws -> StoreConfiguration {
-        try decode(JSONValue.parse(text))
+        var text = text
+        return try text.withUTF8 { try decode($0) }
     }
 
     /// Decodes UTF-8 JSON bytes (invalid UTF-8 is an error, never repaired).
     public static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws -> StoreConfiguration {
-        try decode(JSONValue.parse(bytes))
+        try decode(JSONValue.parse(bytes), source: bytes)
     }
 
-    static func decode(_ json: JSONValue) throws -> StoreConfiguration {
+    /// - Parameter source: the text `json` was parsed from, if at hand: the schema's minified
+    ///   text (``Schema/jsonText``) is then copied from it instead of written from the tree.
+    static func decode(_ json: JSONValue, source: UnsafeBufferPointer<UInt8>? = nil) throws -> StoreConfiguration {
         var o = try ObjectReader(json, path: JSONPath(), what: "configuration")
         let schemaJSON = o.value("schema")
         let planJSON = o.value("migrationPlan")
         var config: StoreConfiguration
         switch (schemaJSON, planJSON) {
         case (let s?, nil):
-            config = StoreConfiguration(schema: try SchemaDecoder.decode(s, path: JSONPath() / "schema"))
+            let text = source.flatMap { JSONReader.minifiedMember("schema", of: $0) }
+            config = StoreConfiguration(schema: try SchemaDecoder.decode(s, path: JSONPath() / "schema", text: text))
         case (nil, let p?):
             let plan = try MigrationPlan.decode(p, path: JSONPath() / "migrationPlan")
             config = StoreConfiguration(schema: plan.currentSchema)

@@ -19,8 +19,11 @@ enum SchemaDecoder {
 
     /// Decodes `json`, or returns the schema this process decoded from the same text before
     /// (``DecodedSchemas``: a schema is immutable once decoded, and equal texts decode alike).
-    static func decode(_ json: JSONValue, path: JSONPath) throws -> Schema {
-        let text = json.text
+    ///
+    /// - Parameter text: `json.text` when the caller has it (copied from the parsed bytes).
+    static func decode(_ json: JSONValue, path: JSONPath, text known: String? = nil) throws -> Schema {
+        assert(known == nil || known == json.text, "the schema's text differs from its JSON's")
+        let text = known ?? json.text
         if let known = DecodedSchemas.shared.schema(text) { return known }
         do {
             let schema = try decodeUnchecked(json, text: text, path: path)

@@ -9,15 +9,54 @@ struct SQLiteDialect: SQLDialect {
     func quote(_ identifier: String) -> String { "\"" + identifier + "\"" }
 
     func createTable(_ t: StoreLayout.Table) -> String {
-        var parts = t.columns.map { c in
-            t.primaryKey == [c.name] && !t.withoutRowID ? "\(quote(c.name)) INTEGER PRIMARY KEY" : "\(quote(c.name)) \(SQLiteDialect.columnType(c))"
+        var text = DDLText()
+        createTable(t, into: &text)
+        return text.text
+    }
+
+    /// `createTable(t)`, piece by piece into `out` (written, or compared with a stored definition).
+    func createTable<Out: DDLOutput>(_ t: StoreLayout.Table, into out: inout Out) {
+        out.put("CREATE TABLE "); quote(t.name, into: &out); out.put(" (\n  ")
+        let rowidKey = t.primaryKey.count == 1 && !t.withoutRowID ? t.primaryKey[0] : nil
+        for (n, c) in t.columns.enumerated() {
+            if n > 0 { out.put(",\n  ") }
+            quote(c.name, into: &out)
+            if c.name == rowidKey { out.put(" INTEGER PRIMARY KEY") } else { out.put(" "); out.put(SQLiteDialect.columnType(c)) }
         }
-        if t.primaryKey.count > 1 || t.withoutRowID { parts.append("PRIMARY KEY (\(t.primaryKey.map(quote).joined(separator: ", ")))") }
-        return "CREATE TABLE \(quote(t.name)) (\n  " + parts.joined(separator: ",\n  ") + "\n)" + (t.withoutRowID ? " WITHOUT ROWID" : "")
+        if t.primaryKey.count > 1 || t.withoutRowID {
+            if !t.columns.isEmpty { out.put(",\n  ") }
+            out.put("PRIMARY KEY (")
+            quoteList(t.primaryKey, into: &out)
+            out.put(")")
+        }
+        out.put("\n)")
+        if t.withoutRowID { out.put(" WITHOUT ROWID") }
     }
 
     func createIndex(_ i: StoreLayout.Index, on table: String) -> String {
-        "CREATE \(i.isUnique ? "UNIQUE " : "")INDEX \(quote(i.name)) ON \(quote(table)) (\(i.columns.map(quote).joined(separator: ", ")))"
+        var text = DDLText()
+        createIndex(i, on: table, into: &text)
+        return text.text
+    }
+
+    /// `createIndex(i, on: table)`, piece by piece into `out`.
+    func createIndex<Out: DDLOutput>(_ i: StoreLayout.Index, on table: String, into out: inout Out) {
+        out.put(i.isUnique ? "CREATE UNIQUE INDEX " : "CREATE INDEX "); quote(i.name, into: &out)
+        out.put(" ON "); quote(table, into: &out); out.put(" (")
+        quoteList(i.columns, into: &out)
+        out.put(")")
+    }
+
+    private func quote<Out: DDLOutput>(_ identifier: String, into out: inout Out) {
+        out.put("\""); out.put(identifier); out.put("\"")
+    }
+
+    /// The identifiers quoted, joined by ", ".
+    private func quoteList<Out: DDLOutput>(_ identifiers: [String], into out: inout Out) {
+        for (n, identifier) in identifiers.enumerated() {
+            if n > 0 { out.put(", ") }
+            quote(identifier, into: &out)
+        }
     }
 
     /// SQLite's column type of what a column of the layout holds.
@@ -59,7 +98,8 @@ struct SQLiteDialect: SQLDialect {
 
     /// The shadow tables FTS5 keeps for ``createSearchTable(_:)``, as SQLite records them.
     static func searchShadowTables(_ name: String) -> [(name: String, sql: String)] {
-        let quoted = "'" + name.replacing("'", with: "''")
+        // Identifiers have no quote (SchemaDecoder checks them): the generic replacing runs only for one that does.
+        let quoted = "'" + (name.utf8.contains(UInt8(ascii: "'")) ? name.replacing("'", with: "''") : name)
         return [
             (name + "_data", "CREATE TABLE \(quoted)_data'(id INTEGER PRIMARY KEY, block BLOB)"),
             (name + "_idx", "CREATE TABLE \(quoted)_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID"),

@@ -100,14 +100,16 @@ enum StoredSchemaCheck {
                 }
                 // The text Strata writes for the table is accepted as it is (checkTable accepts it);
                 // anything else is parsed and checked column by column.
-                if o.sql != SQLiteDialect().createTable(t) { try checkTable(t, o.sql, damage) }
+                // (Compared piece by piece as SQLiteDialect spells it: the text is never made.)
+                let asWritten = o.sql.map { sql in DDLMatch.matches(sql) { SQLiteDialect().createTable(t, into: &$0) } } ?? false
+                if !asWritten { try checkTable(t, o.sql, damage) }
                 seenTables.insert(key)
             case "index":
                 // An index exactly as Strata writes it for one of the table's indexes left is that
                 // index; any other text is parsed (its name may be an older one).
                 let tableKey = o.table.lowercased()
                 if let sql = o.sql, let table = tables[tableKey], let left = indexesLeft[tableKey],
-                   let i = left.firstIndex(where: { SQLiteDialect().createIndex($0, on: table.name) == sql }) {
+                   let i = left.firstIndex(where: { i in DDLMatch.matches(sql) { SQLiteDialect().createIndex(i, on: table.name, into: &$0) } }) {
                     indexesLeft[tableKey]?.remove(at: i)
                     continue
                 }

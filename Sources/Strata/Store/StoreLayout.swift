@@ -103,7 +103,9 @@ struct StoreLayout: Equatable {
     private static func entityTable(_ root: Entity) -> Table {
         var columns = [Column(name: key, content: .key), Column(name: entity, content: .entityName)]
         var external: [String] = []
-        for e in root.descendants {
+        // The hierarchy, listed once (`descendants` makes its list on every call).
+        let family = root.descendants
+        for e in family {
             for a in e.ownAttributes where !a.isTransient {
                 columns.append(Column(name: a.name, content: .value(a.type)))
                 if a.externalStorage { external.append(a.name) }
@@ -116,7 +118,7 @@ struct StoreLayout: Equatable {
         var seen: Set<String> = []
         /// The column of an attribute or held link named in a constraint or index.
         func column(_ name: String) -> String {
-            for e in root.descendants {
+            for e in family {
                 if let slot = e.slotByName[name] { return columnName(e.storedColumns[slot]) }
             }
             return name
@@ -129,17 +131,17 @@ struct StoreLayout: Equatable {
             indexes.append(Index(name: indexName(root.name, kind, cols), columns: cols, isUnique: kind == "unique"))
         }
         if root.isInHierarchy { add("index", [entity]) }
-        for e in root.descendants {
+        for e in family {
             for a in e.ownAttributes where a.isUnique { add("unique", [a.name]) }
             for u in e.uniqueConstraints { add("unique", u.map(column)) }
         }
-        for e in root.descendants {
+        for e in family {
             for a in e.ownAttributes where a.isIndexed && !a.isUnique { add("index", [a.name]) }
             for i in e.indexes { add("index", i.map(column)) }
             for r in e.ownRelationships where r.isHeldInRow { add("fk", [columnName(.link(r))]) }
         }
         var search: [SearchIndex] = []
-        for e in root.descendants {
+        for e in family {
             for a in e.ownAttributes where a.isSearchable { search.append(SearchIndex(name: searchIndexName(a), column: a.name)) }
         }
         return Table(name: root.name, columns: columns, primaryKey: [key], withoutRowID: false, indexes: indexes, externalColumns: external,

@@ -453,3 +453,50 @@ struct KeySet {
         return true
     }
 }
+
+extension JSONReader {
+    /// The value of the member `key` of the object `json` (parsed before, without error), minified
+    /// as ``JSONValue/text`` writes it: copied from the bytes without their white space. Nil when
+    /// the object has no member spelled `key` or the value holds a string escape, which the
+    /// writer may spell otherwise (the caller then writes the text from the tree).
+    ///
+    /// Copying is exact for JSON that parsed: outside strings only white space goes; a string
+    /// without escapes is its bytes (the reader refuses control characters and invalid UTF-8 in
+    /// one, and the writer escapes only those, `"` and `\`); numbers keep their text.
+    static func minifiedMember(_ key: StaticString, of json: UnsafeBufferPointer<UInt8>) -> String? {
+        var r = JSONReader(json)
+        let name = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
+        var range: Range<Int>?
+        do {
+            try r.readMembers { r, member in
+                r.skipWhitespace()
+                let start = r.position
+                try r.skipValue()
+                if let raw = member.raw, raw.elementsEqual(name) { range = start..<r.position }
+            }
+        } catch {
+            return nil
+        }
+        guard let range else { return nil }
+        let value = UnsafeBufferPointer(rebasing: json[range])
+        var escaped = false
+        let text = String(unsafeUninitializedCapacity: value.count) { out in
+            var n = 0
+            var inString = false
+            for c in value {
+                if inString {
+                    if c == UInt8(ascii: "\\") { escaped = true; return 0 }
+                    if c == UInt8(ascii: "\"") { inString = false }
+                } else if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 {
+                    continue
+                } else if c == UInt8(ascii: "\"") {
+                    inString = true
+                }
+                out[n] = c
+                n += 1
+            }
+            return n
+        }
+        return escaped ? nil : text
+    }
+}
