@@ -67,6 +67,36 @@ final class PostgresLocationTests: StoreTestCase {
         }
     }
 
+    /// A store's schema is any name PostgreSQL holds: one of capitals and a space opens (made on
+    /// first open, then checked), saves with history, reopens, and is checked and vacuumed; every
+    /// catalog read of the store finds it by its exact name, not as folded to lower case.
+    /// Runs only with `STRATA_TEST_POSTGRES`.
+    func testAStoreInASchemaNamedWithCapitalsAndASpaceOpensAndIsMaintained() throws {
+        guard let uri = PostgresTestServer.uri else {
+            throw XCTSkip("set STRATA_TEST_POSTGRES to a PostgreSQL URI to run this test")
+        }
+        let ns = "Mixed Case \(getpid())"
+        let drop = "DROP SCHEMA IF EXISTS \"\(ns)\" CASCADE"
+        _ = try PGConnection(uri: uri).execute(script: drop)
+        defer { _ = try? PGConnection(uri: uri).execute(script: drop) }
+        let config = configuration(QuerySchemas.trips) { $0.postgresSchema = ns }
+        let trip = #"{"name": "a", "destination": "", "startDate": 0, "endDate": 0}"#
+        do {
+            let c = try ModelContainer(path: uri, configuration: config).makeContext()
+            _ = try c.insert(entity: "Trip", json: trip)
+            try c.save()
+        }
+        let container = try ModelContainer(path: uri, configuration: config)
+        let c = container.makeContext()
+        XCTAssertEqual(try c.fetchCount(Query.descriptor(#"{"entity": "Trip"}"#, c.schema)), 1)
+        XCTAssertTrue(try c.fetchHistory("{}").contains("\"Trip\""))
+        let report = try container.checkIntegrity()
+        XCTAssertTrue(report.ok, "\(report.problems)")
+        try container.vacuum()
+        let tables = try PGConnection(uri: uri).scalar("SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = $1", [.text(ns)])
+        XCTAssertNotEqual(tables, .int(0))
+    }
+
     /// The open reads the schema's columns unsorted: each table's come back in column order
     /// whatever order the server sent them in (the history tables' check compares them in order).
     func testTheCatalogPutsEachTablesColumnsInColumnOrder() {
