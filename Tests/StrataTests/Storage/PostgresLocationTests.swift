@@ -79,7 +79,7 @@ final class PostgresLocationTests: StoreTestCase {
         let drop = "DROP SCHEMA IF EXISTS \"\(ns)\" CASCADE"
         _ = try PGConnection(uri: uri).execute(script: drop)
         defer { _ = try? PGConnection(uri: uri).execute(script: drop) }
-        let config = configuration(QuerySchemas.trips) { $0.postgresSchema = ns }
+        let config = try configuration(QuerySchemas.trips) { $0.postgresSchema = ns }
         let trip = #"{"name": "a", "destination": "", "startDate": 0, "endDate": 0}"#
         do {
             let c = try ModelContainer(path: uri, configuration: config).makeContext()
@@ -87,7 +87,7 @@ final class PostgresLocationTests: StoreTestCase {
             try c.save()
         }
         let container = try ModelContainer(path: uri, configuration: config)
-        let c = container.makeContext()
+        let c = try container.makeContext()
         XCTAssertEqual(try c.fetchCount(Query.descriptor(#"{"entity": "Trip"}"#, c.schema)), 1)
         XCTAssertTrue(try c.fetchHistory("{}").contains("\"Trip\""))
         let report = try container.checkIntegrity()
