@@ -191,10 +191,14 @@ extension QueryDialect {
         return out + "'"
     }
 
+    func unknownEntity(table: String, _ entities: [String], root: String) -> String {
+        entitySearch(table: table, entities, root: root)
+    }
+
     /// `(SELECT strata_damaged('Root', '_entity', _pk) FROM "Root" WHERE _entity < 'A' OR _entity > 'A'
     /// AND _entity < 'B' OR … LIMIT 1)`: one index search (`_entity` is indexed in a hierarchy's
     /// table) per gap between the names in binary order. Every store installs `strata_damaged`.
-    func unknownEntity(table: String, _ entities: [String], root: String) -> String {
+    func entitySearch(table: String, _ entities: [String], root: String) -> String {
         let names = entities.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map(nameLiteral)
         guard let first = names.first, let last = names.last else { return "NULL" }
         let e = entityColumn, k = keyColumn

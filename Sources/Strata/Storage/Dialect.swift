@@ -205,6 +205,18 @@ extension SQLiteDialect: QueryDialect {
     func isSame(_ a: String, _ b: String) -> String { "\(a) IS \(b)" }
     func isNotSame(_ a: String, _ b: String) -> String { "\(a) IS NOT \(b)" }
 
+    /// The entity search (``entitySearch(table:_:root:)``), run only when this connection has not
+    /// found the hierarchy's rows clean on the file as it is: `strata_entities_known(k)` is true
+    /// when a search of this connection found no row outside the hierarchy and the file's data
+    /// version (``SQLFunctions``: changed by every commit, this connection's or another's) is the
+    /// same; `strata_entities_checked(k, search)` notes a search that found none. A repeated read
+    /// of an unchanged store searches once.
+    func unknownEntity(table: String, _ entities: [String], root: String) -> String {
+        let key = nameLiteral(([root] + entities.sorted()).joined(separator: " "))
+        return "CASE WHEN strata_entities_known(\(key)) THEN NULL ELSE strata_entities_checked(\(key), "
+            + entitySearch(table: table, entities, root: root) + ") END"
+    }
+
     /// `(typeof(c) = 'integer' OR c IS NULL OR strata_damaged(…))`: typeof() reads the type from
     /// the record header without loading the value (SQLite's OPFLAG_TYPEOFARG); equalities with the
     /// likeliest class first measured a quarter cheaper than `typeof(c) IN (…)`.

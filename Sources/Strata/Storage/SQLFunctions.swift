@@ -40,6 +40,9 @@ import Glibc
 ///   storage class (``QueryDialect/storedAs(_:_:entity:attribute:key:)``); the
 ///   error reaches Strata as ``damagedCode``, and ``damage(_:)`` turns it into
 ///   the error with entity and attribute.
+/// - `strata_entities_known(k)`, `strata_entities_checked(k, v)`: whether this connection found
+///   the rows of hierarchy `k` clean on the file as it is now, and noting that it did when `v` (an
+///   entity search's result) is NULL; `v` is returned (``SQLiteDialect/unknownEntity(table:_:root:)``).
 /// - full-text search (``TextSearch``; `SQLFunctions+Search.swift`): `strata_matches(x, q)`,
 ///   `strata_relevance(x, q)`, `strata_index_text(x)`, `strata_fts_query(q)`.
 /// - collation `strata_standard`: localizedStandard order (Finder order).
@@ -80,6 +83,7 @@ enum SQLFunctions {
         sqlite3_create_function_v2(db, "strata_dmean", 2, pureFlags, nil, decimalMeanFunction, nil, nil, nil)
         // Not deterministic (it fails), and never callable from a schema object of the file.
         sqlite3_create_function_v2(db, "strata_damaged", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, nil, damagedFunction, nil, nil, nil)
+        registerEntityChecks(db)
         sqlite3_create_collation_v2(db, "strata_standard", SQLITE_UTF8, nil, standardCollation, nil)
         sqlite3_create_collation_v2(db, "strata_decimal", SQLITE_UTF8, nil, decimalCollation, nil)
         registerSearch(db)
@@ -391,5 +395,70 @@ enum SQLFunctions {
         let mode = Int(sqlite3_value_int(a2) & 3)
         let r = scratch(ctx).pointee.withFolded(x, mode: mode) { test($0, y) }
         sqlite3_result_int(ctx, r ? 1 : 0)
+    }
+}
+
+// MARK: Entity searches, once per version of the file
+
+extension SQLFunctions {
+    /// A connection's hierarchies whose rows an entity search found clean, each with the file's
+    /// data version then. SQLite changes the data version (`SQLITE_FCNTL_DATA_VERSION`) with every
+    /// commit to the file, this connection's or another's, in this process or another: a version
+    /// that has not changed is the same rows. Reached only by the connection's two functions,
+    /// which SQLite runs one at a time.
+    final class EntityChecks {
+        var clean: [String: UInt32] = [:]
+    }
+
+    static func registerEntityChecks(_ db: OpaquePointer) {
+        let checks = EntityChecks()
+        // Each function holds the table once, released with the function (when the connection closes).
+        let release: @convention(c) (UnsafeMutableRawPointer?) -> Void = { p in
+            if let p { Unmanaged<EntityChecks>.fromOpaque(p).release() }
+        }
+        // Not deterministic (their answer changes with the file), and never callable from a schema object.
+        let flags = SQLITE_UTF8 | SQLITE_DIRECTONLY
+        sqlite3_create_function_v2(db, "strata_entities_known", 1, flags, Unmanaged.passRetained(checks).toOpaque(),
+                                   entitiesKnownFunction, nil, nil, release)
+        sqlite3_create_function_v2(db, "strata_entities_checked", 2, flags, Unmanaged.passRetained(checks).toOpaque(),
+                                   entitiesCheckedFunction, nil, nil, release)
+    }
+
+    /// The data version of the connection's main database, nil when SQLite cannot tell.
+    private static func dataVersion(_ ctx: OpaquePointer) -> UInt32? {
+        guard let db = sqlite3_context_db_handle(ctx) else { return nil }
+        var version: UInt32 = 0
+        return sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK ? version : nil
+    }
+
+    private static func entityChecks(_ ctx: OpaquePointer) -> EntityChecks? {
+        sqlite3_user_data(ctx).map { Unmanaged<EntityChecks>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private static func key(_ v: OpaquePointer) -> String? {
+        SQLFunctions.text(v).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// `strata_entities_known(k)`: 1 when the rows of `k` were found clean at the file's present version.
+    private static let entitiesKnownFunction: Function = { ctx, argc, argv in
+        guard let ctx, let argv, argc == 1, let a0 = argv[0] else { return }
+        guard let checks = SQLFunctions.entityChecks(ctx), let k = SQLFunctions.key(a0), let seen = checks.clean[k],
+              let now = SQLFunctions.dataVersion(ctx), seen == now else {
+            sqlite3_result_int(ctx, 0)
+            return
+        }
+        sqlite3_result_int(ctx, 1)
+    }
+
+    /// `strata_entities_checked(k, v)`: `v`, noting `k` clean at the file's present version when `v` is
+    /// NULL and the connection writes nothing: rows a context's pending changes wrote or deleted
+    /// inside its read (rolled back after it) are not the file's.
+    private static let entitiesCheckedFunction: Function = { ctx, argc, argv in
+        guard let ctx, let argv, argc == 2, let a0 = argv[0], let a1 = argv[1] else { return }
+        if sqlite3_value_type(a1) == SQLITE_NULL, let db = sqlite3_context_db_handle(ctx), sqlite3_txn_state(db, "main") != SQLITE_TXN_WRITE,
+           let checks = SQLFunctions.entityChecks(ctx), let k = SQLFunctions.key(a0) {
+            checks.clean[k] = SQLFunctions.dataVersion(ctx)
+        }
+        sqlite3_result_value(ctx, a1)
     }
 }

@@ -323,6 +323,32 @@ final class DamagedValueTests: StoreTestCase {
         XCTAssertEqual(n, 0)
     }
 
+    /// A hierarchy's rows are searched for unknown entity names once per version of the file: a
+    /// read of an unchanged store after a clean one skips the search, and a row another connection
+    /// then gives an unknown name fails every read of the hierarchy again, a count, a page of one
+    /// row that is not the damaged one, and a prepared fetch.
+    func testUnknownEntityWrittenAfterCleanReadsIsFound() throws {
+        let s = try makeStore()
+        let count = try descriptor(s.context, #"{"entity": "Trip"}"#)
+        var firstJSON = #"{"entity": "Trip", "sortBy": [{"key": "name"}], "fetchLimit": 1}"#
+        let first = try descriptor(s.context, firstJSON)
+        let prepared = try firstJSON.withUTF8 { try s.context.prepare($0) }
+        for _ in 0..<2 {
+            XCTAssertEqual(try s.context.fetchCount(count), 2)
+            XCTAssertEqual(try parse(s.context.fetch(first)).array?.count, 1)
+            XCTAssertEqual(try parse(prepared.fetch(bindings: nil)).array?.count, 1)
+        }
+        try tamper("UPDATE Trip SET _entity = 'Ghost' WHERE _pk = ?", [.int(s.tripB.pk)])
+        for _ in 0..<2 {
+            XCTAssertThrowsError(try s.context.fetchCount(count)) { XCTAssertEqual(($0 as? StrataError)?.code, .corrupt, "\($0)") }
+            XCTAssertThrowsError(try s.context.fetch(first)) { XCTAssertEqual(($0 as? StrataError)?.code, .corrupt, "\($0)") }
+            XCTAssertThrowsError(try prepared.fetch(bindings: nil)) { XCTAssertEqual(($0 as? StrataError)?.code, .corrupt, "\($0)") }
+        }
+        // Repaired by another connection: reads succeed again.
+        try tamper("UPDATE Trip SET _entity = 'PersonalTrip' WHERE _pk = ?", [.int(s.tripB.pk)])
+        XCTAssertEqual(try s.context.fetchCount(count), 2)
+    }
+
     // MARK: storage classes
 
     func testTextInAnIntColumnIsCorruptForReadsAndPredicates() throws {
