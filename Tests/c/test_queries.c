@@ -404,11 +404,14 @@ static void test_session_examples(strata_context *ctx) {
            tested (the WHERE of the relationship-identifier subqueries in the select list is theirs,
            and the whole hierarchy's entity check reads no column of t). */
         const char *where = strstr(check_str_member(e, "sql"), "FROM \"Trip\" t WHERE");
-        if (where && (strstr(where, "t.\"name\"") || strstr(where, "t.\"destination\"") || strstr(where, "strata_")
-                      != strstr(where, "strata_damaged('Trip', '_entity'")))
+        /* The entity check is the search, or on SQLite the search behind the connection's note
+           that it found the rows clean at the file's version. */
+        const char *first = where ? strstr(where, "strata_") : NULL;
+        int check_first = first == NULL || first == strstr(where, "strata_damaged('Trip', '_entity'")
+                          || first == strstr(where, "strata_entities_known(");
+        if (where && (strstr(where, "t.\"name\"") || strstr(where, "t.\"destination\"") || !check_first))
             fprintf(stderr, "folded search: %s\n", check_str_member(e, "sql"));
-        EXPECT(where == NULL || (!strstr(where, "t.\"name\"") && !strstr(where, "t.\"destination\"")
-                                 && strstr(where, "strata_") == strstr(where, "strata_damaged('Trip', '_entity'")));
+        EXPECT(where == NULL || (!strstr(where, "t.\"name\"") && !strstr(where, "t.\"destination\"") && check_first));
         CHECK(check_parameters(e) == 0);
         json_object_put(e);
         free(d);

@@ -289,9 +289,12 @@ final class PredicateCheckTests: StoreTestCase {
         // have their own WHERE.
         let guards = #"(typeof(t."startDate") = 'real' OR typeof(t."startDate") = 'integer' OR t."startDate" IS NULL OR strata_damaged('Trip', 'startDate', t._pk))"#
         // The entity check of the whole hierarchy comes first: a term of no table, evaluated once.
+        // On SQLite, the search runs only when the connection has not found the rows clean at the file's version.
         func onlyChecks(_ sql: String) -> Bool {
-            sql.contains(#"FROM "Trip" t WHERE ((SELECT strata_damaged('Trip', '_entity', _pk) FROM "Trip" WHERE "#)
-                && sql.contains(#" LIMIT 1) IS NULL) AND \#(guards) ORDER BY"#)
+            let search = #"(SELECT strata_damaged('Trip', '_entity', _pk) FROM "Trip" WHERE "#
+            let once = #"CASE WHEN strata_entities_known('BusinessTrip PersonalTrip Trip') THEN NULL ELSE strata_entities_checked('BusinessTrip PersonalTrip Trip', "#
+            return (sql.contains(#"FROM "Trip" t WHERE ("# + search) && sql.contains(#" LIMIT 1) IS NULL) AND \#(guards) ORDER BY"#))
+                || (sql.contains(#"FROM "Trip" t WHERE ("# + once + search) && sql.contains(#" LIMIT 1)) END IS NULL) AND \#(guards) ORDER BY"#))
         }
         XCTAssertTrue(onlyChecks(sql), sql)
         XCTAssertFalse(sql.contains("strata_lsc"), sql)
