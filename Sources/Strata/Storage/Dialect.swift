@@ -213,8 +213,9 @@ extension SQLiteDialect: QueryDialect {
     /// of an unchanged store searches once.
     func unknownEntity(table: String, _ entities: [String], root: String) -> String {
         let key = nameLiteral(entities.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.joined(separator: " "))
-        return "CASE WHEN strata_entities_known(\(key)) THEN NULL ELSE strata_entities_checked(\(key), "
-            + entitySearch(table: table, entities, root: root) + ") END"
+        // A subquery of no table: SQLite runs it once per run of the statement (not per row) and keeps its answer.
+        return "(SELECT CASE WHEN strata_entities_known(\(key)) THEN NULL ELSE strata_entities_checked(\(key), "
+            + entitySearch(table: table, entities, root: root) + ") END)"
     }
 
     /// `(typeof(c) = 'integer' OR c IS NULL OR strata_damaged(…))`: typeof() reads the type from

@@ -292,9 +292,9 @@ final class PredicateCheckTests: StoreTestCase {
         // On SQLite, the search runs only when the connection has not found the rows clean at the file's version.
         func onlyChecks(_ sql: String) -> Bool {
             let search = #"(SELECT strata_damaged('Trip', '_entity', _pk) FROM "Trip" WHERE "#
-            let once = #"CASE WHEN strata_entities_known('BusinessTrip PersonalTrip Trip') THEN NULL ELSE strata_entities_checked('BusinessTrip PersonalTrip Trip', "#
+            let once = #"(SELECT CASE WHEN strata_entities_known('BusinessTrip PersonalTrip Trip') THEN NULL ELSE strata_entities_checked('BusinessTrip PersonalTrip Trip', "#
             return (sql.contains(#"FROM "Trip" t WHERE ("# + search) && sql.contains(#" LIMIT 1) IS NULL) AND \#(guards) ORDER BY"#))
-                || (sql.contains(#"FROM "Trip" t WHERE ("# + once + search) && sql.contains(#" LIMIT 1)) END IS NULL) AND \#(guards) ORDER BY"#))
+                || (sql.contains(#"FROM "Trip" t WHERE ("# + once + search) && sql.contains(#" LIMIT 1)) END) IS NULL) AND \#(guards) ORDER BY"#))
         }
         XCTAssertTrue(onlyChecks(sql), sql)
         XCTAssertFalse(sql.contains("strata_lsc"), sql)
