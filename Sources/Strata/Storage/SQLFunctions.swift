@@ -298,8 +298,8 @@ enum SQLFunctions {
     /// `strata_damaged(entity, attribute, key)`: notes the ``Damage`` and fails the statement with ``damagedCode``.
     private static let damagedFunction: Function = { ctx, argc, argv in
         guard let ctx, let argv, argc == 3, let a0 = argv[0], let a1 = argv[1], let a2 = argv[2] else { return }
-        func string(_ v: OpaquePointer) -> String { SQLFunctions.text(v).map { String(decoding: $0, as: UTF8.self) } ?? "" }
-        let note = Damage(entity: string(a0), attribute: string(a1), key: sqlite3_value_int64(a2))
+        let note = Damage(entity: SQLFunctions.string(a0) ?? "", attribute: SQLFunctions.string(a1) ?? "",
+                          key: sqlite3_value_int64(a2))
         Damage.current = note
         sqlite3_result_error(ctx, note.error.message, -1)
         sqlite3_result_error_code(ctx, SQLFunctions.damagedCode)
@@ -435,14 +435,15 @@ extension SQLFunctions {
         sqlite3_user_data(ctx).map { Unmanaged<EntityChecks>.fromOpaque($0).takeUnretainedValue() }
     }
 
-    private static func key(_ v: OpaquePointer) -> String? {
+    /// A text argument as a string (nil for NULL).
+    private static func string(_ v: OpaquePointer) -> String? {
         SQLFunctions.text(v).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// `strata_entities_known(k)`: 1 when the rows of `k` were found clean at the file's present version.
     private static let entitiesKnownFunction: Function = { ctx, argc, argv in
         guard let ctx, let argv, argc == 1, let a0 = argv[0] else { return }
-        guard let checks = SQLFunctions.entityChecks(ctx), let k = SQLFunctions.key(a0), let seen = checks.clean[k],
+        guard let checks = SQLFunctions.entityChecks(ctx), let k = SQLFunctions.string(a0), let seen = checks.clean[k],
               let now = SQLFunctions.dataVersion(ctx), seen == now else {
             sqlite3_result_int(ctx, 0)
             return
@@ -456,7 +457,7 @@ extension SQLFunctions {
     private static let entitiesCheckedFunction: Function = { ctx, argc, argv in
         guard let ctx, let argv, argc == 2, let a0 = argv[0], let a1 = argv[1] else { return }
         if sqlite3_value_type(a1) == SQLITE_NULL, let db = sqlite3_context_db_handle(ctx), sqlite3_txn_state(db, "main") != SQLITE_TXN_WRITE,
-           let checks = SQLFunctions.entityChecks(ctx), let k = SQLFunctions.key(a0) {
+           let checks = SQLFunctions.entityChecks(ctx), let k = SQLFunctions.string(a0) {
             checks.clean[k] = SQLFunctions.dataVersion(ctx)
         }
         sqlite3_result_value(ctx, a1)

@@ -214,17 +214,10 @@ enum TextSearch {
         if out.count < utf8.count { out = [UInt8](repeating: 0, count: max(utf8.count, 2 * out.count)) }
         return out.withUnsafeMutableBufferPointer { o -> Int in
             var n = 0
-            var inToken = false
-            for b in utf8 {
-                let lower = asciiLower(b)
-                if (lower &- 0x61) < 26 || (lower &- 0x30) < 10 {
-                    if !inToken && n > 0 { o[n] = 0x20; n += 1 }
-                    o[n] = lower
-                    n += 1
-                    inToken = true
-                } else {
-                    inToken = false
-                }
+            forEachASCIIToken(utf8) { token in
+                if n > 0 { o[n] = 0x20; n += 1 }
+                for i in token { o[n] = asciiLower(utf8[i]); n += 1 }
+                return true
             }
             return n
         }
