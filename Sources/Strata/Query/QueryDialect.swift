@@ -199,7 +199,7 @@ extension QueryDialect {
     /// AND _entity < 'B' OR … LIMIT 1)`: one index search (`_entity` is indexed in a hierarchy's
     /// table) per gap between the names in binary order. Every store installs `strata_damaged`.
     func entitySearch(table: String, _ entities: [String], root: String) -> String {
-        let names = entities.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map(nameLiteral)
+        let names = entities.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map(nameLiteral)
         guard let first = names.first, let last = names.last else { return "NULL" }
         let e = entityColumn, k = keyColumn
         var gaps = ["\(e) < \(first)"]
