@@ -186,9 +186,16 @@ extension QueryDialect {
 
     /// A standard SQL text literal (names are identifiers; a quote would still be doubled).
     func nameLiteral(_ name: String) -> String {
-        var out = "'"
-        for c in name { if c == "'" { out += "''" } else { out.append(c) } }
-        return out + "'"
+        // Byte by byte: a quote is one byte in UTF-8 and never part of another character's bytes,
+        // so every quote is doubled, also one a combining mark follows (no grapheme breaking).
+        var bytes: [UInt8] = [0x27]
+        bytes.reserveCapacity(name.utf8.count + 2)
+        for b in name.utf8 {
+            bytes.append(b)
+            if b == 0x27 { bytes.append(0x27) }
+        }
+        bytes.append(0x27)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     func unknownEntity(table: String, _ entities: [String], root: String) -> String {
