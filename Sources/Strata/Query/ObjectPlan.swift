@@ -172,10 +172,11 @@ struct ObjectPlan {
     /// Where each stored column a selection reads lands in the row, so that entities of one
     /// hierarchy sharing a column read it once.
     private struct SelectionIndex {
-        /// `.column(name)` selections, by column name.
-        var columns: [String: Int32] = [:]
+        /// `.column(name)` selections, by column name. (`Int`, not `Int32`: a dictionary type
+        /// this process already uses costs no run-time type set-up at a fresh process's first fetch.)
+        var columns: [String: Int] = [:]
         /// `.linkedEntity` selections, by the link's column name.
-        var linkedEntities: [String: Int32] = [:]
+        var linkedEntities: [String: Int] = [:]
         /// The name of the link back to the owner of the prefetched relationship whose rows the plan writes.
         var ownerLink: String?
     }
@@ -225,9 +226,9 @@ struct ObjectPlan {
 
     /// The result column of stored column `name`: its selection, added the first time it is asked for.
     private mutating func column(_ name: String, _ index: inout SelectionIndex) -> Int32 {
-        if let i = index.columns[name] { return i }
+        if let i = index.columns[name] { return Int32(truncatingIfNeeded: i) }
         let i = select(.column(name))
-        index.columns[name] = i
+        index.columns[name] = Int(i)
         return i
     }
 
@@ -242,7 +243,7 @@ struct ObjectPlan {
             var prefix = 0..<0
             if r.isHeldInRow {
                 link = select(.column(r.name))
-                index.columns[r.name] = link
+                index.columns[r.name] = Int(link)
                 prefix = add(Array("\"\(r.destination.name)/".utf8))
             }
             deferredInfo.append(Deferred(key: key, isToMany: r.isToMany, slot: firstSlot + prefetched.count, column: -1, prefix: prefix,
@@ -344,9 +345,9 @@ struct ObjectPlan {
         var members = 0..<0
         if r.destination.root.isInHierarchy {
             members = entityNames(r.destination.descendants)
-            if index.ownerLink == r.name { entityColumn = ObjectPlan.ownersEntity } else if let j = index.linkedEntities[col] { entityColumn = j } else {
+            if index.ownerLink == r.name { entityColumn = ObjectPlan.ownersEntity } else if let j = index.linkedEntities[col] { entityColumn = Int32(truncatingIfNeeded: j) } else {
                 entityColumn = select(.linkedEntity(r))
-                index.linkedEntities[col] = entityColumn
+                index.linkedEntities[col] = Int(entityColumn)
             }
         }
         columns.append(Member(key: add(ObjectPlan.keyBytes(r.name)), name: add(r.name.utf8), index: at, type: .link,

@@ -186,9 +186,16 @@ extension QueryDialect {
 
     /// A standard SQL text literal (names are identifiers; a quote would still be doubled).
     func nameLiteral(_ name: String) -> String {
-        var out = "'"
-        for c in name { if c == "'" { out += "''" } else { out.append(c) } }
-        return out + "'"
+        // Byte by byte: a quote is one byte in UTF-8 and never part of another character's bytes,
+        // so every quote is doubled, also one a combining mark follows (no grapheme breaking).
+        var bytes: [UInt8] = [0x27]
+        bytes.reserveCapacity(name.utf8.count + 2)
+        for b in name.utf8 {
+            bytes.append(b)
+            if b == 0x27 { bytes.append(0x27) }
+        }
+        bytes.append(0x27)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     func unknownEntity(table: String, _ entities: [String], root: String) -> String {
@@ -199,7 +206,7 @@ extension QueryDialect {
     /// AND _entity < 'B' OR … LIMIT 1)`: one index search (`_entity` is indexed in a hierarchy's
     /// table) per gap between the names in binary order. Every store installs `strata_damaged`.
     func entitySearch(table: String, _ entities: [String], root: String) -> String {
-        let names = entities.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map(nameLiteral)
+        let names = entities.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map(nameLiteral)
         guard let first = names.first, let last = names.last else { return "NULL" }
         let e = entityColumn, k = keyColumn
         var gaps = ["\(e) < \(first)"]

@@ -34,10 +34,17 @@ extension SchemaDecoder {
         let original = try o.string("originalName")
         if let original { try checkIdentifier(original, "originalName", path / "originalName", entity: name) }
         var attrs: [Attribute] = []
-        // Property names by their lowercased form (SQLite column names ignore case).
-        var names: [String: String] = [:]
+        // Property names (in `declared`) by their lowercased form (SQLite column names ignore case).
+        var names: [String: Int] = [:]
+        var declared: [String] = []
         func checkNew(_ property: String, _ p: JSONPath) throws {
-            guard let other = names[property.lowercased()] else { names[property.lowercased()] = property; return }
+            let folded = property.lowercased()
+            guard let at = names[folded] else {
+                names[folded] = declared.count
+                declared.append(property)
+                return
+            }
+            let other = declared[at]
             if other == property {
                 throw fail("duplicate property name '\(property)' in entity '\(name)'", p / "name", entity: name, attribute: property)
             }

@@ -18,6 +18,7 @@ final class Statement {
         // the TEMP table of the overlay's searchable keys needs it made first (`begin`/`beginRead`
         // make it for everything inside a transaction).
         if !connection.madeSearchPending && Connection.readsSearchPending(sql) { try connection.makeSearchPending() }
+        connection.registerFunctions(namedIn: sql)
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
         guard rc == SQLITE_OK, let s = stmt else {
@@ -228,6 +229,20 @@ final class Connection {
         madeSearchPending = true
     }
 
+    /// Whether this connection registered the SQL functions of ``SQLFunctions/registerNamed(_:)``.
+    private(set) var registeredNamedFunctions = false
+
+    /// Registers the SQL functions a connection's first statement naming one needs, before SQLite
+    /// prepares `sql` (it resolves a statement's functions then; registering a new function
+    /// invalidates no prepared statement).
+    fileprivate func registerFunctions(namedIn sql: String) {
+        guard !registeredNamedFunctions else { return }
+        var sql = sql
+        guard sql.withUTF8({ SQLFunctions.mayNameLateFunction($0) }) else { return }
+        SQLFunctions.registerNamed(handle)
+        registeredNamedFunctions = true
+    }
+
     /// Whether `sql` names the TEMP table of ``SQLiteDialect/searchPending``.
     static func readsSearchPending(_ sql: String) -> Bool {
         var sql = sql, name = SQLiteDialect.searchPendingName
@@ -270,6 +285,7 @@ final class Connection {
     ///   trace hook (STRATA_SQL_DEBUG still prints them).
     func execute(script sql: String, reported: Bool = true) throws {
         report(sql, reported)
+        registerFunctions(namedIn: sql)
         var err: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &err)
         if rc != SQLITE_OK {

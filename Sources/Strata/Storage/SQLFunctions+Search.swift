@@ -1,7 +1,7 @@
 import CSQLite
 
-/// The SQL functions of full-text search (``TextSearch``), registered on every connection
-/// with the others (``SQLFunctions/register(_:)``):
+/// The SQL functions of full-text search (``TextSearch``), registered on a connection with the
+/// others its first statement naming one needs (``SQLFunctions/registerNamed(_:)``):
 ///
 /// - `strata_matches(x, q)`: 1 when text `x` matches the search text `q`, else 0 (0 with a NULL);
 /// - `strata_relevance(x, q)`: the relevance of `x` for `q`, a real (0 with a NULL `x`);

@@ -1,7 +1,8 @@
 import CSQLite
 import Glibc
 
-/// SQL functions and collations Strata registers on every connection, so
+/// SQL functions and collations Strata registers on every connection (most of the functions
+/// before its first statement naming one: ``registerNamed(_:)``), so
 /// that SQL agrees with ``Evaluation`` (SQLite's own LIKE/lower are ASCII-only).
 /// In the functions below, `flags` 1 is case-insensitive, 2 diacritic-insensitive
 /// (``StringOptions`` raw values), 0 neither; `x` is raw text, folded per row, and
@@ -62,10 +63,23 @@ enum SQLFunctions {
     /// The flags of every function but `strata_damaged`: same result for the same arguments, no side effects.
     static let pureFlags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
 
-    /// Registers every function and collation of the type's comment on a new connection.
+    /// Registers, on a new connection, what its reads name from the first one on: `strata_damaged`,
+    /// the entity checks and the two collations (an index may use a collation its statements do not
+    /// name). The other functions wait for the first statement naming one (``registerNamed(_:)``):
+    /// registering all of them costs a fresh process's open about as much as its first query's
+    /// statement, and most connections name none of them.
     /// Each is a C function of its own below; none captures anything, so a call per row
     /// allocates nothing.
     static func register(_ db: OpaquePointer) {
+        // Not deterministic (it fails), and never callable from a schema object of the file.
+        sqlite3_create_function_v2(db, "strata_damaged", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, nil, damagedFunction, nil, nil, nil)
+        registerEntityChecks(db)
+        sqlite3_create_collation_v2(db, "strata_standard", SQLITE_UTF8, nil, standardCollation, nil)
+        sqlite3_create_collation_v2(db, "strata_decimal", SQLITE_UTF8, nil, decimalCollation, nil)
+    }
+
+    /// Registers every function of the type's comment that ``register(_:)`` does not, once per connection.
+    static func registerNamed(_ db: OpaquePointer) {
         withScratch(db, "strata_fold", 2, foldFunction)
         withScratch(db, "strata_contains", 3, containsFunction)
         withScratch(db, "strata_has_prefix", 3, hasPrefixFunction)
@@ -81,12 +95,50 @@ enum SQLFunctions {
         sqlite3_create_function_v2(db, "strata_favg", 1, pureFlags, nil, nil, doubleStep, doubleAverageFinal, nil)
         sqlite3_create_function_v2(db, "strata_dsum", 1, pureFlags, nil, nil, decimalStep, decimalSumFinal, nil)
         sqlite3_create_function_v2(db, "strata_dmean", 2, pureFlags, nil, decimalMeanFunction, nil, nil, nil)
-        // Not deterministic (it fails), and never callable from a schema object of the file.
-        sqlite3_create_function_v2(db, "strata_damaged", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, nil, damagedFunction, nil, nil, nil)
-        registerEntityChecks(db)
-        sqlite3_create_collation_v2(db, "strata_standard", SQLITE_UTF8, nil, standardCollation, nil)
-        sqlite3_create_collation_v2(db, "strata_decimal", SQLITE_UTF8, nil, decimalCollation, nil)
         registerSearch(db)
+    }
+
+    /// Whether `sql` may name a function ``registerNamed(_:)`` registers: a `strata_` name (in any
+    /// case, anywhere in the text, quoted or not) other than what ``register(_:)`` registers and the
+    /// two tables every open reads. A name this does not know counts: a statement gets every
+    /// function too many, never one too few (SQLite resolves a statement's functions when it
+    /// prepares it, and a store's schema objects name none: ``StoredSchemaCheck``).
+    static func mayNameLateFunction(_ sql: UnsafeBufferPointer<UInt8>) -> Bool {
+        let prefix: StaticString = "strata_"
+        let p = prefix.utf8Start, m = prefix.utf8CodeUnitCount
+        let n = sql.count
+        var i = 0
+        while i + m <= n {
+            var j = 0
+            while j < m && lowered(sql[i + j]) == p[j] { j += 1 }
+            guard j == m else { i += 1; continue }
+            var end = i + m
+            while end < n, isNameByte(sql[end]) { end += 1 }
+            if !isKnownAtOpen(UnsafeBufferPointer(rebasing: sql[(i + m)..<end])) { return true }
+            i = end
+        }
+        return false
+    }
+
+    /// The names after `strata_` that ``mayNameLateFunction(_:)`` passes over.
+    private static let namesAtOpen: [StaticString] = ["damaged", "entities_known", "entities_checked", "standard", "decimal",
+                                                      "metadata", "sequence"]
+
+    private static func isKnownAtOpen(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        for known in namesAtOpen where known.utf8CodeUnitCount == name.count {
+            let k = known.utf8Start
+            var j = 0
+            while j < name.count && lowered(name[j]) == k[j] { j += 1 }
+            if j == name.count { return true }
+        }
+        return false
+    }
+
+    @inline(__always) private static func lowered(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
+
+    /// A byte of an unquoted SQL name: ASCII letter, digit, '_', '$' or any byte of a non-ASCII character.
+    @inline(__always) private static func isNameByte(_ c: UInt8) -> Bool {
+        (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F || c == 0x24 || c >= 0x80
     }
 
     /// Registers a function with a scratch buffer of its own, freed with the connection.
@@ -407,7 +459,8 @@ extension SQLFunctions {
     /// that has not changed is the same rows. Reached only by the connection's two functions,
     /// which SQLite runs one at a time.
     final class EntityChecks {
-        var clean: [String: UInt32] = [:]
+        /// The data version of each (an `Int`: a dictionary type every process already uses).
+        var clean: [String: Int] = [:]
     }
 
     static func registerEntityChecks(_ db: OpaquePointer) {
@@ -444,7 +497,7 @@ extension SQLFunctions {
     private static let entitiesKnownFunction: Function = { ctx, argc, argv in
         guard let ctx, let argv, argc == 1, let a0 = argv[0] else { return }
         guard let checks = SQLFunctions.entityChecks(ctx), let k = SQLFunctions.string(a0), let seen = checks.clean[k],
-              let now = SQLFunctions.dataVersion(ctx), seen == now else {
+              let now = SQLFunctions.dataVersion(ctx), seen == Int(now) else {
             sqlite3_result_int(ctx, 0)
             return
         }
@@ -458,7 +511,7 @@ extension SQLFunctions {
         guard let ctx, let argv, argc == 2, let a0 = argv[0], let a1 = argv[1] else { return }
         if sqlite3_value_type(a1) == SQLITE_NULL, let db = sqlite3_context_db_handle(ctx), sqlite3_txn_state(db, "main") != SQLITE_TXN_WRITE,
            let checks = SQLFunctions.entityChecks(ctx), let k = SQLFunctions.string(a0) {
-            checks.clean[k] = SQLFunctions.dataVersion(ctx)
+            checks.clean[k] = SQLFunctions.dataVersion(ctx).map { Int($0) }
         }
         sqlite3_result_value(ctx, a1)
     }

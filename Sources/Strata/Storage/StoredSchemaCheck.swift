@@ -63,23 +63,31 @@ enum StoredSchemaCheck {
             StrataError(.corrupt, "'\(location)' is damaged or was changed outside Strata: \(what) (stored schema version \(version); "
                         + "the file was left untouched)")
         }
-        var tables: [String: StoreLayout.Table] = [:]
-        for t in layout.tables { tables[t.name.lowercased()] = t }
-        var seenTables: Set<String> = []
-        var indexesLeft: [String: [StoreLayout.Index]] = [:]
-        for t in layout.tables { indexesLeft[t.name.lowercased()] = t.indexes }
+        // The layout's tables and full-text objects by lowercased name, as positions in arrays: a
+        // fresh process sets up no dictionary type of its own for them (`[String: Int]` it has).
+        let tableList = layout.tables
+        var tables: [String: Int] = [:]
+        for (i, t) in tableList.enumerated() { tables[t.name.lowercased()] = i }
+        var seenTables = [Bool](repeating: false, count: tableList.count)
+        var indexesLeft = tableList.map(\.indexes)
         var historyObjects = 0
-        var searchObjects: [String: (name: String, sql: String)] = [:]
-        for t in layout.tables {
+        var searchList: [(name: String, sql: String)] = []
+        var searchObjects: [String: Int] = [:]
+        for t in tableList {
             for s in t.searchIndexes {
-                searchObjects[s.name.lowercased()] = (s.name, SQLiteDialect.createSearchTable(s.name))
-                for shadow in SQLiteDialect.searchShadowTables(s.name) { searchObjects[shadow.name.lowercased()] = shadow }
+                searchObjects[s.name.lowercased()] = searchList.count
+                searchList.append((s.name, SQLiteDialect.createSearchTable(s.name)))
+                for shadow in SQLiteDialect.searchShadowTables(s.name) {
+                    searchObjects[shadow.name.lowercased()] = searchList.count
+                    searchList.append(shadow)
+                }
             }
         }
 
         for o in objects {
             let key = o.name.lowercased()
-            if let expected = searchObjects[key] {
+            if let at = searchObjects[key] {
+                let expected = searchList[at]
                 guard o.type == "table", o.sql == expected.sql else {
                     throw damage("its full-text table '\(o.name)' is not the one Strata makes (\(expected.sql))")
                 }
@@ -95,44 +103,45 @@ enum StoredSchemaCheck {
             }
             switch o.type {
             case "table":
-                guard let t = tables[key] else {
+                guard let at = tables[key] else {
                     throw damage("it holds a table '\(o.name)' that is not part of its schema (a store holds only the tables Strata makes)")
                 }
+                let t = tableList[at]
                 // The text Strata writes for the table is accepted as it is (checkTable accepts it);
                 // anything else is parsed and checked column by column.
                 // (Compared piece by piece as SQLiteDialect spells it: the text is never made.)
                 let asWritten = o.sql.map { sql in DDLMatch.matches(sql) { SQLiteDialect().createTable(t, into: &$0) } } ?? false
                 if !asWritten { try checkTable(t, o.sql, damage) }
-                seenTables.insert(key)
+                seenTables[at] = true
             case "index":
                 // An index exactly as Strata writes it for one of the table's indexes left is that
                 // index; any other text is parsed (its name may be an older one).
-                let tableKey = o.table.lowercased()
-                if let sql = o.sql, let table = tables[tableKey], let left = indexesLeft[tableKey],
+                let tableAt = tables[o.table.lowercased()]
+                if let sql = o.sql, let at = tableAt, case let table = tableList[at], case let left = indexesLeft[at],
                    let i = left.firstIndex(where: { i in DDLMatch.matches(sql) { SQLiteDialect().createIndex(i, on: table.name, into: &$0) } }) {
-                    indexesLeft[tableKey]?.remove(at: i)
+                    indexesLeft[at].remove(at: i)
                     continue
                 }
                 guard let sql = o.sql, let index = parseIndex(sql), index.table.lowercased() == o.table.lowercased(),
-                      let left = indexesLeft[o.table.lowercased()],
+                      let at = tableAt, case let left = indexesLeft[at],
                       let i = left.firstIndex(where: { $0.isUnique == index.isUnique && $0.columns.map { $0.lowercased() } == index.columns })
                 else {
                     throw damage("it holds an index '\(o.name)' on '\(o.table)' that is not part of its schema "
                                  + "(a store holds only the indexes its schema declares, on plain columns)")
                 }
-                indexesLeft[o.table.lowercased()]?.remove(at: i)
+                indexesLeft[at].remove(at: i)
             default:
                 throw damage("it holds a \(o.type) '\(o.name)' (a store holds no views or triggers: they would run inside Strata's calls)")
             }
         }
-        for t in layout.tables where !seenTables.contains(t.name.lowercased()) {
+        for t in tableList where tables[t.name.lowercased()].map({ !seenTables[$0] }) ?? true {
             throw damage("its table '\(t.name)' is missing")
         }
-        if let missing = searchObjects.values.map(\.name).min() {
+        if let missing = searchObjects.values.map({ searchList[$0].name }).min() {
             throw damage("its full-text table '\(missing)' is missing")
         }
         for t in layout.tables {
-            if let missing = indexesLeft[t.name.lowercased()]?.first {
+            if let missing = tables[t.name.lowercased()].flatMap({ indexesLeft[$0].first }) {
                 throw damage("table '\(t.name)' lacks its \(missing.isUnique ? "unique " : "")index on (\(missing.columns.joined(separator: ", ")))")
             }
         }

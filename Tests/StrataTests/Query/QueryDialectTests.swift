@@ -122,4 +122,20 @@ final class QueryDialectTests: StoreTestCase {
         XCTAssertTrue(trips.objectQueries.prefetchedSQL[0].contains("= $1"), trips.objectQueries.prefetchedSQL[0])
         XCTAssertTrue(trips.countSQL.hasPrefix("COUNT_ROWS("), trips.countSQL)
     }
+
+    /// A name literal is the text SQLite's `quote()` makes of the name, whatever it holds: every
+    /// quote doubled, also one a combining mark follows, and text that is not ASCII kept as it is.
+    func testNameLiteralsAreWhatSQLiteQuotes() throws {
+        let c = try Connection(path: storePath(), readOnly: false, create: true)
+        let names = ["Trip", "", "'", "''", "a'b", "O'Brien's", "a'\u{301}b", "'\u{301}", "Zürich", "日本'語", "e\u{301}'", "\u{1F600}'x"]
+        for name in names {
+            let literal = SQLiteDialect().nameLiteral(name)
+            var quoted: SQLValue?
+            try c.statement(HashedSQL("SELECT quote(?1)")).query([.text(name)]) { s in quoted = s.value(at: 0) }
+            XCTAssertEqual(quoted, .text(literal), name)
+            var read: SQLValue?
+            try c.statement(HashedSQL("SELECT " + literal)).query { s in read = s.value(at: 0) }
+            XCTAssertEqual(read, .text(name), name)
+        }
+    }
 }
