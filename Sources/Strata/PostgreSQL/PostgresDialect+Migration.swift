@@ -80,6 +80,13 @@ extension PostgresDialect: MigrationDialect {
     /// Every value is in its row (`bytea`): no file to bring back.
     func externalRows(_ table: String, _ column: String) -> String? { nil }
 
+    /// The table's check (``PostgresDialect/entityCheck(_:)``) dropped when it has one, and made
+    /// again: validated against every row when it is made.
+    func entityCheck(_ table: String, _ entities: [String]) -> (drop: String, add: String)? {
+        ("ALTER TABLE \(q(table)) DROP CONSTRAINT IF EXISTS \(q(PostgresDialect.entityCheckName))",
+         "ALTER TABLE \(q(table)) ADD \(entityCheck(entities) as String)")
+    }
+
     // MARK: What the store has
 
     /// The indexes and unique constraints of table `$1` (not its primary key): name, uniqueness

@@ -70,11 +70,27 @@ struct PostgresDialect {
         }
     }
 
-    /// The primary key is a constraint named after the table (``primaryKeyName(_:)``).
+    /// The primary key is a constraint named after the table (``primaryKeyName(_:)``); a
+    /// hierarchy's table carries its entity check (``entityCheck(_:)``).
     func createTable(_ t: StoreLayout.Table) -> String {
         var parts = t.columns.map { c in "\(quote(c.name)) \(PostgresDialect.storedType(c))" }
         parts.append("CONSTRAINT \(quote(PostgresDialect.primaryKeyName(t.name))) PRIMARY KEY (\(t.primaryKey.map(quote).joined(separator: ", ")))")
+        if !t.entities.isEmpty { parts.append(entityCheck(t.entities)) }
         return "CREATE TABLE \(quote(t.name)) (\n  " + parts.joined(separator: ",\n  ") + "\n)"
+    }
+
+    /// The name of a hierarchy table's entity check (a table's own: every table has one of that name).
+    static let entityCheckName = "strata_entities"
+
+    /// `CONSTRAINT "strata_entities" CHECK ("_entity" IN ('A', 'B'))`, the hierarchy's names in
+    /// binary order: the server refuses any other name from any client, and a validated check is
+    /// what the planner reads to leave out a read's search for other names (every connection sets
+    /// `constraint_exclusion`, ``PostgresStore/sessionSettings``): the search of a table that
+    /// lacks it, or holds it `NOT VALID` or wider, still runs, at every run of the statement's plan,
+    /// which PostgreSQL makes again whenever the table's constraints change.
+    func entityCheck(_ entities: [String]) -> String {
+        "CONSTRAINT \(quote(PostgresDialect.entityCheckName)) CHECK (\(quote(StoreLayout.entity)) IN ("
+            + Junction.binaryOrder(entities).map(nameLiteral).joined(separator: ", ") + "))"
     }
 
     /// A unique index is a deferrable constraint (checked after each statement): a read that

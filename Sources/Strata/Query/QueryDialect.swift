@@ -206,7 +206,7 @@ extension QueryDialect {
     /// AND _entity < 'B' OR … LIMIT 1)`: one index search (`_entity` is indexed in a hierarchy's
     /// table) per gap between the names in binary order. Every store installs `strata_damaged`.
     func entitySearch(table: String, _ entities: [String], root: String) -> String {
-        let names = entities.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map(nameLiteral)
+        let names = Junction.binaryOrder(entities).map(nameLiteral)
         guard let first = names.first, let last = names.last else { return "NULL" }
         let e = entityColumn, k = keyColumn
         var gaps = ["\(e) < \(first)"]
@@ -252,6 +252,11 @@ public enum Collation {
 enum Junction {
     /// Terms joined flat up to this many; longer lists nest as a balanced tree.
     static let flatTerms = 16
+
+    /// Names in binary (UTF-8 byte) order, as the stores compare text.
+    static func binaryOrder(_ names: [String]) -> [String] {
+        names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
 
     /// Terms joined with `op` in parentheses, nested as a balanced tree past ``flatTerms``
     /// (history filters join their terms the same way).

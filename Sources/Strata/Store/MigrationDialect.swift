@@ -66,6 +66,10 @@ protocol MigrationDialect {
     /// The keys and file names of the rows of `column` of `table` whose value is kept in
     /// an external-storage file; nil for a store that keeps every value in its row.
     func externalRows(_ table: String, _ column: String) -> String?
+    /// The statements that drop the check that the rows of `table` name only `entities`
+    /// (``StoreLayout/Table/entities``) and make it again; nil for an engine whose tables
+    /// carry none.
+    func entityCheck(_ table: String, _ entities: [String]) -> (drop: String, add: String)?
 }
 
 /// The statements every engine runs as they are (ISO SQL), spelled once.
@@ -114,6 +118,12 @@ extension MigrationDialect {
     func deleteRowsOutside(_ table: String) -> String {
         "DELETE FROM \(quote(table)) WHERE NOT \(isOneOf(entity, names: 1))"
     }
+    /// The key and entity of one row whose entity is not one of `$1`.
+    func rowOutside(_ table: String) -> String {
+        "SELECT \(key), \(entity) FROM \(quote(table)) WHERE NOT \(isOneOf(entity, names: 1)) LIMIT 1"
+    }
+    /// No check by default (SQLite: a store file's checks are the file's to bypass).
+    func entityCheck(_ table: String, _ entities: [String]) -> (drop: String, add: String)? { nil }
     /// Sets `column` to `$1` where it is null, in rows of entities `$2` (and where column
     /// `present`, when given, is not null: a field of a composite that has a value).
     func fillDefault(_ table: String, _ column: String, wherePresent present: String? = nil) -> String {

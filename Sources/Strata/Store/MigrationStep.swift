@@ -43,6 +43,10 @@ public struct MigrationStep: Sendable, Equatable {
         case addSearchIndex, removeSearchIndex
         // Key sequences.
         case continueSequence, dropSequence
+        /// The check that a table's rows name only its hierarchy's entities (stores whose tables
+        /// carry one, never SQLite's): dropped before a table altered in place changes its
+        /// entities, made again once its rows are final.
+        case removeEntityCheck, addEntityCheck
 
         /// Whether the step takes something of the old model away (`remove…`): among the index
         /// steps, the drops that run before any index is created.

@@ -41,6 +41,18 @@ extension StorageMigration {
 
         case .inlineFiles(let rows, let table, let column, let attribute):
             try c.inlineFiles(table: table, column: column, attribute: attribute, rows: rows)
+
+        case .entityCheck(let sql, let table, let entities, let root):
+            do {
+                try c.attempt(sql)
+            } catch let e as StrataError where e.code == .constraint {
+                // A row the stage leaves with a name of no entity of the hierarchy: damage the stage does not drop.
+                guard let row = try c.rows(c.dialect.rowOutside(table), [c.dialect.nameList(entities)], limit: 1).first, row.count == 2,
+                      case .int(let pk) = row[0] else { throw e }
+                let name = if case .text(let n) = row[1] { n } else { "" }
+                throw StrataError(.corrupt, "\(root)/\(pk): the row's entity name '\(name)' is not an entity of \(root)'s hierarchy "
+                                  + "(the store is damaged): the migration cannot keep it (nothing was changed)", entity: root)
+            }
         }
     }
 

@@ -35,6 +35,9 @@ struct StorageMigration {
         /// Moves external-storage files of a column back into the rows (external storage
         /// turned off); `sql` selects the rows that name a file.
         case inlineFiles(String, table: String, column: String, attribute: Attribute)
+        /// Makes the check that the rows of `table` name only `entities`; a row naming
+        /// another makes it fail naming that row (`root`: the hierarchy).
+        case entityCheck(String, table: String, entities: [String], root: String)
     }
 
     struct Step {
@@ -159,14 +162,15 @@ struct StorageMigration {
 
     static func sql(_ a: Action) -> String {
         switch a {
-        case .run(let s, _), .copy(let s, _, _, _, _), .check(let s, _, _), .uniqueIndex(let s, _, _, _, _), .inlineFiles(let s, _, _, _): return s
+        case .run(let s, _), .copy(let s, _, _, _, _), .check(let s, _, _), .uniqueIndex(let s, _, _, _, _), .inlineFiles(let s, _, _, _),
+             .entityCheck(let s, _, _, _): return s
         }
     }
 
     /// A table of the new layout, without its indexes, under the name it is built by.
     private func createBuilding(_ t: StoreLayout.Table) -> String {
         dialect.createTable(StoreLayout.Table(name: dialect.buildingName(t.name), columns: t.columns, primaryKey: t.primaryKey,
-                                              withoutRowID: t.withoutRowID, indexes: [], externalColumns: []))
+                                              withoutRowID: t.withoutRowID, indexes: [], externalColumns: [], entities: t.entities))
     }
 
     /// The steps, in the order they run (each function below says what its steps guarantee):
@@ -177,7 +181,8 @@ struct StorageMigration {
     /// 3. tables altered in place;
     /// 4. old tables dropped, every table renamed to its final name;
     /// 5. values, once every table has its final name: defaults, values outside their entities,
-    ///    links to objects that are gone;
+    ///    links to objects that are gone; then the entity checks of tables altered in place
+    ///    whose entities changed (dropped in 3, before their rows changed), over the final rows;
     /// 6. indexes matched by their columns, every drop before any create;
     /// 7. one link kept per object of a relationship that became one-to-one;
     /// 8. key sequences continued;
@@ -195,6 +200,7 @@ struct StorageMigration {
         steps += try tablesAlteredInPlace(modes, &tables)
         steps += finalTableNames(tables)
         steps += valueChanges(modes)
+        steps += entityChecks(modes)
         steps += try indexChanges(modes, tables)
         steps += searchIndexCreations()
         steps += oneToOneLinks()
@@ -356,6 +362,26 @@ struct StorageMigration {
         return steps
     }
 
+    /// The check of a table altered in place whose hierarchy's entities changed: a table's rows name
+    /// only its entities, a row of none fails the stage (the engines that keep such a check).
+    private func entityChecks(_ modes: [String: Mode]) -> [Step] {
+        var steps: [Step] = []
+        for root in new.rootEntities {
+            guard case .inPlace(let oldRoot)? = modes[root.name], let check = changedEntityCheck(root, from: oldRoot, table: root.name) else { continue }
+            steps.append(step(.addEntityCheck, entity: root.name,
+                              [.entityCheck(check.add, table: root.name, entities: root.descendants.map(\.name), root: root.name)]))
+        }
+        return steps
+    }
+
+    /// The statements of the entity check of a table of `oldRoot`'s altered in place into `root`'s,
+    /// when the hierarchy's entities change and the engine keeps such a check.
+    private func changedEntityCheck(_ root: Entity, from oldRoot: Entity, table: String) -> (drop: String, add: String)? {
+        let names = root.descendants.map(\.name)
+        guard Set(names) != Set(oldRoot.descendants.map(\.name)) else { return nil }
+        return dialect.entityCheck(table, names)
+    }
+
     /// Each table has exactly the new layout's indexes, matched by their columns; every drop runs before any create.
     private func indexChanges(_ modes: [String: Mode], _ tables: TableChanges) throws -> [Step] {
         // Drops first: a table renamed in place keeps its indexes' names, which an index of another table may now need.
@@ -402,6 +428,10 @@ struct StorageMigration {
         var out: [Step] = []
         let table = oldRoot.name
         let (entityNames, entityRenames) = entities(of: root)
+        // The check of the old entities goes before rows take new names (made again by ``entityChecks(_:)``).
+        if let check = changedEntityCheck(root, from: oldRoot, table: table) {
+            out.append(step(.removeEntityCheck, entity: root.name, [.run(check.drop, [])]))
+        }
         if entityNames.count < oldRoot.descendants.count {
             out.append(step(.deleteRows, entity: root.name, [.run(dialect.deleteRowsOutside(table), [dialect.nameList(entityNames)])]))
         }

@@ -48,6 +48,8 @@ struct StoreLayout: Equatable {
         let externalColumns: [String]
         /// The full-text indexes of the table's searchable columns (``SearchIndex``).
         var searchIndexes: [SearchIndex] = []
+        /// The names a row's `_entity` may hold: the hierarchy's entities (none for a join table).
+        var entities: [String] = []
     }
 
     /// The full-text index of one searchable string column (`Trip.search(name)`), which serves
@@ -145,7 +147,7 @@ struct StoreLayout: Equatable {
             for a in e.ownAttributes where a.isSearchable { search.append(SearchIndex(name: searchIndexName(a), column: a.name)) }
         }
         return Table(name: root.name, columns: columns, primaryKey: [key], withoutRowID: false, indexes: indexes, externalColumns: external,
-                     searchIndexes: search)
+                     searchIndexes: search, entities: family.map(\.name))
     }
 
     private static func joinTable(_ name: String) -> Table {

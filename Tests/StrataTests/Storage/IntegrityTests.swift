@@ -48,6 +48,8 @@ final class IntegrityTests: StoreTestCase {
             try h.context.save()
             try damage(h, #"UPDATE "Item" SET trip = 424242 WHERE _pk = \#(dangling.pk)"#)
             try damage(h, #"UPDATE "Item" SET trip = \#(t.pk) WHERE _pk = \#(wrong.pk)"#)
+            // PostgreSQL refuses the name while the table holds its entity check.
+            if h.setup == .postgres { try damage(h, #"ALTER TABLE "Trip" DROP CONSTRAINT strata_entities"#) }
             try damage(h, #"UPDATE "Trip" SET _entity = 'Gone' WHERE _pk = \#(b.pk)"#)
             let report = try h.container.checkIntegrity()
             XCTAssertFalse(report.ok)
