@@ -58,7 +58,7 @@ final class PostgresLocationTests: StoreTestCase {
             try configuration(QuerySchemas.trips) { $0.postgresSchema = ns; $0.readOnly = readOnly }
         }
         // "É" folds to "é" only through the fold table (lower() knows ASCII only).
-        let counts = [(#"{"contains": [{"key": "name"}, "é"], "options": "c"}"#, 2), (#"{"contains": [{"key": "name"}, "e"], "options": "cd"}"#, 3)]
+        let counts: [(String, Int64)] = [(#"{"contains": [{"key": "name"}, "é"], "options": "c"}"#, 2), (#"{"contains": [{"key": "name"}, "e"], "options": "cd"}"#, 3)]
         func check(_ c: ModelContext) throws {
             for (predicate, count) in counts {
                 XCTAssertEqual(try c.fetchCount(Query.descriptor(#"{"entity": "Trip", "predicate": \#(predicate)}"#, c.schema)), count, predicate)
