@@ -48,8 +48,9 @@
 ///   `strata_relevance` (`PostgresFunctions+Search.swift`).
 ///
 /// Every function but `strata_damaged` is IMMUTABLE and PARALLEL SAFE. `strata_fold` and
-/// `strata_standard_key` call nothing of the schema (an expression index may use them whatever
-/// the search_path); the others call `strata_fold` by its unqualified name.
+/// `strata_standard_key` call nothing of the schema but its Unicode tables (`strata_fold_map()`
+/// and the others of ``PostgresUnicodeData/tables``), by the schema's name (an expression index
+/// may use them whatever the search_path); the others call `strata_fold` by its unqualified name.
 ///
 /// How the texts are computed, per function:
 /// - folding follows ``TextFolding/foldBytes(_:mode:into:)`` step by step: ASCII text is
@@ -76,18 +77,45 @@
 enum PostgresFunctions {
     /// Bump when a definition changes (the store re-installs when its stored number differs).
     /// 6: `strata_damaged` pins its search_path (so that a statement naming it does not load PL/pgSQL).
-    static let version = 6
+    /// 7: the Unicode tables are functions of the schema that `strata_fold` and `strata_standard_key`
+    /// name by the schema's name (``installedVersion(_:)``).
+    static let version = 7
+
+    /// What a store's `functionsVersion` holds once this version's functions are installed in the
+    /// schema `namespace`: the version and the schema the functions name their tables in. A schema
+    /// renamed since holds another schema's name, which reads as functions to install again.
+    static func installedVersion(_ namespace: String) -> String { "\(version):\(namespace)" }
+
+    /// Whether a store's `functionsVersion` says its functions name the tables of a schema other
+    /// than `namespace` (the schema was renamed since they were installed). Versions before 7 name none.
+    static func namesAnotherSchema(_ stored: String, _ namespace: String) -> Bool {
+        guard let colon = stored.firstIndex(of: ":") else { return false }
+        return stored[stored.index(after: colon)...] != namespace
+    }
+
+    /// Where a definition names the store's schema (its quoted name and a dot, written in by
+    /// ``definitions(schema:)``): `strata_fold` and `strata_standard_key` call the tables by their
+    /// qualified names, as they must work whatever the search_path (an expression index calls them).
+    static let schemaToken = "@strata_schema@."
 
     /// The SQLSTATE of `strata_damaged`'s error.
     static let damagedState = "SD001"
 
-    /// CREATE OR REPLACE FUNCTION statements, unqualified names (the store runs them with
-    /// search_path set to its schema only; builtins come from pg_catalog).
-    static func definitions() -> [String] { statements }
+    /// CREATE OR REPLACE FUNCTION statements for the schema `schema`, unqualified names (the store
+    /// runs them with search_path set to its schema only; builtins come from pg_catalog).
+    static func definitions(schema: String) -> [String] {
+        let qualified = PostgresDialect().quote(schema) + "."
+        return statements.map { $0.contains(schemaToken) ? $0.replacingAll(schemaToken, with: qualified) : $0 }
+    }
 
     private static let statements: [String] = {
         let data = PostgresUnicodeData()
-        return [
+        return data.tables.map { table in
+            """
+            CREATE OR REPLACE FUNCTION \(table.name)() RETURNS jsonb
+            LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $strata$ SELECT \(table.literal) $strata$
+            """
+        } + [
             foldFunction(data),
             testFunction("strata_contains", "strpos(@F, y COLLATE \"C\") > 0"),
             testFunction("strata_has_prefix", "starts_with(@F, y COLLATE \"C\")"),
@@ -874,9 +902,16 @@ fileprivate enum PostgresSortKey {
 
 // MARK: - Data
 
-/// The Unicode data the functions carry, as jsonb literals (dollar-quoted: no escaping
-/// depends on the server's settings), computed from the standard library and Strata's tables.
+/// The Unicode data the functions carry, computed from the standard library and Strata's tables:
+/// each table a jsonb literal (dollar-quoted: no escaping depends on the server's settings) that
+/// an argument-free SQL function of the store's schema returns (``tables``), which the functions
+/// call by its qualified name (``PostgresFunctions/schemaToken``). The planner inlines such a call
+/// into a constant when PL/pgSQL plans the expression, once per connection, so a call costs
+/// nothing more than a literal in the function's text; the text of `strata_fold` and
+/// `strata_standard_key` stays small, and a statement naming them does not read the tables.
 fileprivate struct PostgresUnicodeData {
+    /// The tables' functions: name and the jsonb literal each returns.
+    let tables: [(name: String, literal: String)]
     /// Scalar → [mode 1, mode 2, mode 3 output (null: itself), bit m-1 set when the mode's
     /// output may combine with what precedes it (the fast path gives up)].
     let foldMap: String
@@ -899,6 +934,9 @@ fileprivate struct PostgresUnicodeData {
     let firstCombining: UInt32
     /// The lowest scalar that is the second of a composition.
     let firstSecond: UInt32
+
+    /// A call of the table `name` in the store's schema (a parenthesized constant once inlined).
+    static func table(_ name: String) -> String { "(\(PostgresFunctions.schemaToken)\(name)())" }
 
     /// Code points of the two planes of Strata's fold tables, and the only decomposing or
     /// folding scalars above them (CJK compatibility ideographs, variation selectors 17–256);
@@ -950,11 +988,14 @@ fileprivate struct PostgresUnicodeData {
             }
             if info & ScalarData.notNFC == 0, let k = PostgresSortKey.entry(x) { key.add(x, k) }
         }
-        foldMap = fold.literal
-        decompositions = decomp.literal
-        combiningClasses = classes.literal
-        compositions = comps.literal
-        keyMap = key.literal
+        tables = [("strata_fold_map", fold.literal), ("strata_decompositions", decomp.literal),
+                  ("strata_combining_classes", classes.literal), ("strata_compositions", comps.literal),
+                  ("strata_key_map", key.literal)]
+        foldMap = Self.table("strata_fold_map")
+        decompositions = Self.table("strata_decompositions")
+        combiningClasses = Self.table("strata_combining_classes")
+        compositions = Self.table("strata_compositions")
+        keyMap = Self.table("strata_key_map")
         maybeNotNFC = quickCheck.regex
         self.firstCombining = firstCombining
         self.firstSecond = min(firstSecond, 0x1161)

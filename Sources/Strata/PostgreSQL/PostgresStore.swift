@@ -78,7 +78,7 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
             guard case .text(let value)? = try c.scalar(PostgresDialect.readMetadata, [.text(key)]) else { return nil }
             return value
         }
-        if !options.readOnly { try PostgresStore.refreshFunctions(c, stored: try metadata("functionsVersion")) }
+        try PostgresStore.refreshFunctions(c, stored: try metadata("functionsVersion"), namespace: namespace, readOnly: options.readOnly)
         c.forgetPrepared()
         if let uuid = try metadata("storeUUID") { storeUUID = uuid }
         // The unlock's answer is read at the connection's next statement (the store's first read).
@@ -103,15 +103,25 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
         return try readState(c, namespace: namespace)
     }
 
-    /// Installs the functions of this version of Strata when the store holds another version's
-    /// (under the store's lock, which `init` holds): a store made by an older Strata gets the new
-    /// definitions before anything runs them. `stored`: the version the store holds.
-    static func refreshFunctions(_ c: PGConnection, stored: String?) throws {
-        guard let stored, stored != String(PostgresFunctions.version) else { return }
+    /// Installs the functions of this version of Strata when the store holds another version's, or
+    /// this version's installed in a schema of another name (under the store's lock, which `init`
+    /// holds): a store made by an older Strata, or renamed since, gets the definitions before
+    /// anything runs them. `stored`: the `functionsVersion` the store holds.
+    ///
+    /// - Throws: `.incompatibleStore` when `readOnly` and the functions name another schema's
+    ///   tables (they would fail, or read a namesake's).
+    static func refreshFunctions(_ c: PGConnection, stored: String?, namespace: String, readOnly: Bool) throws {
+        let current = PostgresFunctions.installedVersion(namespace)
+        guard let stored, stored != current else { return }
+        guard !readOnly else {
+            guard PostgresFunctions.namesAnotherSchema(stored, namespace) else { return }
+            throw StrataError(.incompatibleStore, "the PostgreSQL schema '\(namespace)' holds functions installed under another name of the "
+                              + "schema: opening the store once without readOnly installs them again")
+        }
         try c.execute(script: "BEGIN")
         do {
-            for sql in PostgresFunctions.definitions() { try c.execute(script: sql, reported: false) }
-            try setMetadata(c, "functionsVersion", String(PostgresFunctions.version))
+            for sql in PostgresFunctions.definitions(schema: namespace) { try c.execute(script: sql, reported: false) }
+            try setMetadata(c, "functionsVersion", current)
             try c.execute(script: "COMMIT")
         } catch {
             _ = try? c.execute(script: "ROLLBACK")
@@ -335,12 +345,12 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
             try c.execute(script: "BEGIN")
             do {
                 for sql in PostgresDialect.metadataDDL { try c.execute(script: sql) }
-                for sql in PostgresFunctions.definitions() { try c.execute(script: sql, reported: false) }
+                for sql in PostgresFunctions.definitions(schema: store.namespace) { try c.execute(script: sql, reported: false) }
                 for sql in store.dialect.createSchema(StoreLayout(store.schema)) { try c.execute(script: sql) }
                 try PostgresStore.writeSchemaMetadata(c, schema: store.schema)
                 try PostgresStore.setMetadata(c, "storeUUID", UUIDText.random())
                 try PostgresStore.setMetadata(c, "formatVersion", String(PostgresStore.formatVersion))
-                try PostgresStore.setMetadata(c, "functionsVersion", String(PostgresFunctions.version))
+                try PostgresStore.setMetadata(c, "functionsVersion", PostgresFunctions.installedVersion(store.namespace))
                 try c.execute(script: "COMMIT")
             } catch {
                 _ = try? c.execute(script: "ROLLBACK")

@@ -21,7 +21,7 @@ final class PostgresFunctionsTests: XCTestCase {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         schema = "strata_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12)
         _ = try psql("CREATE SCHEMA \(schema);\n", searchPath: false)
-        _ = try psql(PostgresFunctions.definitions().map { $0 + ";\n" }.joined())
+        _ = try psql(PostgresFunctions.definitions(schema: schema).map { $0 + ";\n" }.joined())
     }
 
     override func tearDownWithError() throws {
@@ -533,7 +533,7 @@ final class PostgresFunctionsTests: XCTestCase {
     /// Installing again replaces the functions; the folding and sort-key functions need
     /// nothing of the schema (an expression index may call them under any search_path).
     func testReinstallAndSearchPath() throws {
-        let defs = PostgresFunctions.definitions()
+        let defs = PostgresFunctions.definitions(schema: schema)
         // Functions are replaced; the integer-real operators are made once (a DO block that checks).
         XCTAssertTrue(defs.allSatisfy { $0.hasPrefix("CREATE OR REPLACE FUNCTION strata_") || $0.hasPrefix("CREATE OR REPLACE AGGREGATE strata_")
                                         || $0.hasPrefix("DO $strata$") })
@@ -552,6 +552,12 @@ final class PostgresFunctionsTests: XCTestCase {
             """, searchPath: false)
         XCTAssertEqual(lines.first?.split(separator: "|").first, "ecole strasse")
         XCTAssertTrue(PostgresFunctions.version >= 1)
+        // The tables live in functions of their own: a statement naming strata_fold reads its
+        // text (a new connection reads that of every schema holding one), not the tables.
+        for name in ["strata_fold(", "strata_standard_key("] {
+            let text = defs.first { $0.hasPrefix("CREATE OR REPLACE FUNCTION " + name) } ?? ""
+            XCTAssertTrue(text.utf8.count > 1000 && text.utf8.count < 32_000, "\(name) \(text.utf8.count) bytes")
+        }
     }
 }
 

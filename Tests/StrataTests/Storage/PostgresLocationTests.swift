@@ -38,7 +38,53 @@ final class PostgresLocationTests: StoreTestCase {
         let writable = try ModelContainer(path: path, configuration: configuration(QuerySchemas.trips)).makeContext()
         XCTAssertEqual(try writable.fetchCount(Query.descriptor(descriptor, writable.schema)), 1)
         let version = try PGConnection(uri: path).scalar("SELECT value FROM strata_metadata WHERE key = 'functionsVersion'", [])
-        XCTAssertEqual(version, .text(String(PostgresFunctions.version)))
+        guard case .text(let ns)? = try PGConnection(uri: path).scalar("SELECT current_schema()", []) else { return XCTFail("no schema") }
+        XCTAssertEqual(version, .text(PostgresFunctions.installedVersion(ns)))
+    }
+
+    /// `strata_fold` names its tables by the schema's name, written in when it is installed: a
+    /// renamed schema holds functions that name the old one, which an open takes for functions to
+    /// install again (read-only, which may not install them, it fails), so that a namesake of the
+    /// old schema is never read. Folded reads answer as before the rename.
+    func testARenamedSchemaGetsItsFunctionsInstalledAgainBeforeAnyFold() throws {
+        guard let uri = PostgresTestServer.uri else {
+            throw XCTSkip("set STRATA_TEST_POSTGRES to a PostgreSQL URI to run this test")
+        }
+        let old = "Fold Before \(getpid())", new = "Fold After \(getpid())"
+        let drop = "DROP SCHEMA IF EXISTS \"\(old)\" CASCADE; DROP SCHEMA IF EXISTS \"\(new)\" CASCADE"
+        _ = try PGConnection(uri: uri).execute(script: drop)
+        defer { _ = try? PGConnection(uri: uri).execute(script: drop) }
+        func config(_ ns: String, readOnly: Bool = false) throws -> StoreConfiguration {
+            try configuration(QuerySchemas.trips) { $0.postgresSchema = ns; $0.readOnly = readOnly }
+        }
+        // "É" folds to "é" only through the fold table (lower() knows ASCII only).
+        let counts: [(String, Int64)] = [(#"{"contains": [{"key": "name"}, "é"], "options": "c"}"#, 2), (#"{"contains": [{"key": "name"}, "e"], "options": "cd"}"#, 3)]
+        func check(_ c: ModelContext) throws {
+            for (predicate, count) in counts {
+                XCTAssertEqual(try c.fetchCount(Query.descriptor(#"{"entity": "Trip", "predicate": \#(predicate)}"#, c.schema)), count, predicate)
+            }
+        }
+        do {
+            let c = try ModelContainer(path: uri, configuration: config(old)).makeContext()
+            for name in ["ÉCOLE", "école", "Ecole"] {
+                _ = try c.insert(entity: "Trip", json: #"{"name": "\#(name)", "destination": "", "startDate": 0, "endDate": 0}"#)
+            }
+            try c.save()
+            try check(c)
+        }
+        // The old name now holds a namesake whose fold table folds nothing.
+        _ = try PGConnection(uri: uri).execute(script: """
+            ALTER SCHEMA "\(old)" RENAME TO "\(new)"; CREATE SCHEMA "\(old)";
+            CREATE FUNCTION "\(old)".strata_fold_map() RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$ SELECT '{}'::jsonb $$
+            """)
+        XCTAssertThrowsError(try ModelContainer(path: uri, configuration: config(new, readOnly: true))) { error in
+            XCTAssertEqual((error as? StrataError)?.code, .incompatibleStore, "\(error)")
+            XCTAssertTrue("\(error)".contains("without readOnly"), "\(error)")
+        }
+        try check(try ModelContainer(path: uri, configuration: config(new)).makeContext())
+        let version = try PGConnection(uri: uri).scalar("SELECT value FROM \"\(new)\".strata_metadata WHERE key = 'functionsVersion'", [])
+        XCTAssertEqual(version, .text(PostgresFunctions.installedVersion(new)))
+        try check(try ModelContainer(path: uri, configuration: config(new, readOnly: true)).makeContext())
     }
 
     /// An open sends its unlock without waiting for the answer, which the connection reads before
