@@ -48,20 +48,25 @@ struct ChangeReplay {
     /// Replays `changes` in order; when saving, then checks deny rules and validation.
     mutating func apply(_ changes: [PendingChange]) throws {
         if saving { changeSet.reserveCapacity(changes.count) }
-        for var change in changes {
-            if !redirects.isEmpty { change = redirect(change) }
-            switch change {
-            case .insert(let id, let values): try insert(id, values)
-            case .update(let id, let slots, let values): try update(id, slots, values)
-            case .setRelated(let owner, let rel, let targets): try setRelated(owner, rel, targets)
-            case .delete(let id): try delete(id)
-            case .updateSet(let e, let ids, let slots, let values): try updateSet(e, ids, slots, values)
-            case .deleteSet(let ids): try deleteSet(ids)
-            }
+        // By index, each change read in place: a copy of each (its payload retained, then
+        // released) only where a redirect rewrites it.
+        for i in changes.indices {
+            if !redirects.isEmpty { try apply(redirect(changes[i])) } else { try apply(changes[i]) }
         }
         guard saving else { return }
         try checkDenied()
         try validate()
+    }
+
+    private mutating func apply(_ change: borrowing PendingChange) throws {
+        switch change {
+        case .insert(let id, let values): try insert(id, values)
+        case .update(let id, let slots, let values): try update(id, slots, values)
+        case .setRelated(let owner, let rel, let targets): try setRelated(owner, rel, targets)
+        case .delete(let id): try delete(id)
+        case .updateSet(let e, let ids, let slots, let values): try updateSet(e, ids, slots, values)
+        case .deleteSet(let ids): try deleteSet(ids)
+        }
     }
 
     // MARK: Bookkeeping

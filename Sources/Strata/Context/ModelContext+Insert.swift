@@ -101,18 +101,21 @@ extension ModelContext {
 
     /// Reads the concrete entity named by `_entity`, if the object has one.
     private func concreteEntity(_ r: JSONReader, declared: Entity, path: JSONPath) throws -> Entity {
-        var scan = r
-        var found: String?
-        // Up to the first `_entity` string (a second `_entity` key is an error of the decode that follows).
-        do {
-            try scan.readMembers { s, key in
-                if key.raw.map({ $0.elementsEqual(MetaKey.entity.rawValue.utf8) }) ?? (key.string == MetaKey.entity.rawValue), try s.peek() == .string {
-                    found = try s.readString()
-                    throw FoundEntity()
+        // Most inputs name the entity first: then that is the first `_entity` string, found without a scan.
+        var found = r.leadingString(member: "_entity")
+        // Else up to the first `_entity` string (a second `_entity` key is an error of the decode that follows).
+        if found == nil {
+            var scan = r
+            do {
+                try scan.readMembers { s, key in
+                    if key.raw.map({ $0.elementsEqual(MetaKey.entity.rawValue.utf8) }) ?? (key.string == MetaKey.entity.rawValue), try s.peek() == .string {
+                        found = try s.readString()
+                        throw FoundEntity()
+                    }
+                    try s.skipValue()
                 }
-                try s.skipValue()
-            }
-        } catch is FoundEntity {}
+            } catch is FoundEntity {}
+        }
         guard let name = found else { return declared }
         guard let e = schema.entity(named: name), e.isKind(of: declared) else {
             // A name the schema has is shown; other text given is not (errors do not repeat values).

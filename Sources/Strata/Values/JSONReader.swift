@@ -125,6 +125,21 @@ struct JSONReader {
         depth -= 1
     }
 
+    /// The value of the object's first member, when the object at the reader starts with member
+    /// `name` (spelled without escapes) and its value is a string without escapes; nil otherwise,
+    /// also for any syntax error (a full read of the object then finds it). Reads nothing.
+    func leadingString(member name: StaticString) -> String? {
+        var r = self
+        guard r.peekByte() == UInt8(ascii: "{") else { return nil }
+        r.position += 1
+        guard r.peekByte() == UInt8(ascii: "\""), let key = try? r.readPlainString(),
+              key.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)),
+              r.peekByte() == UInt8(ascii: ":") else { return nil }
+        r.position += 1
+        guard r.peekByte() == UInt8(ascii: "\""), let value = try? r.readPlainString() else { return nil }
+        return String(decoding: value, as: UTF8.self)
+    }
+
     /// Reads an array, calling `body` once per element with its index.
     mutating func readArray(_ body: (inout JSONReader, Int) throws -> Void) throws {
         try expect(UInt8(ascii: "["), "'['")
@@ -227,10 +242,12 @@ struct JSONReader {
     }
 
     static func parseDouble(_ s: UnsafeBufferPointer<UInt8>) -> Double {
-        // strtod needs a NUL-terminated copy; numbers are short.
-        var tmp = [CChar](repeating: 0, count: s.count + 1)
-        for i in 0..<s.count { tmp[i] = CChar(bitPattern: s[i]) }
-        return strtod(tmp, nil)
+        // strtod needs a NUL-terminated copy; numbers are short (a buffer on the stack, not an array).
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: s.count + 1) { tmp in
+            for i in 0..<s.count { tmp[i] = CChar(bitPattern: s[i]) }
+            tmp[s.count] = 0
+            return strtod(tmp.baseAddress!, nil)
+        }
     }
 
     /// Reads a string, decoding escapes; invalid UTF-8 is an error.

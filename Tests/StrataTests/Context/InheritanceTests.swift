@@ -79,6 +79,58 @@ final class InheritanceTests: StoreTestCase {
         XCTAssertFalse(context.hasChanges)
     }
 
+    /// The concrete entity is read without a scan when `_entity` is the object's first key and its
+    /// value a string without escapes; any other spelling is found by the scan, to the same entity
+    /// and the same errors.
+    func testTheEntityNamedFirstIsTheEntityNamedAnywhere() throws {
+        let context = try openInMemory().makeContext()
+        let named: [(json: String, entity: String)] = [
+            (#"{"_entity": "PersonalTrip", "name": "a", "startDate": 0, "endDate": 1}"#, "PersonalTrip"),
+            (#"{ "_entity" : "BusinessTrip" , "name": "b", "startDate": 0, "endDate": 1}"#, "BusinessTrip"),
+            (#"{"name": "c", "_entity": "PersonalTrip", "startDate": 0, "endDate": 1}"#, "PersonalTrip"),
+            (#"{"_entity": "Personal\u0054rip", "name": "d", "startDate": 0, "endDate": 1}"#, "PersonalTrip"),
+            (#"{"\u005fentity": "BusinessTrip", "name": "e", "startDate": 0, "endDate": 1}"#, "BusinessTrip"),
+            (#"{"_entityX": 1, "name": "f", "startDate": 0, "endDate": 1}"#, ""),
+            (#"{"_entit": "BusinessTrip", "name": "g", "startDate": 0, "endDate": 1}"#, ""),
+            (#"{"_entity": "Trip", "name": "h", "startDate": 0, "endDate": 1}"#, "Trip"),
+        ]
+        for (json, entity) in named {
+            if entity.isEmpty {
+                XCTAssertEqual(assertError(.invalid) { try context.insert(entity: "Trip", json: json) }?.code, .invalid, json)
+            } else {
+                XCTAssertEqual(try context.insert(entity: "Trip", json: json).entity.name, entity, json)
+            }
+        }
+        // A name outside the hierarchy fails alike wherever it stands and however it is spelled.
+        let wrong = [#"{"_entity": "BucketListItem", "name": "x"}"#, #"{"name": "x", "_entity": "BucketListItem"}"#,
+                     #"{"_entity": "Bucket\u004cistItem", "name": "x"}"#]
+        let errors = wrong.map { json in assertError(.invalid) { try context.insert(entity: "Trip", json: json) } }
+        for e in errors {
+            XCTAssertEqual(e?.message, errors[0]?.message)
+            XCTAssertEqual(e?.path, "/_entity")
+        }
+        // A first `_entity` that is no string: the first string `_entity` names it, then the decode refuses the first.
+        let e = assertError(.invalid) { try context.insert(entity: "Trip", json: #"{"_entity": 3, "_entity": "PersonalTrip", "name": "x"}"#) }
+        XCTAssertEqual(e?.path, "/_entity")
+    }
+
+    func testALeadingStringMemberIsReadOnlyWhenItIsPlain() {
+        let cases: [(String, String?)] = [
+            (#"{"_entity":"A"}"#, "A"), (#" { "_entity" : "A b" , "x": 1}"#, "A b"), (#"{"_entity": ""}"#, ""),
+            (#"{"_entity": "A\u0042"}"#, nil), (#"{"_entity": 1}"#, nil), (#"{"x": 1, "_entity": "A"}"#, nil),
+            (#"{"_entit": "A"}"#, nil), (#"{"_entityy": "A"}"#, nil), (#"{"\u005fentity": "A"}"#, nil),
+            (#"["_entity", "A"]"#, nil), (#"{"_entity" "A"}"#, nil), (#"{"_entity": "A"#, nil), (#"{"_entity"#, nil), ("", nil),
+        ]
+        for (json, want) in cases {
+            var bytes = Array(json.utf8)
+            bytes.withUnsafeMutableBufferPointer { buf in
+                let r = JSONReader(UnsafeBufferPointer(buf))
+                XCTAssertEqual(r.leadingString(member: "_entity"), want, json)
+                XCTAssertEqual(r.position, 0)
+            }
+        }
+    }
+
     func testTheRootIdentifierOfASubentityObjectIsRejected() {
         forEachSetup { h in
             let p = try h.context.insert(entity: "PersonalTrip", json: trip("Home"))
