@@ -104,8 +104,25 @@ enum PostgresFunctions {
     /// CREATE OR REPLACE FUNCTION statements for the schema `schema`, unqualified names (the store
     /// runs them with search_path set to its schema only; builtins come from pg_catalog).
     static func definitions(schema: String) -> [String] {
-        let qualified = PostgresDialect().quote(schema) + "."
+        let qualified = bodyIdentifier(schema) + "."
         return statements.map { $0.contains(schemaToken) ? $0.replacingAll(schemaToken, with: qualified) : $0 }
+    }
+
+    /// `name` as an identifier inside a function's body, which `$strata$` quotes and nothing
+    /// escapes: a name holding a `$` is written as a Unicode-escaped identifier (`U&"a\0024b"`,
+    /// a backslash doubled), so no name ends the body early; any other name quoted as usual.
+    static func bodyIdentifier(_ name: String) -> String {
+        guard name.utf8.contains(UInt8(ascii: "$")) else { return PostgresDialect().quote(name) }
+        var out = "U&\""
+        for ch in name.unicodeScalars {
+            switch ch {
+            case "$": out += "\\0024"
+            case "\\": out += "\\\\"
+            case "\"": out += "\"\""
+            default: out.unicodeScalars.append(ch)
+            }
+        }
+        return out + "\""
     }
 
     private static let statements: [String] = {

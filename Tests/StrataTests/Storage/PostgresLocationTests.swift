@@ -87,6 +87,33 @@ final class PostgresLocationTests: StoreTestCase {
         try check(try ModelContainer(path: uri, configuration: config(new, readOnly: true)).makeContext())
     }
 
+    /// `strata_fold`'s body names its tables by the schema's name inside `$strata$` quotes,
+    /// which nothing escapes: a schema named with `$strata$`, a backslash and a double quote
+    /// still gets functions whose bodies end where Strata ends them, and folds as any other.
+    func testASchemaNamedWithTheFunctionsQuoteTagFolds() throws {
+        guard let uri = PostgresTestServer.uri else {
+            throw XCTSkip("set STRATA_TEST_POSTGRES to a PostgreSQL URI to run this test")
+        }
+        let ns = "q$strata$ \\ \" $x$ \(getpid())"
+        let drop = "DROP SCHEMA IF EXISTS " + PostgresDialect().quote(ns) + " CASCADE"
+        _ = try PGConnection(uri: uri).execute(script: drop)
+        defer { _ = try? PGConnection(uri: uri).execute(script: drop) }
+        let config = try configuration(QuerySchemas.trips) { $0.postgresSchema = ns }
+        let folded = #"{"entity": "Trip", "predicate": {"contains": [{"key": "name"}, "é"], "options": "c"}}"#
+        do {
+            let c = try ModelContainer(path: uri, configuration: config).makeContext()
+            for name in ["ÉCOLE", "école", "Ecole"] {
+                _ = try c.insert(entity: "Trip", json: #"{"name": "\#(name)", "destination": "", "startDate": 0, "endDate": 0}"#)
+            }
+            try c.save()
+            XCTAssertEqual(try c.fetchCount(Query.descriptor(folded, c.schema)), 2)
+        }
+        let c = try ModelContainer(path: uri, configuration: config).makeContext()
+        XCTAssertEqual(try c.fetchCount(Query.descriptor(folded, c.schema)), 2)
+        let version = try PGConnection(uri: uri).scalar("SELECT value FROM " + PostgresDialect().quote(ns) + ".strata_metadata WHERE key = 'functionsVersion'", [])
+        XCTAssertEqual(version, .text(PostgresFunctions.installedVersion(ns)))
+    }
+
     /// An open sends its unlock without waiting for the answer, which the connection reads before
     /// its next statement: another connection takes the store's lock as soon as the open returns,
     /// and the store's first statement, a save's or a read's, gets its own answer, not the unlock's.
