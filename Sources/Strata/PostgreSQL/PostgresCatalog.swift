@@ -23,7 +23,7 @@ struct PostgresCatalog {
     static let relations = "SELECT c.relname, c.relkind, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnum "
         + "FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND c.relkind = 'r' "
         + "AND a.attnum > 0 AND NOT a.attisdropped "
-        + "WHERE c.relnamespace = CAST(quote_ident(current_schema()) AS regnamespace) AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'i')"
+        + "WHERE c.relnamespace = \(PostgresDialect.currentNamespace) AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'i')"
 
     /// Reads the catalog in one round trip, first taking the store's lock (``PostgresStore/lockStore``,
     /// a statement of its own, so that what follows is read after it) when `locking`.

@@ -49,7 +49,7 @@ extension PostgresDialect {
     /// The history tables' columns and kinds (`r` for a table), in the current schema.
     static let historyObjects = "SELECT c.relname, c.relkind, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) "
         + "FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
-        + "WHERE c.relnamespace = CAST(quote_ident(current_schema()) AS regnamespace) AND c.relname IN "
+        + "WHERE c.relnamespace = \(PostgresDialect.currentNamespace) AND c.relname IN "
         + "('strata_history_name', 'strata_history_transaction', 'strata_history_change', 'strata_history_counter') "
         + "ORDER BY c.relname, a.attnum"
 

@@ -95,7 +95,7 @@ extension PostgresDialect: MigrationDialect {
         + "JOIN pg_catalog.pg_class i ON i.oid = x.indexrelid JOIN pg_catalog.pg_class t ON t.oid = x.indrelid "
         + "CROSS JOIN LATERAL unnest(CAST(x.indkey AS int2[])) WITH ORDINALITY AS k(attnum, n) "
         + "JOIN pg_catalog.pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum "
-        + "WHERE t.relnamespace = CAST(quote_ident(current_schema()) AS regnamespace) AND t.relname = $1 AND NOT x.indisprimary ORDER BY i.relname, k.n"
+        + "WHERE t.relnamespace = \(PostgresDialect.currentNamespace) AND t.relname = $1 AND NOT x.indisprimary ORDER BY i.relname, k.n"
 }
 
 /// A PostgreSQL connection as a migration's steps run on it, inside the stage's transaction.

@@ -132,9 +132,12 @@ struct PostgresDialect {
     static let readMetadata = "SELECT value FROM strata_metadata WHERE key = $1"
     static let allMetadata = "SELECT key, value FROM strata_metadata"
     static let writeMetadata = "INSERT INTO strata_metadata (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+    /// The OID of the connection's schema (the store's), for catalog reads: its name quoted first,
+    /// as the cast reads SQL text (a name of capitals, a space or a quote is found as it is).
+    static let currentNamespace = "CAST(quote_ident(current_schema()) AS regnamespace)"
     /// Everything the schema holds (tables, indexes, sequences, views…) and its functions.
-    static let objectCount = "SELECT (SELECT count(*) FROM pg_catalog.pg_class WHERE relnamespace = CAST(quote_ident(current_schema()) AS regnamespace))"
-        + " + (SELECT count(*) FROM pg_catalog.pg_proc WHERE pronamespace = CAST(quote_ident(current_schema()) AS regnamespace))"
+    static let objectCount = "SELECT (SELECT count(*) FROM pg_catalog.pg_class WHERE relnamespace = \(PostgresDialect.currentNamespace))"
+        + " + (SELECT count(*) FROM pg_catalog.pg_proc WHERE pronamespace = \(PostgresDialect.currentNamespace))"
     /// Reserves `$2` consecutive keys from sequence `$1` (under an advisory lock of the sequence), returning the first.
     /// Moves the sequence `sequence` (quoted) past key `$2` unless it is past it already (the
     /// sequence's text name is `$1`); `setval` is not transactional.

@@ -188,7 +188,7 @@ enum PostgresFunctions {
             for (l, r, f) in [("bigint", "double precision", "strata_int_real_"), ("double precision", "bigint", "strata_real_int_")] {
                 out.append("""
                     DO $strata$ BEGIN
-                      IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_operator WHERE oprname = '\(op)' AND oprnamespace = CAST(quote_ident(current_schema()) AS regnamespace)
+                      IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_operator WHERE oprname = '\(op)' AND oprnamespace = \(PostgresDialect.currentNamespace)
                                      AND oprleft = CAST('\(l)' AS regtype) AND oprright = CAST('\(r)' AS regtype)
                                      AND CAST(oprcode AS oid) <> 0) THEN
                         CREATE OPERATOR \(op) (LEFTARG = \(l), RIGHTARG = \(r), FUNCTION = \(f)\(name),

@@ -1,7 +1,7 @@
 /// Backup, integrity check and vacuum of a PostgreSQL store (``StoreMaintenance``).
 extension PostgresStore: StoreMaintenance {
     /// The store's own tables (no view or index): what a vacuum visits.
-    static let plainTables = "SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relnamespace = CAST(quote_ident(current_schema()) AS regnamespace) AND c.relkind = 'r' ORDER BY 1"
+    static let plainTables = "SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relnamespace = \(PostgresDialect.currentNamespace) AND c.relkind = 'r' ORDER BY 1"
 
     /// Refused: a PostgreSQL store lives in a server, whose own tools copy it consistently
     /// while it is written (pg_dump of the store's schema, or pg_basebackup of the cluster).

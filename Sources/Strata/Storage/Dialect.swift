@@ -212,7 +212,7 @@ extension SQLiteDialect: QueryDialect {
     /// same; `strata_entities_checked(k, search)` notes a search that found none. A repeated read
     /// of an unchanged store searches once.
     func unknownEntity(table: String, _ entities: [String], root: String) -> String {
-        let key = nameLiteral(entities.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.joined(separator: " "))
+        let key = nameLiteral(Junction.binaryOrder(entities).joined(separator: " "))
         // A subquery of no table: SQLite runs it once per run of the statement (not per row) and keeps its answer.
         return "(SELECT CASE WHEN strata_entities_known(\(key)) THEN NULL ELSE strata_entities_checked(\(key), "
             + entitySearch(table: table, entities, root: root) + ") END)"
