@@ -50,7 +50,7 @@ func identifiersSQL(_ rel: Relationship, owner: String, alias d: String, dialect
     // the file may hold a comma, and the writer must not take it for a second item.
     guard rel.isToMany else { return "(\(rows))" }
     return named ? "(SELECT \(dialect.concatenate(["count(*)", "':'", dialect.joinedText("v")])) FROM (\(rows)) \(d)v)"
-                 : "(SELECT \(dialect.joinedText("v")) FROM (\(rows)) \(d)v)"
+                 : dialect.joinedKeys(rows, alias: "\(d)v")
 }
 
 /// A descriptor compiled to SQL for one store's dialect: `FROM … WHERE … ORDER BY … LIMIT …`

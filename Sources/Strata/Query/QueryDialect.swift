@@ -99,6 +99,10 @@ public protocol QueryDialect {
     /// The aggregate of the texts of `column` over the rows of an ordered subquery, joined
     /// with commas in the subquery's order (NULL without rows).
     func joinedText(_ column: String) -> String
+    /// The keys `rows` selects (one integer column named `v`, ordered), joined with commas in
+    /// its order into one text, NULL without rows. By default ``joinedText(_:)`` over `rows`
+    /// as the subquery `alias`.
+    func joinedKeys(_ rows: String, alias: String) -> String
     /// The aggregate `@sum` or `@avg` (``AggregateFunction/isExact``) of `value` over the rows of
     /// a subquery, ints (`integer`) or doubles, exactly as ``ExactSum`` computes it
     /// (``Evaluation/exactAggregate(_:_:integer:)``): a sum is 0 without rows and NULL where it
@@ -156,6 +160,7 @@ public protocol QueryDialect {
 
 // What every SQL engine of Strata spells alike: a store's dialect takes these unless its engine differs.
 extension QueryDialect {
+    func joinedKeys(_ rows: String, alias: String) -> String { "(SELECT \(joinedText("v")) FROM (\(rows)) \(alias))" }
     // Every store installs Strata's text functions under the same names and arguments
     // (SQLite's `SQLFunctions`, PostgreSQL's `PostgresFunctions`).
     func fold(_ expression: String, options: Int) -> String { "strata_fold(\(expression), \(options))" }
