@@ -24,8 +24,11 @@ let package = Package(
                 // Type metadata through accessor functions, not names demangled at run time:
                 // a process's first open is about 15% faster (benchmarks/RESULTS.md, open).
                 // Each function in a section of its own, for the library's link order (StrataC).
+                // No implicit `import _StringProcessing`: its regular-expression engine stays out of
+                // the library (Support/String+Search.swift has the searches Strata needs).
                 swiftSettings: [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors",
-                                              "-Xfrontend", "-function-sections"]),
+                                              "-Xfrontend", "-function-sections",
+                                              "-Xfrontend", "-disable-implicit-string-processing-module-import"]),
                                 // The library is built without run-time exclusivity checks: they cost about 4% of a
                                 // bulk insert's instructions (5,000 trips inserted and saved: 1,059M with them, 1,020M
                                 // without), and the debug build the Swift tests run keeps them, so a violation fails the suite.
@@ -36,7 +39,8 @@ let package = Package(
             // As for Strata: the shim's first handle (a dictionary of them) no longer looks up
             // a conformance at run time (about 0.1M instructions of a fresh process's open).
             swiftSettings: [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors",
-                                          "-Xfrontend", "-function-sections"])],
+                                          "-Xfrontend", "-function-sections",
+                                          "-Xfrontend", "-disable-implicit-string-processing-module-import"])],
             linkerSettings: [
                 .unsafeFlags([
                     // libstdc++ (which the static Swift runtime needs) linked in as an archive, not loaded

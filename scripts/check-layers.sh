@@ -379,6 +379,7 @@ if [ "$selftest" = 1 ]; then
   cp "$work/allow.saved" "$copy/scripts/layers-allow.txt"
   inject "$M" 'let _m = e.message.hasPrefix("stage hook ")'; expect "a decision on message text in Migration" message-decides hasPrefix
   inject "$X" 'if err.message.contains("x") {}'; expect "a decision on message text in StrataC" message-decides contains
+  inject "$C" 'if e.message.containsText("x") {}'; expect "a decision on message text through Support's search" message-decides containsText
   inject "$C" 'e.message = "more: " + e.message'; what_none="a message rewritten, not read to decide"; expect_none
   # What is not code is not a reference.
   inject2 "$S" 'final class LayersProbeStorage {}' "$C" '// LayersProbeStorage and import CSQLite and sqlite3_open' \
@@ -543,7 +544,7 @@ while IFS= read -r f; do
     { code = $0; sub(/\037.*/, "", code)
       if ((getline orig < ORIG) <= 0) orig = ""
       sub(/^[ \t]+/, "", orig)
-      if (match(code, /(^|[^A-Za-z0-9_])message[ \t]*\.[ \t]*(hasPrefix|hasSuffix|contains|starts|firstRange|range|split|firstIndex|lowercased)[ \t]*\(/)) {
+      if (match(code, /(^|[^A-Za-z0-9_])message[ \t]*\.[ \t]*(hasPrefix|hasSuffix|contains|containsText|starts|firstRange|firstOccurrence|range|split|firstIndex|lowercased)[ \t]*\(/)) {
         w = substr(code, RSTART, RLENGTH); sub(/^.*\.[ \t]*/, "", w); sub(/[ \t]*\($/, "", w)
         printf "%s\t%d\tmessage-decides\t%s\t%s\n", REL, FNR, w, orig
       }

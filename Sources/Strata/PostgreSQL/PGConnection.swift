@@ -57,8 +57,8 @@ final class PGConnection {
     /// The passwords a location holds (URI user info, `password=`), raw and percent-decoded.
     static func secrets(in uri: String) -> [String] {
         var out: [String] = []
-        if let scheme = uri.firstRange(of: "://") {
-            let rest = uri[scheme.upperBound...]
+        if let scheme = uri.firstOccurrence(ofText: "://") {
+            let rest = uri[scheme.endIndex...]
             let authority = rest.prefix { $0 != "/" && $0 != "?" }
             if let at = authority.lastIndex(of: "@") {
                 let info = authority[..<at]
@@ -66,10 +66,10 @@ final class PGConnection {
             }
         }
         var search = uri[...]
-        while let r = search.firstRange(of: "password=") {
-            let value = search[r.upperBound...].prefix { $0 != "&" && $0 != " " }
+        while let found = search.firstOccurrence(ofText: "password=") {
+            let value = search[found.endIndex...].prefix { $0 != "&" && $0 != " " }
             out.append(String(value))
-            search = search[r.upperBound...]
+            search = search[found.endIndex...]
         }
         return out.filter { !$0.isEmpty }.flatMap { [$0, percentDecoded($0)] }
     }
@@ -448,18 +448,6 @@ extension String {
         var s = self
         while let last = s.last, last == "\n" || last == " " { s.removeLast() }
         return s
-    }
-
-    func replacingAll(_ target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
-        var out = ""
-        var rest = self[...]
-        while let r = rest.firstRange(of: target) {
-            out += rest[..<r.lowerBound]
-            out += replacement
-            rest = rest[r.upperBound...]
-        }
-        return out + rest
     }
 }
 

@@ -105,7 +105,7 @@ enum PostgresFunctions {
     /// runs them with search_path set to its schema only; builtins come from pg_catalog).
     static func definitions(schema: String) -> [String] {
         let qualified = bodyIdentifier(schema) + "."
-        return statements.map { $0.contains(schemaToken) ? $0.replacingAll(schemaToken, with: qualified) : $0 }
+        return statements.map { $0.containsText(schemaToken) ? $0.replacingAll(schemaToken, with: qualified) : $0 }
     }
 
     /// `name` as an identifier inside a function's body, which `$strata$` quotes and nothing
@@ -1103,7 +1103,7 @@ fileprivate struct PostgresJSONObject {
     /// The object as `$strata_data$…$strata_data$::jsonb` (a parenthesized constant).
     var literal: String {
         let body = text + "}"
-        precondition(!body.contains("$strata_data$"))
+        precondition(!body.containsText("$strata_data$"))
         return "($strata_data$" + body + "$strata_data$::jsonb)"
     }
 

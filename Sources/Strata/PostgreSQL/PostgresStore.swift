@@ -275,7 +275,7 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
             defer { spare = nil }
             return try spare ?? connect()
         }
-        if options.readOnly, !c.setup.contains(where: { $0.0.contains("read_only") }) {
+        if options.readOnly, !c.setup.contains(where: { $0.0.containsText("read_only") }) {
             c.setup.append(("SELECT set_config('default_transaction_read_only', 'on', false)", []))
             try c.execute(c.setup[c.setup.count - 1].0)
         }

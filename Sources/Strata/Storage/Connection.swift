@@ -328,7 +328,7 @@ final class Connection {
         case SQLITE_MISUSE: code = .misuse
         default: code = .internal
         }
-        if code == .internal, rc & 0xFF == SQLITE_ERROR, damageSigns.contains(where: { message.contains($0) }) {
+        if code == .internal, rc & 0xFF == SQLITE_ERROR, damageSigns.contains(where: { message.containsText($0) }) {
             // The tables were checked against the stored schema when the store opened: SQL that
             // no longer finds them means someone changed the file since (a store file is untrusted input).
             return StrataError(.corrupt, "the store's tables no longer match its schema (the file was changed outside Strata): \(message)",

@@ -98,8 +98,8 @@ struct SQLiteDialect: SQLDialect {
 
     /// The shadow tables FTS5 keeps for ``createSearchTable(_:)``, as SQLite records them.
     static func searchShadowTables(_ name: String) -> [(name: String, sql: String)] {
-        // Identifiers have no quote (SchemaDecoder checks them): the generic replacing runs only for one that does.
-        let quoted = "'" + (name.utf8.contains(UInt8(ascii: "'")) ? name.replacing("'", with: "''") : name)
+        // Identifiers have no quote (SchemaDecoder checks them): the replacing runs only for one that does.
+        let quoted = "'" + (name.utf8.contains(UInt8(ascii: "'")) ? name.replacingAll("'", with: "''") : name)
         return [
             (name + "_data", "CREATE TABLE \(quoted)_data'(id INTEGER PRIMARY KEY, block BLOB)"),
             (name + "_idx", "CREATE TABLE \(quoted)_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID"),
