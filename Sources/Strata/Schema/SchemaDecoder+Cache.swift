@@ -22,8 +22,7 @@ final class DecodedSchemas: @unchecked Sendable {
         init(_ schema: Schema) { text = schema.jsonText; self.schema = schema }
     }
     private let lock = Lock()
-    /// Oldest first; at most ``capacity``, so a look-up compares at most that many texts (most
-    /// differ in length, which `==` compares first), and hashes none.
+    /// Oldest first; at most ``capacity``, so a look-up compares at most that many texts and hashes none.
     private var entries: [Entry] = []
 
     /// The schema decoded from `text`, if one is in use.
