@@ -260,16 +260,21 @@ public final class Schema: @unchecked Sendable {
     let pairSets: [(name: String, relationship: Relationship)]
 
     init(version: String, entities: [Entity], json: JSONValue, versionHash: String,
-         pairSets: [(name: String, relationship: Relationship)], jsonText: String? = nil) {
+         pairSets: [(name: String, relationship: Relationship)], jsonText: String? = nil, entityByName: [String: Entity]? = nil) {
         self.version = version
         self.entities = entities
         self.json = json
         self.jsonText = jsonText ?? json.text
         self.versionHash = versionHash
         self.pairSets = pairSets
-        var map: [String: Entity] = [:]
-        for e in entities { map[e.name] = e }
-        entityByName = map
+        if let entityByName {
+            assert(entityByName.count == entities.count && entities.allSatisfy { entityByName[$0.name] === $0 }, "entityByName is not the entities by name")
+            self.entityByName = entityByName
+        } else {
+            var map: [String: Entity] = [:]
+            for e in entities { map[e.name] = e }
+            self.entityByName = map
+        }
     }
 
     public func entity(named name: String) -> Entity? { entityByName[name] }

@@ -14,29 +14,33 @@ final class DecodedSchemas: @unchecked Sendable {
     /// How many schemas are kept.
     static let capacity = 16
 
-    private struct Entry { weak var schema: Schema? }
+    /// One kept schema: a class, so that the list of them is an array of references (a struct
+    /// holding a weak reference, or a dictionary of them, sets up its type at run time on first use).
+    private final class Entry {
+        let text: String
+        weak var schema: Schema?
+        init(_ schema: Schema) { text = schema.jsonText; self.schema = schema }
+    }
     private let lock = Lock()
-    private var byText: [String: Entry] = [:]
-    /// The keys of `byText`, oldest first.
-    private var order: [String] = []
+    /// Oldest first; at most ``capacity``, so a look-up compares at most that many texts and hashes none.
+    private var entries: [Entry] = []
 
     /// The schema decoded from `text`, if one is in use.
     func schema(_ text: String) -> Schema? {
-        lock.withLock { byText[text]?.schema }
+        lock.withLock {
+            for e in entries where e.text == text { return e.schema }
+            return nil
+        }
     }
 
     func insert(_ schema: Schema) {
         lock.withLock {
-            order.removeAll { key in
-                guard byText[key]?.schema == nil else { return false }
-                byText[key] = nil
-                return true
-            }
-            if byText.updateValue(Entry(schema: schema), forKey: schema.jsonText) == nil { order.append(schema.jsonText) }
-            if order.count > DecodedSchemas.capacity { byText[order.removeFirst()] = nil }
+            entries.removeAll { $0.schema == nil || $0.text == schema.jsonText }
+            entries.append(Entry(schema))
+            if entries.count > DecodedSchemas.capacity { entries.removeFirst() }
         }
     }
 
     /// How many entries are kept (for tests).
-    var count: Int { lock.withLock { byText.count } }
+    var count: Int { lock.withLock { entries.count } }
 }

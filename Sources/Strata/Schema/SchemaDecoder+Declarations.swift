@@ -51,7 +51,11 @@ extension SchemaDecoder {
             throw fail("property name '\(property)' in entity '\(name)' differs from '\(other)' only in case; SQLite column names ignore case",
                        p / "name", entity: name, attribute: property)
         }
-        for (i, aj) in (try o.array("attributes") ?? []).enumerated() {
+        let attributeJSON = try o.array("attributes") ?? []
+        // Room for the attributes and a few relationships at once (grown key by key, the table was rehashed at each doubling).
+        names.reserveCapacity(attributeJSON.count + 4)
+        declared.reserveCapacity(attributeJSON.count + 4)
+        for (i, aj) in attributeJSON.enumerated() {
             let a = try decodeAttribute(aj, path: path / "attributes" / i, entity: name)
             try checkNew(a.name, path / "attributes" / i)
             // A composite's fields are attributes of their own, right after it.

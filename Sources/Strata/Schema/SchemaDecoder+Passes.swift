@@ -14,8 +14,16 @@ extension SchemaDecoder {
         /// `entities` must have unique names (`decodeEntities` checks it).
         init(_ entities: [Entity], path: JSONPath) {
             self.entities = entities
-            self.byName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0) })
-            self.indexByName = Dictionary(uniqueKeysWithValues: entities.enumerated().map { ($1.name, $0) })
+            // Filled in place: no array of pairs (a type of its own to set up at run time) made only to be converted.
+            var byName: [String: Entity] = [:], indexByName: [String: Int] = [:]
+            byName.reserveCapacity(entities.count)
+            indexByName.reserveCapacity(entities.count)
+            for (i, e) in entities.enumerated() {
+                byName[e.name] = e
+                indexByName[e.name] = i
+            }
+            self.byName = byName
+            self.indexByName = indexByName
             self.path = path
         }
 

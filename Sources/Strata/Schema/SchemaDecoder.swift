@@ -85,7 +85,8 @@ enum SchemaDecoder {
         try graph.checkKeyLists()
         graph.collectUniqueSlotSets()
         let versionHash = graph.hashVersions()
-        return Schema(version: version, entities: graph.entities, json: json, versionHash: versionHash, pairSets: pairSets, jsonText: text)
+        return Schema(version: version, entities: graph.entities, json: json, versionHash: versionHash, pairSets: pairSets, jsonText: text,
+                      entityByName: graph.byName)
     }
 
     /// The top level is an object of exactly a non-empty `version` and an `entities` array.

@@ -116,10 +116,13 @@ struct ObjectReader {
     let members: [(String, JSONValue)]
     let path: JSONPath
     let what: String
-    /// Which members were read, by index (keys are unique: the reader rejects duplicates).
-    private var read: [Bool]
-    /// Every key asked for, present or not: the known keys an error names.
-    private var asked: [String] = []
+    /// Which of the first 64 members were read, a bit each by index (keys are unique: the reader rejects duplicates).
+    private var readLow: UInt64 = 0
+    /// Which members past the first 64 were read (empty, so not allocated, for smaller objects).
+    private var readHigh: [Bool]
+    /// Every key asked for, present or not: the known keys an error names. Room for the most a
+    /// declaration asks (14) is made at once: appending key by key regrew it several times per object.
+    private var asked: [String]
 
     init(_ value: JSONValue, path: JSONPath, what: String) throws {
         guard case .object(let m) = value else {
@@ -128,13 +131,17 @@ struct ObjectReader {
         members = m
         self.path = path
         self.what = what
-        read = Array(repeating: false, count: m.count)
+        readHigh = m.count > 64 ? Array(repeating: false, count: m.count - 64) : []
+        asked = []
+        asked.reserveCapacity(16)
     }
+
+    @inline(__always) private func wasRead(_ i: Int) -> Bool { i < 64 ? readLow & (1 << UInt64(i)) != 0 : readHigh[i - 64] }
 
     mutating func value(_ key: String) -> JSONValue? {
         asked.append(key)
         guard let i = members.firstIndex(where: { $0.0 == key }) else { return nil }
-        read[i] = true
+        if i < 64 { readLow |= 1 << UInt64(i) } else { readHigh[i - 64] = true }
         return members[i].1
     }
 
@@ -175,7 +182,7 @@ struct ObjectReader {
 
     /// Throws for the first key that was never asked for.
     func finish(allowed: [String] = []) throws {
-        for (i, (k, _)) in members.enumerated() where !read[i] && !allowed.contains(k) {
+        for (i, (k, _)) in members.enumerated() where !wasRead(i) && !allowed.contains(k) {
             let known = (Array(Set(asked)) + allowed).sorted().joined(separator: ", ")
             throw StrataError(.invalid, "unknown key '\(k)' in \(what)\(path.at) (known keys: \(known))", path: (path / k).description)
         }

@@ -104,15 +104,26 @@ enum SHA256 {
             w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
         }
         var a = h.0, b = h.1, c = h.2, d = h.3, e = h.4, f = h.5, g = h.6, hh = h.7
-        for t in 0..<64 {
-            let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
-            let ch = (e & f) ^ (~e & g)
-            let t1 = hh &+ s1 &+ ch &+ k[t] &+ w[t]
-            let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
-            let maj = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ maj
-            hh = g; g = f; f = e; e = d &+ t1
-            d = c; c = b; b = a; a = t1 &+ t2
+        // Eight rounds a step, each with the working variables in the places the round before
+        // left them: no shifting of all eight words after every round.
+        @inline(__always) func round(_ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: inout UInt32,
+                                     _ e: UInt32, _ f: UInt32, _ g: UInt32, _ h: inout UInt32, _ t: Int) {
+            let t1 = h &+ (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) &+ (g ^ (e & (f ^ g))) &+ k[t] &+ w[t]
+            let t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) &+ ((a & b) | (c & (a | b)))
+            d &+= t1
+            h = t1 &+ t2
+        }
+        var t = 0
+        while t < 64 {
+            round(a, b, c, &d, e, f, g, &hh, t)
+            round(hh, a, b, &c, d, e, f, &g, t + 1)
+            round(g, hh, a, &b, c, d, e, &f, t + 2)
+            round(f, g, hh, &a, b, c, d, &e, t + 3)
+            round(e, f, g, &hh, a, b, c, &d, t + 4)
+            round(d, e, f, &g, hh, a, b, &c, t + 5)
+            round(c, d, e, &f, g, hh, a, &b, t + 6)
+            round(b, c, d, &e, f, g, hh, &a, t + 7)
+            t += 8
         }
         h.0 &+= a; h.1 &+= b; h.2 &+= c; h.3 &+= d
         h.4 &+= e; h.5 &+= f; h.6 &+= g; h.7 &+= hh
