@@ -110,7 +110,7 @@ enum SQLFunctions {
         var i = 0
         while i + m <= n {
             var j = 0
-            while j < m && lowered(sql[i + j]) == p[j] { j += 1 }
+            while j < m && sql[i + j].asciiLowercased == p[j] { j += 1 }
             guard j == m else { i += 1; continue }
             var end = i + m
             while end < n, isNameByte(sql[end]) { end += 1 }
@@ -128,13 +128,11 @@ enum SQLFunctions {
         for known in namesAtOpen where known.utf8CodeUnitCount == name.count {
             let k = known.utf8Start
             var j = 0
-            while j < name.count && lowered(name[j]) == k[j] { j += 1 }
+            while j < name.count && name[j].asciiLowercased == k[j] { j += 1 }
             if j == name.count { return true }
         }
         return false
     }
-
-    @inline(__always) private static func lowered(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x5A ? c | 0x20 : c }
 
     /// A byte of an unquoted SQL name: ASCII letter, digit, '_', '$' or any byte of a non-ASCII character.
     @inline(__always) private static func isNameByte(_ c: UInt8) -> Bool {

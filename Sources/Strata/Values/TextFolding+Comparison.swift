@@ -95,7 +95,7 @@ extension TextFolding {
         let w = UnsafeMutablePointer<UInt32>.allocate(capacity: 128)
         for b in 0..<128 {
             let byte = UInt8(b)
-            var value = UInt32((byte &- 0x41) < 26 ? byte | 0x20 : byte)
+            var value = UInt32(byte.asciiLowercased)
             if asciiRank(byte) == 1, let k = asciiPunctuationOrder.firstIndex(of: byte) { value = UInt32(k) }
             w[b] = asciiRank(byte) << 24 | value
         }

@@ -216,7 +216,7 @@ enum TextSearch {
             var n = 0
             forEachASCIIToken(utf8) { token in
                 if n > 0 { o[n] = 0x20; n += 1 }
-                for i in token { o[n] = asciiLower(utf8[i]); n += 1 }
+                for i in token { o[n] = utf8[i].asciiLowercased; n += 1 }
                 return true
             }
             return n
@@ -235,16 +235,12 @@ enum TextSearch {
         return any < 0x80
     }
 
-    @inline(__always) private static func asciiLower(_ b: UInt8) -> UInt8 {
-        (b &- 0x41) < 26 ? b | 0x20 : b
-    }
-
     /// Calls `body` with the byte range of each token of ASCII text, in order, until it returns false.
     @inline(__always)
     private static func forEachASCIIToken(_ utf8: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Bool) {
         var start = -1
         for i in 0..<utf8.count {
-            let lower = asciiLower(utf8[i])
+            let lower = utf8[i].asciiLowercased
             if (lower &- 0x61) < 26 || (lower &- 0x30) < 10 {
                 if start < 0 { start = i }
             } else if start >= 0 {
@@ -261,7 +257,7 @@ enum TextSearch {
         let n = q.text.count
         guard q.isPrefix ? n <= range.count : n == range.count else { return false }
         return q.text.withUnsafeBufferPointer { t in
-            for k in 0..<n where t[k] != asciiLower(utf8[range.lowerBound + k]) { return false }
+            for k in 0..<n where t[k] != utf8[range.lowerBound + k].asciiLowercased { return false }
             return true
         }
     }

@@ -145,14 +145,14 @@ class MigrationTestCase: StoreTestCase {
 
     override func tableNames(_ path: String) throws -> Set<String> {
         guard isPostgreSQL(path) else { return try super.tableNames(path) }
-        return Set(try rows(path, "SELECT relname FROM pg_catalog.pg_class WHERE relnamespace = CAST(current_schema() AS regnamespace) AND relkind = 'r'")
+        return Set(try rows(path, "SELECT relname FROM pg_catalog.pg_class WHERE relnamespace = \(PostgresDialect.currentNamespace) AND relkind = 'r'")
             .compactMap(\.first?.text))
     }
 
     override func columnNames(_ path: String, table: String) throws -> [String] {
         guard isPostgreSQL(path) else { return try super.columnNames(path, table: table) }
         return try rows(path, "SELECT a.attname FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid "
-                        + "WHERE c.relnamespace = CAST(current_schema() AS regnamespace) AND c.relname = $1 AND a.attnum > 0 AND NOT a.attisdropped "
+                        + "WHERE c.relnamespace = \(PostgresDialect.currentNamespace) AND c.relname = $1 AND a.attnum > 0 AND NOT a.attisdropped "
                         + "ORDER BY a.attnum", [.text(table)]).compactMap(\.first?.text)
     }
 
@@ -167,7 +167,7 @@ class MigrationTestCase: StoreTestCase {
     func hasKeySequence(_ table: String, path: String? = nil) throws -> Bool {
         let path = path ?? storePath()
         if isPostgreSQL(path) {
-            return try scalar(path, "SELECT count(*) FROM pg_catalog.pg_class WHERE relnamespace = CAST(current_schema() AS regnamespace) "
+            return try scalar(path, "SELECT count(*) FROM pg_catalog.pg_class WHERE relnamespace = \(PostgresDialect.currentNamespace) "
                               + "AND relkind = 'S' AND relname = $1", [.text(PostgresDialect.sequenceName(table))]) == .int(1)
         }
         return try scalar(path, "SELECT count(*) FROM strata_sequence WHERE entity = ?", [.text(table)]) == .int(1)
@@ -199,7 +199,7 @@ class MigrationTestCase: StoreTestCase {
         guard isPostgreSQL(path) else {
             return try rows(path, "SELECT name, sql FROM sqlite_master ORDER BY name").map { r in r.map { $0.text ?? "" }.joined(separator: " ") }
         }
-        let ns = "c.relnamespace = CAST(current_schema() AS regnamespace)"
+        let ns = "c.relnamespace = \(PostgresDialect.currentNamespace)"
         var out: [String] = []
         for r in try rows(path, "SELECT c.relname, c.relkind, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) FROM pg_catalog.pg_class c "
                           + "LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped WHERE \(ns) "
@@ -223,7 +223,7 @@ class MigrationTestCase: StoreTestCase {
             return try XCTUnwrap(fileBytes(path), file: file, line: line)
         }
         var dump = try schemaObjects(path)
-        let relations = try rows(path, "SELECT c.relname, c.relkind FROM pg_catalog.pg_class c WHERE c.relnamespace = CAST(current_schema() AS regnamespace) "
+        let relations = try rows(path, "SELECT c.relname, c.relkind FROM pg_catalog.pg_class c WHERE c.relnamespace = \(PostgresDialect.currentNamespace) "
                                  + "AND c.relkind IN ('r', 'S') ORDER BY c.relname")
         for r in relations {
             guard let name = r[0].text else { continue }
