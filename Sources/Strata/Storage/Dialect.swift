@@ -98,15 +98,14 @@ struct SQLiteDialect: SQLDialect {
 
     /// The shadow tables FTS5 keeps for ``createSearchTable(_:)``, as SQLite records them.
     static func searchShadowTables(_ name: String) -> [(name: String, sql: String)] {
-        // Identifiers have no quote (SchemaDecoder checks them): the replacing runs only for one that does.
-        let quoted = "'" + (name.utf8.contains(UInt8(ascii: "'")) ? name.replacingAll("'", with: "''") : name)
-        return [
-            (name + "_data", "CREATE TABLE \(quoted)_data'(id INTEGER PRIMARY KEY, block BLOB)"),
-            (name + "_idx", "CREATE TABLE \(quoted)_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID"),
-            (name + "_content", "CREATE TABLE \(quoted)_content'(id INTEGER PRIMARY KEY, c0)"),
-            (name + "_docsize", "CREATE TABLE \(quoted)_docsize'(id INTEGER PRIMARY KEY, sz BLOB)"),
-            (name + "_config", "CREATE TABLE \(quoted)_config'(k PRIMARY KEY, v) WITHOUT ROWID"),
-        ]
+        // SQLite names each table with a string literal (``nameLiteral(_:)``: a quote doubled).
+        let dialect = SQLiteDialect()
+        return [("_data", "(id INTEGER PRIMARY KEY, block BLOB)"),
+                ("_idx", "(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID"),
+                ("_content", "(id INTEGER PRIMARY KEY, c0)"),
+                ("_docsize", "(id INTEGER PRIMARY KEY, sz BLOB)"),
+                ("_config", "(k PRIMARY KEY, v) WITHOUT ROWID")]
+            .map { suffix, columns in (name + suffix, "CREATE TABLE " + dialect.nameLiteral(name + suffix) + columns) }
     }
 
     /// Fills a new full-text table from the column of its table.
