@@ -17,6 +17,9 @@ extension SQLiteDialect {
 
     static let walMode = "PRAGMA journal_mode=WAL"
     static let fullSync = "PRAGMA synchronous=FULL"
+    /// The connection's page cache limit (`PRAGMA cache_size`: a negative number of KiB, or pages).
+    static let cacheSize = "PRAGMA cache_size"
+    static func cacheSize(_ limit: Int64) -> String { "PRAGMA cache_size=\(limit)" }
     static let schemaObjectCount = "SELECT count(*) FROM sqlite_master"
     /// Reads the database header (a file that is not a database fails with SQLITE_NOTADB).
     static let schemaVersion = "PRAGMA schema_version"

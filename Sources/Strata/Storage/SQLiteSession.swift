@@ -33,6 +33,14 @@ public final class SQLiteSession: StoreSession {
     private struct UniqueProbe: Hashable { let entity: ObjectIdentifier; let slots: [Int] }
     /// What saves inside `transaction` leave for its end.
     private var outer: OuterTransaction?
+    /// The page cache limit a large save replaced (``enlargeCacheForSave()``), restored when the
+    /// save ends; nil outside one.
+    private var cacheBeforeSave: Int64?
+    /// A large save's page cache, in KiB: SQLite's default (2,000 KiB) spills a save of
+    /// thousands of rows to the WAL and reads the pages back while it goes on (the indexes'
+    /// pages are touched in no order); 16 MiB took 100,000 trips' insert from 3.4 to 3.0 s, and
+    /// more gained nothing. It is held only until the save ends.
+    static let largeSaveCacheKiB: Int64 = 16 * 1024
 
     /// Saves inside an outer transaction: files and notifications wait for its outcome.
     private struct OuterTransaction {
@@ -192,6 +200,7 @@ public final class SQLiteSession: StoreSession {
     public func save(_ body: (StoreWriter) throws -> ChangeSet) throws -> ChangeSet {
         // Observers are told outside the session's lock.
         let (changes, notify) = try locked { () throws -> (ChangeSet, Bool) in
+            defer { restoreCacheAfterSave() }
             let nested = outer != nil || connection.isInTransaction
             // IMMEDIATE: external-storage files are written only while the write lock is held,
             // so the sweep at open (which holds it too) never takes a file a save is about to commit.
@@ -229,6 +238,26 @@ public final class SQLiteSession: StoreSession {
         }
         if notify { sqliteStore.saveHooks.notify(changes) }
         return changes
+    }
+
+    /// Enlarges the connection's page cache to ``largeSaveCacheKiB`` for the rest of the save
+    /// (the writer calls it once a save has written ``SQLiteWriter/largeSave`` rows).
+    func enlargeCacheForSave() throws {
+        guard cacheBeforeSave == nil else { return }
+        let limit = try Statement(connection: connection, sql: SQLiteDialect.cacheSize)
+        guard try limit.step() else { return }
+        let before = limit.int64(0)
+        // A limit already as large stays (a positive one counts pages, of 4 KiB in a Strata store).
+        guard before < 0 ? before > -SQLiteSession.largeSaveCacheKiB : before < SQLiteSession.largeSaveCacheKiB / 4 else { return }
+        try connection.execute(script: SQLiteDialect.cacheSize(-SQLiteSession.largeSaveCacheKiB), reported: false)
+        cacheBeforeSave = before
+    }
+
+    /// Gives the page cache its limit from before the save back (SQLite frees the pages above it).
+    private func restoreCacheAfterSave() {
+        guard let before = cacheBeforeSave else { return }
+        cacheBeforeSave = nil
+        _ = try? connection.execute(script: SQLiteDialect.cacheSize(before), reported: false)
     }
 
     public func transaction<T>(_ body: () throws -> T) throws -> T {

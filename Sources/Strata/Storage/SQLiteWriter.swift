@@ -35,6 +35,17 @@ final class SQLiteWriter: StoreWriter {
     private var overlaid: Set<String> = []
     /// The index text of the value a saving insert is indexing (reused from row to row).
     private var indexText: [UInt8] = []
+    /// Rows this save has inserted or updated; at ``largeSave`` rows the session enlarges its
+    /// page cache for the rest of the save (``SQLiteSession/enlargeCacheForSave()``).
+    private var rowsWritten = 0
+    static let largeSave = 1_024
+
+    /// Counts a row a save writes, enlarging the session's page cache at the ``largeSave``th.
+    @inline(__always) private func countRow() throws {
+        guard isSaving else { return }
+        rowsWritten += 1
+        if rowsWritten == SQLiteWriter.largeSave { try session.enlargeCacheForSave() }
+    }
 
     init(session: SQLiteSession, saving: Bool) {
         self.session = session
@@ -60,6 +71,7 @@ final class SQLiteWriter: StoreWriter {
     // MARK: Rows
 
     func insert(_ id: ObjectID, _ values: [SQLValue]) throws {
+        try countRow()
         let e = id.entity
         let stmt: Statement
         var searches: [(slot: Int, statement: Statement)] = []
@@ -160,6 +172,7 @@ final class SQLiteWriter: StoreWriter {
 
     func update(_ id: ObjectID, slots: [Int], values: [SQLValue]) throws {
         guard !slots.isEmpty else { return }
+        try countRow()
         let e = id.entity
         var bound = values
         for (k, slot) in slots.enumerated() {
