@@ -21,9 +21,9 @@
 /// no key, as in SQL.
 struct PendingUniqueIndex {
     /// The holder of each key: constraint number -> values -> object.
-    private var holders: [[[SQLValue]: ObjectID]] = []
+    private var holders: [[KeyValues: ObjectID]] = []
     /// The keys each object got last, once they changed (see the invariants).
-    private var keysOf: [ObjectID: [(Int, [SQLValue])]] = [:]
+    private var keysOf: [ObjectID: [(Int, KeyValues)]] = [:]
     /// The pending inserts of entities with unique constraints: their rows and, for those
     /// holding a key, how they meet an object saved meanwhile with the same key.
     private var inserts = PendingObjectTable<(row: [SQLValue], policy: InsertPolicy?)>()
@@ -42,7 +42,7 @@ struct PendingUniqueIndex {
         /// A new insert: forget its row, its policy and the keys it holds.
         case inserted(ObjectID)
         /// New keys of an object: give each key back to its holder before, and the object its keys before.
-        case keys(ObjectID, before: [(Int, [SQLValue])]?, replaced: [(Int, [SQLValue], ObjectID?)])
+        case keys(ObjectID, before: [(Int, KeyValues)]?, replaced: [(Int, KeyValues, ObjectID?)])
         /// New key slot values of an object: its values before, and whether it was re-keyed before.
         case keySlots(ObjectID, before: [Int: SQLValue]?, wasRekeyed: Bool)
     }
@@ -58,7 +58,7 @@ struct PendingUniqueIndex {
         for (i, slots) in sets.enumerated() {
             let values = slots.map(row)
             if values.contains(where: \.isNull) { continue }
-            keys.append(UniqueKey(slots: slots, constraint: constraints[i], values: values))
+            keys.append(UniqueKey(slots: slots, constraint: constraints[i], key: KeyValues(values)))
         }
         return keys
     }
@@ -78,16 +78,16 @@ struct PendingUniqueIndex {
     }
 
     /// The pending object holding `key`, if any.
-    func holder(of key: UniqueKey) -> ObjectID? { holders[key.constraint][key.values] }
+    func holder(of key: UniqueKey) -> ObjectID? { holders[key.constraint][key.key] }
 
     /// How the pending insert `id` meets an object saved meanwhile with one of its keys (nil: it holds none).
     func insertPolicy(of id: ObjectID) -> InsertPolicy? { inserts[id]?.policy }
 
     /// The keys `id` got last (see the invariants; nil: none recorded).
-    private mutating func currentKeys(_ id: ObjectID) -> [(Int, [SQLValue])]? {
+    private mutating func currentKeys(_ id: ObjectID) -> [(Int, KeyValues)]? {
         if let keys = keysOf[id] { return keys }
         guard let entry = inserts[id], entry.policy != nil else { return nil }
-        return keys(id.entity) { entry.row[$0] }.map { ($0.constraint, $0.values) }
+        return keys(id.entity) { entry.row[$0] }.map { ($0.constraint, $0.key) }
     }
 
     /// True when `id` is a saved object whose saved keys no longer count.
@@ -105,7 +105,7 @@ struct PendingUniqueIndex {
             return
         }
         inserts[id] = (row, InsertPolicy(policy: policy, provided: provided))
-        for k in keys { holders[k.constraint][k.values] = id }
+        for k in keys { holders[k.constraint][k.key] = id }
     }
 
     /// Pending changes gave `values` to `slots` of `id`: recomputes its keys when a key slot changed.
@@ -128,14 +128,14 @@ struct PendingUniqueIndex {
             for (slot, v) in zip(keySlots, try saved(id, keySlots)) { base[slot] = v }
             rekeyed.insert(id)
         }
-        setKeys(id, keys(e) { overlay[$0] ?? base[$0] }.map { ($0.constraint, $0.values) })
+        setKeys(id, keys(e) { overlay[$0] ?? base[$0] }.map { ($0.constraint, $0.key) })
     }
 
     /// Records `id`'s current keys, replacing the ones recorded before.
-    private mutating func setKeys(_ id: ObjectID, _ keys: [(Int, [SQLValue])]) {
+    private mutating func setKeys(_ id: ObjectID, _ keys: [(Int, KeyValues)]) {
         let recorded = keysOf[id]
         let before = recorded ?? currentKeys(id)
-        var replaced: [(Int, [SQLValue], ObjectID?)] = []
+        var replaced: [(Int, KeyValues, ObjectID?)] = []
         for (k, v) in before ?? [] where holders[k][v] == id {
             replaced.append((k, v, id))
             holders[k][v] = nil
@@ -195,7 +195,26 @@ struct PendingUniqueIndex {
 }
 
 /// One unique key of an object: the constraint's slots, its number (``PendingUniqueIndex``) and the values.
-struct UniqueKey { let slots: [Int]; let constraint: Int; let values: [SQLValue] }
+struct UniqueKey {
+    let slots: [Int]
+    let constraint: Int
+    let key: KeyValues
+    var values: [SQLValue] { key.values }
+}
+
+/// The values of a unique key with their hash, computed once: a key is looked up, recorded and
+/// moved each time its table grows, and hashing its text each time cost more than the rest of
+/// the table's work in a bulk insert.
+struct KeyValues: Hashable {
+    let values: [SQLValue]
+    private let hash: Int
+    init(_ values: [SQLValue]) {
+        self.values = values
+        hash = values.hashValue
+    }
+    static func == (a: KeyValues, b: KeyValues) -> Bool { a.hash == b.hash && a.values == b.values }
+    func hash(into h: inout Hasher) { h.combine(hash) }
+}
 
 /// How a pending insert holding a unique key meets an object saved meanwhile with the same key:
 /// its `_onConflict` policy and, by slot, whether its input gave a value (those slots an upsert writes).

@@ -51,6 +51,23 @@ final class UpsertTests: StoreTestCase {
         }
     }
 
+    func testAnInsertMeetsAPendingInsertMadeThousandsOfInsertsBefore() {
+        forEachSetup { h in
+            // The pending keys' table grows many times over between the two inserts (each key's
+            // hash is computed once and moves with it).
+            let many = "[" + (0..<3_000).map { trip("Trip \($0)", 86_400 + $0) }.joined(separator: ", ") + "]"
+            let ids = try h.context.insertMany(entity: "Trip", json: many)
+            let again = try h.context.insert(entity: "Trip", json: trip("Trip 7", 86_407, #""destination": "Porto""#))
+            XCTAssertEqual(again, ids[7], "the same name and dates: the pending trip 7")
+            let other = try h.context.insert(entity: "Trip", json: trip("Trip 7", 86_408))
+            XCTAssertFalse(ids.contains(other), "another end date: a new trip")
+            try h.context.save()
+            try h.reopen()
+            XCTAssertEqual(try count(h.context, "Trip"), 3_001)
+            XCTAssertEqual(try get(h.context, ids[7])["destination"], .string("Porto"))
+        }
+    }
+
     func testCompoundUniqueUpsertsSavedAndPending() {
         forEachSetup { h in
             let saved = try h.context.insert(entity: "Trip", json: trip("Paris", 86400, #""destination": "France""#))
