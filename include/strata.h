@@ -1111,11 +1111,11 @@ void strata_cursor_free(strata_cursor *cursor);
  * On failure nothing is written and the pending changes stay, so the caller
  * may fix them and save again, or roll back. Saving with no changes succeeds.
  *
- * Memory: on SQLite, a save that writes 1,024 rows or more holds a page
- * cache of up to 16 MiB (SQLite's own default is 2,000 KiB) until it ends,
- * committed or not; the pages above the connection's own limit are then
- * freed. A large save's index pages then stay in memory instead of going to
- * the write-ahead log and being read back.
+ * Memory: on SQLite, a save that inserts or updates 1,024 rows or more
+ * holds a page cache of up to 16 MiB (SQLite's own default is 2,000 KiB)
+ * until it ends, committed or not; the pages above the connection's own
+ * limit are then freed. A large save's index pages then stay in memory
+ * instead of going to the write-ahead log and being read back.
  *
  * Fails with: STRATA_ERR_MISUSE, STRATA_ERR_CONSTRAINT (deny rule, count
  * outside minimumModelCount/maximumModelCount, an update's unique collision
