@@ -202,18 +202,13 @@ struct UniqueKey {
     var values: [SQLValue] { key.values }
 }
 
-/// The values of a unique key with their hash, computed once: a key is looked up, recorded and
-/// moved each time its table grows, and hashing its text each time cost more than the rest of
-/// the table's work in a bulk insert.
-struct KeyValues: Hashable {
-    let values: [SQLValue]
-    private let hash: Int
-    init(_ values: [SQLValue]) {
-        self.values = values
-        hash = values.hashValue
-    }
-    static func == (a: KeyValues, b: KeyValues) -> Bool { a.hash == b.hash && a.values == b.values }
-    func hash(into h: inout Hasher) { h.combine(hash) }
+/// The values of a unique key with their hash, computed once (``HashedOnce``): a bulk insert
+/// looks each key up, records it and moves it at every growth of its table.
+typealias KeyValues = HashedOnce<[SQLValue]>
+
+extension HashedOnce where Wrapped == [SQLValue] {
+    /// The key's values.
+    var values: [SQLValue] { value }
 }
 
 /// How a pending insert holding a unique key meets an object saved meanwhile with the same key:
