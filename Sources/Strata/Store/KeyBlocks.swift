@@ -1,12 +1,17 @@
 /// The keys a session reserved in its store for each hierarchy and has not handed out
-/// yet. Keys are reserved in blocks that double from 64 to 4,096 keys, so a store
-/// reserves once per block, not once per object.
+/// yet. Keys are reserved in blocks that double from 64 to 65,536 keys, so a store
+/// reserves once per block, not once per object. Each reservation is a write transaction
+/// of its own, synced to disk: a bulk insert of 500,000 objects reserves 18 times, not the
+/// 128 times blocks of at most 4,096 keys took. Keys a session reserves and never hands out
+/// are skipped, never reused: at most one block per hierarchy and session, out of 2^63.
 struct KeyBlocks {
     /// One per root entity name: the next key to hand out and the end of its block. A schema
     /// has few hierarchies, so a list scanned by name (the same string each time, compared by
     /// identity first) is cheaper than hashing the name for every key.
     private(set) var blocks: [(root: String, next: Int64, limit: Int64)] = []
     private var blockSize: Int64 = 64
+    /// The largest block a session reserves at once.
+    static let largestBlock: Int64 = 65_536
 
     /// `count` consecutive keys of `root`'s hierarchy: from its block, or from a new block
     /// of `want` keys whose first key `reserve(want)` returns.
@@ -18,7 +23,7 @@ struct KeyBlocks {
             return blocks[i].next
         }
         let want = max(n, blockSize)
-        blockSize = min(blockSize * 2, 4096)
+        blockSize = min(blockSize * 2, KeyBlocks.largestBlock)
         let start = try reserve(want)
         if let i { blocks[i] = (root, start + n, start + want) } else { blocks.append((root, start + n, start + want)) }
         return start
