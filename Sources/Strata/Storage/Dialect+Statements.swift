@@ -17,6 +17,7 @@ extension SQLiteDialect {
 
     static let walMode = "PRAGMA journal_mode=WAL"
     static let fullSync = "PRAGMA synchronous=FULL"
+    static let normalSync = "PRAGMA synchronous=NORMAL"
     /// The connection's page cache limit (`PRAGMA cache_size`: a negative number of KiB, or pages).
     static let cacheSize = "PRAGMA cache_size"
     static func cacheSize(_ limit: Int64) -> String { "PRAGMA cache_size=\(limit)" }

@@ -72,13 +72,24 @@ public final class SQLiteSession: StoreSession {
     ///
     /// Keys come from `strata_sequence`, reserved in blocks in their own tiny
     /// transaction, so that contexts (and processes) never hand out the same key.
+    ///
+    /// That transaction commits at `synchronous=NORMAL`, not synced to disk: the write-ahead
+    /// log is recovered as a prefix after a crash, so whatever commit is synced later (every
+    /// save that writes these keys is one, whichever connection makes it) makes the reservation
+    /// durable with it, and a crash that loses the reservation loses every later commit, so
+    /// nothing that used its keys survives it either. The connection syncs again (FULL) once
+    /// the reservation ends, committed or not.
     public func reserveKeys(root: Entity, count: Int) throws -> Int64 {
         try locked {
             try keys.take(root.name, count: count) { want in
                 // A reservation commits in its own transaction, never in the probes' read transaction.
                 endProbeSnapshot()
                 let ownTransaction = !connection.isInTransaction
-                if ownTransaction { try connection.begin() }
+                if ownTransaction {
+                    try connection.execute(script: SQLiteDialect.normalSync, reported: false)
+                    try connection.begin()
+                }
+                defer { if ownTransaction { _ = try? connection.execute(script: SQLiteDialect.fullSync, reported: false) } }
                 do {
                     if ownTransaction && watchesVersion { try checkStoredVersion() }
                     guard case .int(let end)? = try connection.statement(SQLiteDialect.reserveKeys).scalar([.text(root.name), .int(want)]), end > want else {

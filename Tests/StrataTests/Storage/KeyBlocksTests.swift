@@ -75,3 +75,37 @@ final class KeyBlocksTests: XCTestCase {
         XCTAssertTrue(blocks.blocks.isEmpty)
     }
 }
+
+/// A reservation commits at `synchronous=NORMAL` (a later synced commit covers it, and every
+/// save that uses its keys is one): the connection is back at FULL for everything after it,
+/// whether the reservation committed or failed.
+final class KeyReservationSyncTests: StoreTestCase {
+    private var path: String { storePath() }
+
+    /// The connection's `PRAGMA synchronous` (2: FULL, 1: NORMAL).
+    private func synchronous(_ context: ModelContext) throws -> Int64 {
+        let s = try Statement(connection: try XCTUnwrap(context.session as? SQLiteSession).connection, sql: "PRAGMA synchronous")
+        XCTAssertTrue(try s.step())
+        return s.int64(0)
+    }
+
+    func testAReservationLeavesTheConnectionSyncingSaves() throws {
+        let context = try openFile().makeContext()
+        XCTAssertEqual(try synchronous(context), 2)
+        let id = try context.insert(entity: "Trip", json: #"{"name": "Lima", "startDate": 6, "endDate": 7}"#)
+        XCTAssertEqual(id.pk, 1, "the first key of the store's first block")
+        XCTAssertEqual(try synchronous(context), 2, "after a reservation, saves are synced again")
+        try context.save()
+        XCTAssertEqual(try rows(path, "SELECT next FROM strata_sequence WHERE entity = 'Trip'"), [[.int(65)]],
+                       "the block of 64 keys is reserved in the store")
+    }
+
+    func testAFailedReservationLeavesTheConnectionSyncingSavesToo() throws {
+        let container = try openFile()
+        let c = try Connection(path: path, readOnly: false, create: false)
+        try c.execute(script: "UPDATE strata_sequence SET next = 'used up' WHERE entity = 'Trip'")
+        let context = try container.makeContext()
+        assertError(.corrupt) { _ = try context.insert(entity: "Trip", json: #"{"name": "Lima", "startDate": 6, "endDate": 7}"#) }
+        XCTAssertEqual(try synchronous(context), 2)
+    }
+}
