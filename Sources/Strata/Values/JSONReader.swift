@@ -257,43 +257,19 @@ struct JSONReader {
         try expect(UInt8(ascii: "\""), "a string")
         let start = position
         var bytes: [UInt8] = []
+        // The runs between escapes copied whole: room for the first run and a few escapes at once.
+        bytes.reserveCapacity(plainRun(from: start).end - start + 16)
         while true {
+            let end = plainRun(from: position).end
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[position..<end]))
+            position = end
             guard position < buffer.count else { throw syntaxError("unterminated string") }
             let c = buffer[position]
             position += 1
             if c == UInt8(ascii: "\"") { break }
             if c < 0x20 { position -= 1; throw syntaxError("control character in string") }
-            if c != UInt8(ascii: "\\") { bytes.append(c); continue }
-            guard position < buffer.count else { throw syntaxError("unterminated escape") }
-            let e = buffer[position]
-            position += 1
-            switch e {
-            case UInt8(ascii: "\""): bytes.append(0x22)
-            case UInt8(ascii: "\\"): bytes.append(0x5C)
-            case UInt8(ascii: "/"): bytes.append(0x2F)
-            case UInt8(ascii: "b"): bytes.append(0x08)
-            case UInt8(ascii: "f"): bytes.append(0x0C)
-            case UInt8(ascii: "n"): bytes.append(0x0A)
-            case UInt8(ascii: "r"): bytes.append(0x0D)
-            case UInt8(ascii: "t"): bytes.append(0x09)
-            case UInt8(ascii: "u"):
-                var scalar = try readHex4()
-                if scalar >= 0xD800 && scalar < 0xDC00 {
-                    guard position + 1 < buffer.count, buffer[position] == UInt8(ascii: "\\"),
-                          buffer[position + 1] == UInt8(ascii: "u") else { throw syntaxError("unpaired surrogate") }
-                    position += 2
-                    let low = try readHex4()
-                    guard low >= 0xDC00 && low < 0xE000 else { throw syntaxError("unpaired surrogate") }
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                } else if scalar >= 0xDC00 && scalar < 0xE000 {
-                    throw syntaxError("unpaired surrogate")
-                }
-                guard let u = Unicode.Scalar(scalar) else { throw syntaxError("invalid \\u escape") }
-                bytes.append(contentsOf: UTF8.encode(u)!)
-            default:
-                position -= 1
-                throw syntaxError("invalid escape")
-            }
+            let scalar = try readEscape()
+            if scalar.isASCII { bytes.append(UInt8(scalar.value)) } else { bytes.append(contentsOf: UTF8.encode(scalar)!) }
         }
         guard let s = String(validating: bytes, as: UTF8.self) else {
             throw JSONReader.malformed(at: start, "string is not valid UTF-8")
@@ -301,10 +277,62 @@ struct JSONReader {
         return s
     }
 
+    /// The character of the escape after a backslash (the reader just past the backslash):
+    /// `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, or `\u` with four hex digits (a
+    /// surrogate pair as two); anything else is an error at the escape's letter.
+    private mutating func readEscape() throws -> Unicode.Scalar {
+        guard position < buffer.count else { throw syntaxError("unterminated escape") }
+        let e = buffer[position]
+        position += 1
+        switch e {
+        case UInt8(ascii: "\""): return "\""
+        case UInt8(ascii: "\\"): return "\\"
+        case UInt8(ascii: "/"): return "/"
+        case UInt8(ascii: "b"): return "\u{08}"
+        case UInt8(ascii: "f"): return "\u{0C}"
+        case UInt8(ascii: "n"): return "\n"
+        case UInt8(ascii: "r"): return "\r"
+        case UInt8(ascii: "t"): return "\t"
+        case UInt8(ascii: "u"):
+            var scalar = try readHex4()
+            if scalar >= 0xD800 && scalar < 0xDC00 {
+                guard position + 1 < buffer.count, buffer[position] == UInt8(ascii: "\\"),
+                      buffer[position + 1] == UInt8(ascii: "u") else { throw syntaxError("unpaired surrogate") }
+                position += 2
+                let low = try readHex4()
+                guard low >= 0xDC00 && low < 0xE000 else { throw syntaxError("unpaired surrogate") }
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            } else if scalar >= 0xDC00 && scalar < 0xE000 {
+                throw syntaxError("unpaired surrogate")
+            }
+            guard let u = Unicode.Scalar(scalar) else { throw syntaxError("invalid \\u escape") }
+            return u
+        default:
+            position -= 1
+            throw syntaxError("invalid escape")
+        }
+    }
+
     /// Skips a string as `readString` reads it (same checks and errors), without making it.
+    /// An escape's output is whole characters, so the bytes between escapes are valid UTF-8
+    /// exactly when the decoded string is: each run is checked on its own.
     mutating func skipString() throws {
-        // Escapes (or the end of the input): the full reader.
-        if try readPlainString() == nil { _ = try readString() }
+        if try readPlainString() != nil { return }
+        try expect(UInt8(ascii: "\""), "a string")
+        let start = position
+        var valid = true
+        while true {
+            let (end, ascii) = plainRun(from: position)
+            if valid && !ascii { valid = TextFolding.isValidUTF8(UnsafeBufferPointer(rebasing: buffer[position..<end])) }
+            position = end
+            guard position < buffer.count else { throw syntaxError("unterminated string") }
+            let c = buffer[position]
+            position += 1
+            if c == UInt8(ascii: "\"") { break }
+            if c < 0x20 { position -= 1; throw syntaxError("control character in string") }
+            _ = try readEscape()
+        }
+        guard valid else { throw JSONReader.malformed(at: start, "string is not valid UTF-8") }
     }
 
     /// Reads a string that has no escape, as `readString` reads it (same checks and errors),
