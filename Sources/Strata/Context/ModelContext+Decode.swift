@@ -13,7 +13,7 @@ extension ModelContext {
     /// What the keys of one object gave besides the attribute values.
     struct ObjectKeys {
         /// `provided[slot]`: the object gave stored attribute `slot` a value.
-        var provided: [Bool]
+        var provided: SlotFlags
         /// The relationship values in key order, to read from where each starts.
         var links: [PendingLink] = []
     }
@@ -25,7 +25,7 @@ extension ModelContext {
     /// key, and a key given twice, is `.invalid` at its path, found when it is read.
     func readObjectKeys(_ r: inout JSONReader, _ e: Entity, _ path: JSONPath, accepting accepted: [MetaKey],
                         attribute: (Int, SQLValue) -> Void, meta: (MetaKey, String) throws -> Void) throws -> ObjectKeys {
-        var read = ObjectKeys(provided: [Bool](repeating: false, count: e.storedColumns.count))
+        var read = ObjectKeys(provided: SlotFlags(count: e.storedColumns.count))
         var seenOther: Set<String> = []
         var seenMeta: [MetaKey] = []
         let members = memberTable(e)

@@ -60,7 +60,7 @@ extension ModelContext {
         /// The row: the entity's defaults, then the values given.
         var values: [SQLValue]
         /// The slots given a value: attributes, links held in the row, the link to the owner.
-        var provided: [Bool]
+        var provided: SlotFlags
         /// `_onConflict`.
         var policy: ConflictPolicy
         /// `_id`, accepted only where it names the object an upsert updates.

@@ -97,7 +97,7 @@ struct PendingUniqueIndex {
 
     /// Records a new pending insert of `e` with its `row`, holding `keys` (which no pending object
     /// holds), its `_onConflict` policy and `provided[slot]`: its input gave `slot` a value.
-    mutating func inserted(_ id: ObjectID, _ e: Entity, row: [SQLValue], keys: [UniqueKey], policy: ConflictPolicy, provided: [Bool]) {
+    mutating func inserted(_ id: ObjectID, _ e: Entity, row: [SQLValue], keys: [UniqueKey], policy: ConflictPolicy, provided: SlotFlags) {
         guard !e.uniqueSlotSets.isEmpty else { return }
         undoLog.append(.inserted(id))
         guard !keys.isEmpty else {
@@ -215,7 +215,7 @@ extension HashedOnce where Wrapped == [SQLValue] {
 /// its `_onConflict` policy and, by slot, whether its input gave a value (those slots an upsert writes).
 struct InsertPolicy {
     let policy: ConflictPolicy
-    let provided: [Bool]
+    let provided: SlotFlags
     /// The slots the input gave a value.
     var providedSlots: [Int] { provided.indices.filter { provided[$0] } }
 }
