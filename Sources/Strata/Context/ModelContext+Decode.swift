@@ -135,8 +135,9 @@ extension ModelContext {
         StrataError(.invalid, "duplicate key '\(key)' in JSON object", entity: e.name, attribute: attribute ?? key, path: (path / key).description)
     }
 
-    func readString(_ r: inout JSONReader, _ path: JSONPath, _ e: Entity) throws -> String {
+    func readString(_ r: inout JSONReader, _ path: @autoclosure () -> JSONPath, _ e: Entity) throws -> String {
         guard try r.peek() == .string else {
+            let path = path()  // made only for the message
             throw StrataError(.invalid, "expected a string at \(path)", entity: e.name, path: path.description)
         }
         return try r.readString()
