@@ -263,18 +263,25 @@ struct JSONReader {
             let end = plainRun(from: position).end
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[position..<end]))
             position = end
-            guard position < buffer.count else { throw syntaxError("unterminated string") }
-            let c = buffer[position]
-            position += 1
-            if c == UInt8(ascii: "\"") { break }
-            if c < 0x20 { position -= 1; throw syntaxError("control character in string") }
-            let scalar = try readEscape()
+            guard let scalar = try escapeOrClosingQuote() else { break }
             if scalar.isASCII { bytes.append(UInt8(scalar.value)) } else { bytes.append(contentsOf: UTF8.encode(scalar)!) }
         }
         guard let s = String(validating: bytes, as: UTF8.self) else {
             throw JSONReader.malformed(at: start, "string is not valid UTF-8")
         }
         return s
+    }
+
+    /// What ends a run of a string's plain bytes (the reader at its end): an escape, read (its
+    /// character), or the closing quote, read (nil). The end of the input or a control
+    /// character is an error.
+    private mutating func escapeOrClosingQuote() throws -> Unicode.Scalar? {
+        guard position < buffer.count else { throw syntaxError("unterminated string") }
+        let c = buffer[position]
+        position += 1
+        if c == UInt8(ascii: "\"") { return nil }
+        if c < 0x20 { position -= 1; throw syntaxError("control character in string") }
+        return try readEscape()
     }
 
     /// The character of the escape after a backslash (the reader just past the backslash):
@@ -321,17 +328,11 @@ struct JSONReader {
         try expect(UInt8(ascii: "\""), "a string")
         let start = position
         var valid = true
-        while true {
+        repeat {
             let (end, ascii) = plainRun(from: position)
             if valid && !ascii { valid = TextFolding.isValidUTF8(UnsafeBufferPointer(rebasing: buffer[position..<end])) }
             position = end
-            guard position < buffer.count else { throw syntaxError("unterminated string") }
-            let c = buffer[position]
-            position += 1
-            if c == UInt8(ascii: "\"") { break }
-            if c < 0x20 { position -= 1; throw syntaxError("control character in string") }
-            _ = try readEscape()
-        }
+        } while try escapeOrClosingQuote() != nil
         guard valid else { throw JSONReader.malformed(at: start, "string is not valid UTF-8") }
     }
 
