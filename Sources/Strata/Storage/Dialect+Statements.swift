@@ -16,6 +16,7 @@ extension SQLiteDialect {
     // MARK: Store files
 
     static let walMode = "PRAGMA journal_mode=WAL"
+    static let journalMode = "PRAGMA journal_mode"
     static let fullSync = "PRAGMA synchronous=FULL"
     static let normalSync = "PRAGMA synchronous=NORMAL"
     /// The connection's page cache limit (`PRAGMA cache_size`: a negative number of KiB, or pages).

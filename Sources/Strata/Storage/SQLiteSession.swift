@@ -73,23 +73,24 @@ public final class SQLiteSession: StoreSession {
     /// Keys come from `strata_sequence`, reserved in blocks in their own tiny
     /// transaction, so that contexts (and processes) never hand out the same key.
     ///
-    /// That transaction commits at `synchronous=NORMAL`, not synced to disk: the write-ahead
-    /// log is recovered as a prefix after a crash, so whatever commit is synced later (every
-    /// save that writes these keys is one, whichever connection makes it) makes the reservation
-    /// durable with it, and a crash that loses the reservation loses every later commit, so
-    /// nothing that used its keys survives it either. The connection syncs again (FULL) once
-    /// the reservation ends, committed or not.
+    /// In write-ahead-log mode that transaction commits at `synchronous=NORMAL`, not synced to
+    /// disk: the log is recovered as a prefix after a crash, so whatever commit is synced later
+    /// (every save that writes these keys is one, whichever connection makes it) makes the
+    /// reservation durable with it, and a crash that loses the reservation loses every later
+    /// commit, so nothing that used its keys survives it either. The connection syncs again
+    /// (FULL) once the reservation ends, committed or not. A connection in another journal
+    /// mode (a file SQLite could not put in WAL mode) keeps FULL: there NORMAL may lose more.
     public func reserveKeys(root: Entity, count: Int) throws -> Int64 {
         try locked {
             try keys.take(root.name, count: count) { want in
                 // A reservation commits in its own transaction, never in the probes' read transaction.
                 endProbeSnapshot()
                 let ownTransaction = !connection.isInTransaction
-                if ownTransaction {
-                    try connection.execute(script: SQLiteDialect.normalSync, reported: false)
-                    try connection.begin()
-                }
-                defer { if ownTransaction { _ = try? connection.execute(script: SQLiteDialect.fullSync, reported: false) } }
+                // No other connection can take the file out of WAL mode while this one has it open.
+                let unsynced = try ownTransaction && isInWALMode()
+                if unsynced { try connection.execute(script: SQLiteDialect.normalSync, reported: false) }
+                defer { if unsynced { _ = try? connection.execute(script: SQLiteDialect.fullSync, reported: false) } }
+                if ownTransaction { try connection.begin() }
                 do {
                     if ownTransaction && watchesVersion { try checkStoredVersion() }
                     guard case .int(let end)? = try connection.statement(SQLiteDialect.reserveKeys).scalar([.text(root.name), .int(want)]), end > want else {
@@ -104,6 +105,12 @@ public final class SQLiteSession: StoreSession {
                 }
             }
         }
+    }
+
+    /// Whether the connection's journal is a write-ahead log (`PRAGMA journal_mode`).
+    func isInWALMode() throws -> Bool {
+        let mode = try Statement(connection: connection, sql: SQLiteDialect.journalMode)
+        return try mode.step() && mode.text(0) == "wal"
     }
 
     /// After a rollback that may have undone key reservations made inside it: the keys

@@ -100,6 +100,19 @@ final class KeyReservationSyncTests: StoreTestCase {
                        "the block of 64 keys is reserved in the store")
     }
 
+    /// Only a write-ahead log lets a reservation go unsynced: a store file is in WAL mode, a
+    /// store in memory is not (and has nothing to sync).
+    func testOnlyAWriteAheadLogLetsAReservationGoUnsynced() throws {
+        let file = try openFile().makeContext()
+        XCTAssertTrue(try XCTUnwrap(file.session as? SQLiteSession).isInWALMode())
+        let memory = try openInMemory().makeContext()
+        XCTAssertFalse(try XCTUnwrap(memory.session as? SQLiteSession).isInWALMode())
+        let id = try memory.insert(entity: "Trip", json: #"{"name": "Lima", "startDate": 6, "endDate": 7}"#)
+        try memory.save()
+        XCTAssertEqual(id.pk, 1)
+        XCTAssertEqual(try synchronous(memory), 2, "a connection not in WAL mode never leaves FULL")
+    }
+
     func testAFailedReservationLeavesTheConnectionSyncingSavesToo() throws {
         let container = try openFile()
         let c = try Connection(path: path, readOnly: false, create: false)
