@@ -16,6 +16,8 @@ public final class SQLiteSession: StoreSession {
     var dialect: SQLiteDialect { sqliteStore.dialect }
     /// Reserved primary keys per root table: next free and limit (exclusive).
     private var keys = KeyBlocks()
+    /// Whether the connection's journal is a write-ahead log, once read (``isInWALMode()``).
+    private var journalIsWAL: Bool?
     /// Per entity, the statements a save runs to insert its rows (``SQLiteWriter/InsertPlan``),
     /// prepared once per session.
     var insertPlans = IdentityTable<SQLiteWriter.InsertPlan>()
@@ -86,7 +88,6 @@ public final class SQLiteSession: StoreSession {
                 // A reservation commits in its own transaction, never in the probes' read transaction.
                 endProbeSnapshot()
                 let ownTransaction = !connection.isInTransaction
-                // No other connection can take the file out of WAL mode while this one has it open.
                 let unsynced = try ownTransaction && isInWALMode()
                 if unsynced { try connection.execute(script: SQLiteDialect.normalSync, reported: false) }
                 defer { if unsynced { _ = try? connection.execute(script: SQLiteDialect.fullSync, reported: false) } }
@@ -107,10 +108,15 @@ public final class SQLiteSession: StoreSession {
         }
     }
 
-    /// Whether the connection's journal is a write-ahead log (`PRAGMA journal_mode`).
+    /// Whether the connection's journal is a write-ahead log (`PRAGMA journal_mode`), read once
+    /// per session: no other connection can take the file out of WAL mode while this one has it
+    /// open, and a file found in another mode only keeps its reservations synced.
     func isInWALMode() throws -> Bool {
+        if let known = journalIsWAL { return known }
         let mode = try Statement(connection: connection, sql: SQLiteDialect.journalMode)
-        return try mode.step() && mode.text(0) == "wal"
+        let wal = try mode.step() && mode.text(0) == "wal"
+        journalIsWAL = wal
+        return wal
     }
 
     /// After a rollback that may have undone key reservations made inside it: the keys

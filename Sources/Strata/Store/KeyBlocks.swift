@@ -1,9 +1,9 @@
 /// The keys a session reserved in its store for each hierarchy and has not handed out
 /// yet. Keys are reserved in blocks that double from 64 to 65,536 keys, so a store
 /// reserves once per block, not once per object. Each reservation is a write transaction
-/// of its own, synced to disk on SQLite: the bench's bulk insert (100,000 trips, 500,000
-/// objects of three hierarchies) reserves 18 times, where blocks of at most 4,096 keys took
-/// 128. Keys reserved and never handed out (the rest of a block when the session ends or
+/// of its own (on a SQLite write-ahead log not synced: ``SQLiteSession/reserveKeys(root:count:)``):
+/// the bench's bulk insert (100,000 trips, 500,000 objects of three hierarchies) reserves 18
+/// times, where blocks of at most 4,096 keys took 128, each synced then. Keys reserved and never handed out (the rest of a block when the session ends or
 /// drops it) are skipped, never reused; keys are 64-bit, so gaps cost nothing.
 struct KeyBlocks {
     /// One per root entity name: the next key to hand out and the end of its block. A schema

@@ -256,15 +256,16 @@ struct JSONReader {
         if let plain = try readPlainString() { return String(decoding: plain, as: UTF8.self) }
         try expect(UInt8(ascii: "\""), "a string")
         let start = position
-        var bytes: [UInt8] = []
         // The runs between escapes copied whole: room for the first run and a few escapes at once.
-        bytes.reserveCapacity(plainRun(from: start).end - start + 16)
+        var end = plainRun(from: start).end
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(end - start + 16)
         while true {
-            let end = plainRun(from: position).end
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[position..<end]))
             position = end
             guard let scalar = try escapeOrClosingQuote() else { break }
             if scalar.isASCII { bytes.append(UInt8(scalar.value)) } else { bytes.append(contentsOf: UTF8.encode(scalar)!) }
+            end = plainRun(from: position).end
         }
         guard let s = String(validating: bytes, as: UTF8.self) else {
             throw JSONReader.malformed(at: start, "string is not valid UTF-8")

@@ -2,7 +2,7 @@ import XCTest
 @testable import Strata
 
 /// How a session reserves primary keys (``KeyBlocks``): in blocks that double from 64 to
-/// 65,536 keys, each block one reservation (a synced write transaction of its own).
+/// 65,536 keys, each block one reservation (a write transaction of its own).
 final class KeyBlocksTests: XCTestCase {
     /// A store's sequences as `reserve` sees them: the next key of each root.
     private struct Sequences {
