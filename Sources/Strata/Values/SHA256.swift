@@ -1,3 +1,5 @@
+import CStrataSHA
+
 /// SHA-256 (FIPS 180-4), one-shot over a byte collection.
 enum SHA256 {
     /// Round constants: first 32 bits of the fractional parts of the cube roots of the first 64 primes.
@@ -44,43 +46,58 @@ enum SHA256 {
         }
     }
 
-    /// Digest of contiguous bytes.
-    private static func hash(buffer data: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-        var h: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
-            0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
+    /// Whether this processor runs SHA-256 in hardware (CStrataSHA: x86-64's SHA extensions).
+    static let hardware = cstrata_sha256_hardware() != 0
+
+    /// Digest of contiguous bytes: on the processor's SHA instructions where it has them
+    /// (``hardware``), else in Swift; `hardware: false` forces the Swift one (for tests).
+    static func hash(buffer data: UnsafeBufferPointer<UInt8>, hardware: Bool = SHA256.hardware) -> [UInt8] {
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 8) { h in
+            h[0] = 0x6a09e667; h[1] = 0xbb67ae85; h[2] = 0x3c6ef372; h[3] = 0xa54ff53a
+            h[4] = 0x510e527f; h[5] = 0x9b05688c; h[6] = 0x1f83d9ab; h[7] = 0x5be0cd19
+            let state = h.baseAddress!
+            func run(_ blocks: UnsafePointer<UInt8>, _ count: Int) {
+                if hardware { cstrata_sha256_blocks(state, blocks, count) } else { compress(blocks, count, state) }
+            }
+            let n = data.count
+            let whole = n / 64
+            if whole > 0, let base = data.baseAddress { run(base, whole) }
+            // Final block(s): remaining bytes, 0x80, zeros, 64-bit big-endian bit length.
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { tail in
+                let offset = whole * 64
+                let rest = n - offset
+                for j in 0..<rest { tail[j] = data[offset + j] }
+                tail[rest] = 0x80
+                let total = rest + 9 <= 64 ? 64 : 128
+                for j in (rest + 1)..<total { tail[j] = 0 }
+                let bits = UInt64(truncatingIfNeeded: n) &* 8
+                for j in 0..<8 { tail[total - 1 - j] = UInt8(truncatingIfNeeded: bits >> (8 * UInt64(j))) }
+                run(UnsafePointer(tail.baseAddress!), total / 64)
+            }
+            var out = [UInt8]()
+            out.reserveCapacity(32)
+            for v in h {
+                out.append(UInt8(truncatingIfNeeded: v >> 24))
+                out.append(UInt8(truncatingIfNeeded: v >> 16))
+                out.append(UInt8(truncatingIfNeeded: v >> 8))
+                out.append(UInt8(truncatingIfNeeded: v))
+            }
+            return out
+        }
+    }
+
+    /// The Swift compression function over `count` 64-byte blocks at `blocks`, updating `state`.
+    private static func compress(_ blocks: UnsafePointer<UInt8>, _ count: Int, _ state: UnsafeMutablePointer<UInt32>) {
+        var h = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
         k.withUnsafeBufferPointer { k in
             withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
-                let n = data.count
-                var offset = 0
-                while offset + 64 <= n {
-                    compress(UnsafeBufferPointer(rebasing: data[offset..<(offset + 64)]), &h, k, w)
-                    offset += 64
-                }
-                // Final block(s): remaining bytes, 0x80, zeros, 64-bit big-endian bit length.
-                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { tail in
-                    let rest = n - offset
-                    for j in 0..<rest { tail[j] = data[offset + j] }
-                    tail[rest] = 0x80
-                    let total = rest + 9 <= 64 ? 64 : 128
-                    for j in (rest + 1)..<total { tail[j] = 0 }
-                    let bits = UInt64(truncatingIfNeeded: n) &* 8
-                    for j in 0..<8 { tail[total - 1 - j] = UInt8(truncatingIfNeeded: bits >> (8 * UInt64(j))) }
-                    let t = UnsafeBufferPointer(tail)
-                    compress(UnsafeBufferPointer(rebasing: t[0..<64]), &h, k, w)
-                    if total == 128 { compress(UnsafeBufferPointer(rebasing: t[64..<128]), &h, k, w) }
+                for i in 0..<count {
+                    compress(UnsafeBufferPointer(start: blocks + 64 * i, count: 64), &h, k, w)
                 }
             }
         }
-        var out = [UInt8]()
-        out.reserveCapacity(32)
-        @inline(__always) func word(_ v: UInt32) {
-            out.append(UInt8(truncatingIfNeeded: v >> 24))
-            out.append(UInt8(truncatingIfNeeded: v >> 16))
-            out.append(UInt8(truncatingIfNeeded: v >> 8))
-            out.append(UInt8(truncatingIfNeeded: v))
-        }
-        word(h.0); word(h.1); word(h.2); word(h.3); word(h.4); word(h.5); word(h.6); word(h.7)
-        return out
+        state[0] = h.0; state[1] = h.1; state[2] = h.2; state[3] = h.3
+        state[4] = h.4; state[5] = h.5; state[6] = h.6; state[7] = h.7
     }
 
     /// Right rotation of a 32-bit word.
