@@ -445,28 +445,62 @@ struct JSONReader {
     /// `maxLevels` limits how deeply the value itself nests (`[]` is one level,
     /// a scalar none), wherever it sits in the document.
     mutating func readValue(at path: JSONPath = JSONPath(), maxLevels: Int = Int.max) throws -> JSONValue {
-        try readTree(at: path, remaining: maxLevels, limit: maxLevels)
+        do { return try readTree(remaining: maxLevels, limit: maxLevels) } catch let e as TreeError { throw e.error(under: path) }
     }
 
-    private mutating func readTree(at path: JSONPath, remaining maxLevels: Int, limit: Int) throws -> JSONValue {
-        let kind = try peek()
-        if kind == .object || kind == .array, maxLevels < 1 {
-            throw StrataError(.invalid, "JSON value nests deeper than \(limit) levels at \(path)", path: path.description)
+    /// A failure of `readTree` whose JSON path is made on the way out: reading makes no path for
+    /// the members it reads (few documents fail), each level adds its step as the error passes.
+    private struct TreeError: Error {
+        enum Kind { case tooDeep(limit: Int), duplicateKey }
+        enum Step { case key(String), index(Int) }
+        let kind: Kind
+        /// Innermost first.
+        var steps: [Step]
+
+        func error(under base: JSONPath) -> StrataError {
+            var path = base
+            for step in steps.reversed() {
+                switch step {
+                case .key(let key): path = path / key
+                case .index(let index): path = path / index
+                }
+            }
+            switch kind {
+            case .tooDeep(let limit):
+                return StrataError(.invalid, "JSON value nests deeper than \(limit) levels at \(path)", path: path.description)
+            case .duplicateKey:
+                return StrataError(.invalid, "duplicate key in JSON object at \(path)", path: path.description)
+            }
         }
+    }
+
+    private mutating func readTree(remaining maxLevels: Int, limit: Int) throws -> JSONValue {
+        let kind = try peek()
+        if kind == .object || kind == .array, maxLevels < 1 { throw TreeError(kind: .tooDeep(limit: limit), steps: []) }
         switch kind {
         case .object:
             var members: [(String, JSONValue)] = []
             var seen = KeySet()
             try readObject(checkDuplicates: false) { r, key in
-                guard seen.insert(key) else {
-                    throw StrataError(.invalid, "duplicate key in JSON object at \(path / key)", path: (path / key).description)
+                guard seen.insert(key) else { throw TreeError(kind: .duplicateKey, steps: [.key(key)]) }
+                do {
+                    members.append((key, try r.readTree(remaining: maxLevels - 1, limit: limit)))
+                } catch var e as TreeError {
+                    e.steps.append(.key(key))
+                    throw e
                 }
-                members.append((key, try r.readTree(at: path / key, remaining: maxLevels - 1, limit: limit)))
             }
             return .object(members)
         case .array:
             var items: [JSONValue] = []
-            try readArray { r, i in items.append(try r.readTree(at: path / i, remaining: maxLevels - 1, limit: limit)) }
+            try readArray { r, i in
+                do {
+                    items.append(try r.readTree(remaining: maxLevels - 1, limit: limit))
+                } catch var e as TreeError {
+                    e.steps.append(.index(i))
+                    throw e
+                }
+            }
             return .array(items)
         case .string: return .string(try readString())
         case .number:
