@@ -301,7 +301,7 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
         state.versionHash = catalog.value("versionHash")
         state.storeUUID = catalog.value("storeUUID")
         state.formatVersion = catalog.value("formatVersion").flatMap { Int64($0) }
-        state.entityHashes = StoredState.entityHashes(catalog.value("entityHashes"))
+        state.entityHashesText = catalog.value("entityHashes")
         return state
     }
 

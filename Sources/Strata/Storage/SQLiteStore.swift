@@ -399,7 +399,6 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
             throw StrataError(.incompatibleStore, "'\(path)' is a SQLite database but not a Strata store (it has no strata_metadata table; the file was left untouched)")
         }
         var state = StoredState()
-        var entityHashes: String?
         try c.statement(SQLiteDialect.allMetadata).query { s in
             let value = s.value(at: 1)
             let text: String? = if case .text(let t) = value { t } else { nil }
@@ -407,13 +406,12 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
             case "schema": state.schemaJSON = text
             case "version": state.version = text
             case "versionHash": state.versionHash = text
-            case "entityHashes": entityHashes = text
+            case "entityHashes": state.entityHashesText = text
             case "storeUUID": state.storeUUID = text
             case "formatVersion": if case .int(let n) = value { state.formatVersion = n }
             default: break
             }
         }
-        state.entityHashes = StoredState.entityHashes(entityHashes)
         return state
     }
 }

@@ -5,6 +5,11 @@
 /// Every field is what the file says, unchecked: a store file is untrusted
 /// input, so a missing or ill-typed entry is nil.
 public struct StoredState: Sendable, Equatable {
+    public static func == (a: StoredState, b: StoredState) -> Bool {
+        a.schemaJSON == b.schemaJSON && a.version == b.version && a.versionHash == b.versionHash
+            && a.entityHashes == b.entityHashes && a.formatVersion == b.formatVersion && a.storeUUID == b.storeUUID
+    }
+
     /// The JSON text of the stored schema declaration.
     public var schemaJSON: String?
     /// The stored schema's version label.
@@ -12,7 +17,21 @@ public struct StoredState: Sendable, Equatable {
     /// The stored schema's version hash (its storage).
     public var versionHash: String?
     /// Entity name → entity version hash; nil when missing or not a JSON object of strings.
-    public var entityHashes: [String: String]?
+    /// Read from ``entityHashesText`` when asked for: opening a store does not need them.
+    public var entityHashes: [String: String]? {
+        get { StoredState.entityHashes(entityHashesText) }
+        set {
+            entityHashesText = newValue.map { hashes in
+                var w = JSONWriter()
+                w.beginObject()
+                for (name, hash) in hashes.sorted(by: { $0.key < $1.key }) { w.key(name); w.string(hash) }
+                w.endObject()
+                return w.string
+            }
+        }
+    }
+    /// The stored entity hashes as the store holds them (a JSON object of strings, unless damaged).
+    var entityHashesText: String?
     /// The store format the file was written in.
     public var formatVersion: Int64?
     public var storeUUID: String?
@@ -33,9 +52,9 @@ public struct StoredState: Sendable, Equatable {
         self.schemaJSON = schemaJSON
         self.version = version
         self.versionHash = versionHash
-        self.entityHashes = entityHashes
         self.formatVersion = formatVersion
         self.storeUUID = storeUUID
+        self.entityHashes = entityHashes
     }
 }
 

@@ -33,4 +33,27 @@ final class StoredStateTests: StoreTestCase {
             XCTAssertNil(try ModelContainer.storedState(at: uri))
         }
     }
+
+    /// The entity hashes stay the store's text until asked for: a damaged text reads as nil then,
+    /// as before; set ones read back; states compare by what they say, not how the text is spaced.
+    func testEntityHashesReadFromTheirText() {
+        var state = StoredState()
+        state.entityHashesText = #"{"Trip": "ab", "Item": "cd"}"#
+        XCTAssertEqual(state.entityHashes, ["Trip": "ab", "Item": "cd"])
+        for damaged in ["[]", #"{"Trip": 1}"#, "{not json", #"{"Trip": "ab", "Trip": "cd"}"#] {
+            state.entityHashesText = damaged
+            XCTAssertNil(state.entityHashes, damaged)
+        }
+        state.entityHashes = ["B": "2", "A": "1"]
+        XCTAssertEqual(state.entityHashesText, #"{"A":"1","B":"2"}"#)
+        XCTAssertEqual(state.entityHashes, ["A": "1", "B": "2"])
+        var spaced = StoredState()
+        spaced.entityHashesText = #"{ "B": "2", "A": "1" }"#
+        XCTAssertEqual(spaced, state)
+        spaced.entityHashesText = #"{"A": "1"}"#
+        XCTAssertNotEqual(spaced, state)
+        state.entityHashes = nil
+        XCTAssertNil(state.entityHashesText)
+        XCTAssertEqual(StoredState(entityHashes: ["A": "1"]).entityHashes, ["A": "1"])
+    }
 }
