@@ -445,7 +445,12 @@ struct JSONReader {
     /// `maxLevels` limits how deeply the value itself nests (`[]` is one level,
     /// a scalar none), wherever it sits in the document.
     mutating func readValue(at path: JSONPath = JSONPath(), maxLevels: Int = Int.max) throws -> JSONValue {
-        do { return try readTree(remaining: maxLevels, limit: maxLevels) } catch let e as TreeError { throw e.error(under: path) }
+        var scratch = TreeScratch()
+        do {
+            return try readTree(remaining: maxLevels, limit: maxLevels, &scratch)
+        } catch let e as TreeError {
+            throw e.error(under: path)
+        }
     }
 
     /// A failure of `readTree` whose JSON path is made on the way out: reading makes no path for
@@ -474,33 +479,58 @@ struct JSONReader {
         }
     }
 
-    private mutating func readTree(remaining maxLevels: Int, limit: Int) throws -> JSONValue {
+    /// The members and items of the objects and arrays `readTree` is inside, innermost last: a
+    /// container's go on the end while it is read, then leave as one array of exactly their
+    /// number (no array per container grown member by member, none kept to find duplicate keys).
+    private struct TreeScratch {
+        var members: [(String, JSONValue)] = []
+        var items: [JSONValue] = []
+    }
+
+    private mutating func readTree(remaining maxLevels: Int, limit: Int, _ scratch: inout TreeScratch) throws -> JSONValue {
         let kind = try peek()
         if kind == .object || kind == .array, maxLevels < 1 { throw TreeError(kind: .tooDeep(limit: limit), steps: []) }
         switch kind {
         case .object:
-            var members: [(String, JSONValue)] = []
-            var seen = KeySet()
+            let start = scratch.members.count
+            // Past KeySet.scanLimit keys, the keys so far are hashed instead of scanned.
+            var hashed: Set<String>?
             try readObject(checkDuplicates: false) { r, key in
-                guard seen.insert(key) else { throw TreeError(kind: .duplicateKey, steps: [.key(key)]) }
+                if hashed == nil {
+                    for i in start..<scratch.members.count where scratch.members[i].0 == key {
+                        throw TreeError(kind: .duplicateKey, steps: [.key(key)])
+                    }
+                    if scratch.members.count - start >= KeySet.scanLimit {
+                        hashed = Set(scratch.members[start...].lazy.map(\.0))
+                        hashed!.insert(key)
+                    }
+                } else if !hashed!.insert(key).inserted {
+                    throw TreeError(kind: .duplicateKey, steps: [.key(key)])
+                }
                 do {
-                    members.append((key, try r.readTree(remaining: maxLevels - 1, limit: limit)))
+                    let value = try r.readTree(remaining: maxLevels - 1, limit: limit, &scratch)
+                    scratch.members.append((key, value))
                 } catch var e as TreeError {
                     e.steps.append(.key(key))
                     throw e
                 }
             }
+            let members = Array(scratch.members[start...])
+            scratch.members.removeSubrange(start...)
             return .object(members)
         case .array:
-            var items: [JSONValue] = []
+            let start = scratch.items.count
             try readArray { r, i in
                 do {
-                    items.append(try r.readTree(remaining: maxLevels - 1, limit: limit))
+                    let item = try r.readTree(remaining: maxLevels - 1, limit: limit, &scratch)
+                    scratch.items.append(item)
                 } catch var e as TreeError {
                     e.steps.append(.index(i))
                     throw e
                 }
             }
+            let items = Array(scratch.items[start...])
+            scratch.items.removeSubrange(start...)
             return .array(items)
         case .string: return .string(try readString())
         case .number:

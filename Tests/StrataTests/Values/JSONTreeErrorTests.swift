@@ -61,4 +61,26 @@ final class JSONTreeErrorTests: XCTestCase {
         XCTAssertEqual(e.code, .invalid)
         XCTAssertNotNil(e.message.range(of: "offset"), e.message)
     }
+
+    /// Past a dozen keys an object's keys are hashed, not scanned: a duplicate is found either side
+    /// of that point, and objects beside and inside one another keep their own members.
+    func testManyKeysAndNestedContainers() throws {
+        let keys = (0..<20).map { "k\($0)" }
+        func object(_ names: [String]) -> String { "{" + names.map { "\"\($0)\": 1" }.joined(separator: ", ") + "}" }
+        XCTAssertNil(failure(object(keys)))
+        for (dup, at) in [(3, 5), (3, 15), (14, 17), (0, 12), (11, 12)] {
+            var names = keys
+            names.insert(keys[dup], at: at)
+            let e = try XCTUnwrap(failure(#"{"a": [\#(object(names))]}"#), "\(dup) at \(at)")
+            XCTAssertEqual(e.path, "/a/0/\(keys[dup])")
+        }
+        var text = #"{"a": {"x": [1, [2, 3], {"y": []}], "z": {}}, "b": [[], [{}], "s"], "c": {"a": 1, "b": {"a": 2}}}"#
+        let value = try text.withUTF8 { b -> JSONValue in
+            var r = JSONReader(b)
+            return try r.readValue()
+        }
+        XCTAssertEqual(value.text, #"{"a":{"x":[1,[2,3],{"y":[]}],"z":{}},"b":[[],[{}],"s"],"c":{"a":1,"b":{"a":2}}}"#)
+        XCTAssertNotNil(failure(#"{"c": {"a": 1, "b": {"a": 2}, "a": 3}}"#), "a key of an outer object repeated after an inner one")
+        XCTAssertNil(failure(#"{"a": {"a": {"a": 1}}, "b": {"a": 1}}"#), "the same key in different objects")
+    }
 }
