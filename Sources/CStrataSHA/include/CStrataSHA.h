@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* SHA-256's 64 round constants (FIPS 180-4, 4.2.2), for the Swift rounds as for these. */
+const uint32_t *cstrata_sha256_constants(void);
+
 /* Whether cstrata_sha256_blocks runs here: 1 on an x86-64 processor with the SHA, SSSE3 and
    SSE4.1 instructions, else 0 (then it must not be called). */
 int cstrata_sha256_hardware(void);
