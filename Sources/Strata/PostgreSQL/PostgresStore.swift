@@ -313,11 +313,8 @@ public final class PostgresStore: DataStore, @unchecked Sendable {
         try setMetadata(c, "schema", schema.jsonText)
         try setMetadata(c, "version", schema.version)
         try setMetadata(c, "versionHash", schema.versionHash)
-        var w = JSONWriter()
-        w.beginObject()
-        for e in schema.entities { w.key(e.name); w.string(e.versionHash) }
-        w.endObject()
-        try setMetadata(c, "entityHashes", w.string)
+        try setMetadata(c, "entityHashes", StoredState.entityHashesText(
+            schema.entities.lazy.map { (key: $0.name, value: $0.versionHash) }))
     }
 
     /// The store as its open policy sees it while `init` opens it.

@@ -376,11 +376,8 @@ public final class SQLiteStore: DataStore, @unchecked Sendable {
         try setMetadata(c, "schema", .text(schema.jsonText))
         try setMetadata(c, "version", .text(schema.version))
         try setMetadata(c, "versionHash", .text(schema.versionHash))
-        var w = JSONWriter()
-        w.beginObject()
-        for e in schema.entities { w.key(e.name); w.string(e.versionHash) }
-        w.endObject()
-        try setMetadata(c, "entityHashes", .text(w.string))
+        try setMetadata(c, "entityHashes", .text(StoredState.entityHashesText(
+            schema.entities.lazy.map { (key: $0.name, value: $0.versionHash) })))
     }
 
     /// What the database holds about itself: nil for an empty database (which may become a store).

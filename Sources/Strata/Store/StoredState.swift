@@ -20,21 +20,23 @@ public struct StoredState: Sendable, Equatable {
     /// Read from ``entityHashesText`` when asked for: opening a store does not need them.
     public var entityHashes: [String: String]? {
         get { StoredState.entityHashes(entityHashesText) }
-        set {
-            entityHashesText = newValue.map { hashes in
-                var w = JSONWriter()
-                w.beginObject()
-                for (name, hash) in hashes.sorted(by: { $0.key < $1.key }) { w.key(name); w.string(hash) }
-                w.endObject()
-                return w.string
-            }
-        }
+        set { entityHashesText = newValue.map { StoredState.entityHashesText($0.sorted(by: { $0.key < $1.key })) } }
     }
     /// The stored entity hashes as the store holds them (a JSON object of strings, unless damaged).
     var entityHashesText: String?
     /// The store format the file was written in.
     public var formatVersion: Int64?
     public var storeUUID: String?
+
+    /// The entity hashes' stored JSON text: an object of `name: hash` in the order given (what a
+    /// store writes with its schema, and what setting ``entityHashes`` keeps).
+    static func entityHashesText(_ hashes: some Sequence<(key: String, value: String)>) -> String {
+        var w = JSONWriter()
+        w.beginObject()
+        for (name, hash) in hashes { w.key(name); w.string(hash) }
+        w.endObject()
+        return w.string
+    }
 
     /// The entity hashes of their stored JSON text: nil unless it is an object of strings.
     static func entityHashes(_ text: String?) -> [String: String]? {
