@@ -43,7 +43,6 @@ int cstrata_sha256_hardware(void) {
 #endif
 }
 
-
 __attribute__((target("sha,ssse3,sse4.1")))
 void cstrata_sha256_blocks(uint32_t state[8], const uint8_t *data, size_t blocks) {
     /* Big-endian words: byte order reversed within each 32-bit lane. */

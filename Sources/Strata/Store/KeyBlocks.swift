@@ -3,8 +3,9 @@
 /// reserves once per block, not once per object. Each reservation is a write transaction
 /// of its own (on a SQLite write-ahead log not synced: ``SQLiteSession/reserveKeys(root:count:)``):
 /// the bench's bulk insert (100,000 trips, 500,000 objects of three hierarchies) reserves 18
-/// times, where blocks of at most 4,096 keys took 128, each synced then. Keys reserved and never handed out (the rest of a block when the session ends or
-/// drops it) are skipped, never reused; keys are 64-bit, so gaps cost nothing.
+/// times, where blocks of at most 4,096 keys took 128, each synced then. Keys reserved and never
+/// handed out (the rest of a block when the session ends or drops it) are skipped, never reused;
+/// keys are 64-bit, so gaps cost nothing.
 struct KeyBlocks {
     /// One per root entity name: the next key to hand out and the end of its block. A schema
     /// has few hierarchies, so a list scanned by name (the same string each time, compared by
