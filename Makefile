@@ -26,6 +26,9 @@
 #   make bench-history  build, then time one save of 100,000 inserts and one of 10,000 updates
 #                  with history on and off, and SQLite alone (benchmarks/history/README.md;
 #                  not part of make test)
+#   make bench-open-floor  build, then what a fresh process pays to load a Swift library and
+#                  libstrata beside the bench's open row (benchmarks/open-floor/README.md;
+#                  not part of make test)
 #   make bench     build, then each workload of issue 10 through strata.h and through hand-written
 #                  SQLite C on 100,000 trips (BENCH_TRIPS), medians of REPEAT (5) runs, the table
 #                  also in build/bench/results.md (WORKLOADS="insert prefetch" picks some), then
@@ -69,7 +72,7 @@ DEB_PACKAGES := cmake ninja-build pkg-config gcc g++ libsqlite3-dev libjson-c-de
 # The Python binding's test: the interpreter, and what an offline `pip install bindings/python` needs.
 DEB_PACKAGES += python3 python3-pip python3-setuptools python3-wheel python3-venv
 
-.PHONY: deps configure build test test-quick memcheck asan fuzz demo bench-migration bench-history bench bench-smoke bench-postgres install clean
+.PHONY: deps configure build test test-quick memcheck asan fuzz demo bench-migration bench-history bench-open-floor bench bench-smoke bench-postgres install clean
 
 deps:
 	@missing=""; \
@@ -130,6 +133,9 @@ bench-migration: build
 
 bench-history: build
 	benchmarks/history/run.sh $(BUILD_DIR)
+
+bench-open-floor: build
+	benchmarks/open-floor/run.sh $(BUILD_DIR)
 
 bench: build
 	@mkdir -p $(BUILD_DIR)/bench
