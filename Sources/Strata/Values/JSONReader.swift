@@ -457,10 +457,10 @@ struct JSONReader {
     /// the members it reads (few documents fail), each level adds its step as the error passes.
     private struct TreeError: Error {
         enum Kind { case tooDeep(limit: Int), duplicateKey }
-        enum Step { case key(String), index(Int) }
+        enum PathStep { case key(String), index(Int) }
         let kind: Kind
         /// Innermost first.
-        var steps: [Step]
+        var steps: [PathStep]
 
         func error(under base: JSONPath) -> StrataError {
             var path = base
