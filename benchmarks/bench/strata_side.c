@@ -18,6 +18,7 @@
 
 #include "bench_schema.h"
 #include "common.h"
+#include "strata_config.h"
 
 static const char *const PROG = "bench_strata";
 
@@ -110,19 +111,9 @@ static void gen_trips(buf_t *b, long first, long last, long n) {
 
 /* ---- Strata ------------------------------------------------------------ */
 
-/* The bench's schema: examples/trips/schema.json with the bucket-list item's title searchable. */
-static const char searchable_title[] = "{\"name\": \"title\", \"type\": \"string\", \"searchable\": true}";
-
 static strata_container *open_store(const char *path) {
-    static const char prefix[] = "{\"history\": false, \"schema\": ";
-    static const char title[] = "{\"name\": \"title\", \"type\": \"string\"}";
-    const char *at = strstr(BENCH_SCHEMA_JSON, title);
-    if (at == NULL) bench_die(PROG, "the schema has no plain title attribute to make searchable");
-    size_t need = sizeof prefix + strlen(BENCH_SCHEMA_JSON) + sizeof searchable_title + 2;
-    char *json = malloc(need);
-    if (json == NULL) bench_die(PROG, "out of memory");
-    snprintf(json, need, "%s%.*s%s%s}", prefix, (int)(at - BENCH_SCHEMA_JSON), BENCH_SCHEMA_JSON, searchable_title,
-             at + strlen(title));
+    char *json = bench_strata_config_json();
+    if (json == NULL) bench_die(PROG, "the schema has no plain title attribute to make searchable (or out of memory)");
     strata_config *cfg = NULL;
     if (strata_config_new(json, &cfg) != STRATA_OK) fail("strata_config_new");
     free(json);
@@ -217,7 +208,7 @@ int main(int argc, char **argv) {
     if (strata_context_new(db, &ctx) != STRATA_OK) fail("strata_context_new");
     if (strcmp(workload, "open") == 0) {
         /* Timed by the driver as a whole process; this is the time inside main. */
-        if (strata_fetch(ctx, "{\"entity\": \"Trip\", \"fetchLimit\": 1}", &result) != STRATA_OK) fail("strata_fetch");
+        if (strata_fetch(ctx, BENCH_OPEN_DESCRIPTOR, &result) != STRATA_OK) fail("strata_fetch");
         t1 = bench_now();
         if (out) buf_puts(out, result);
         strata_free(result);

@@ -1,7 +1,7 @@
 /* The processes of the open floor (README.md). One source, built several ways by run.sh:
  *
- *   floor             main returns; linked with nothing, with libsqlite3, with the minimal Swift
- *                     library (and libsqlite3), or with libstrata, depending on the link line
+ *   floor             main returns; linked with nothing, with libsqlite3 (or libpq), with the
+ *                     minimal Swift library (and that), or with libstrata, depending on the link line
  *   floor call        the same, and calls the minimal Swift library's one function once
  *   floor_steps K STORE
  *                     libstrata: K = 0 nothing, 1 strata_config_new, 2 and strata_open (then
@@ -66,23 +66,15 @@ int main(int argc, char **argv) {
 #elif defined(FLOOR_STEPS)
 #include "strata.h"
 #include "bench_schema.h"
+#include "strata_config.h"
 
-/* The bench's configuration (benchmarks/bench/strata_side.c): the trips schema, the bucket-list
-   item's title searchable, no history. */
+/* The bench's open row (benchmarks/bench/strata_side.c), step by step. */
 int main(int argc, char **argv) {
     if (argc < 3) return 2;
     int steps = atoi(argv[1]);
     if (steps == 0) return 0;
-    static const char prefix[] = "{\"history\": false, \"schema\": ";
-    static const char title[] = "{\"name\": \"title\", \"type\": \"string\"}";
-    static const char searchable[] = "{\"name\": \"title\", \"type\": \"string\", \"searchable\": true}";
-    const char *at = strstr(BENCH_SCHEMA_JSON, title);
-    if (at == NULL) return 3;
-    size_t need = sizeof prefix + strlen(BENCH_SCHEMA_JSON) + sizeof searchable + 2;
-    char *json = malloc(need);
+    char *json = bench_strata_config_json();
     if (json == NULL) return 3;
-    snprintf(json, need, "%s%.*s%s%s}", prefix, (int)(at - BENCH_SCHEMA_JSON), BENCH_SCHEMA_JSON, searchable,
-             at + strlen(title));
     strata_config *cfg = NULL;
     if (strata_config_new(json, &cfg) != STRATA_OK) return 4;
     free(json);
@@ -97,7 +89,7 @@ int main(int argc, char **argv) {
         strata_context *ctx = NULL;
         char *result = NULL;
         if (strata_context_new(db, &ctx) != STRATA_OK) return 6;
-        if (strata_fetch(ctx, "{\"entity\": \"Trip\", \"fetchLimit\": 1}", &result) != STRATA_OK) return 7;
+        if (strata_fetch(ctx, BENCH_OPEN_DESCRIPTOR, &result) != STRATA_OK) return 7;
         fputs(result, stdout);
         strata_free(result);
         strata_context_free(ctx);

@@ -58,7 +58,7 @@ fi
   -Xlinker -soname=libfloorminimal.so
 "$cc" "${cflags[@]}" -DFLOOR_SWIFT "$here/floor.c" -o "$work/floor_swift" \
   -Wl,--no-as-needed "${engine[@]}" -L"$work" -lfloorminimal -Wl,-rpath,"$work"
-"$cc" "${cflags[@]}" -DFLOOR_STEPS -I"$root/include" -I"$build/benchmarks" "$here/floor.c" -o "$work/floor_steps" \
+"$cc" "${cflags[@]}" -DFLOOR_STEPS -I"$root/include" -I"$build/benchmarks" -I"$root/benchmarks/bench" "$here/floor.c" -o "$work/floor_steps" \
   -L"$build" -lstrata -Wl,-rpath,"$build"
 
 if [ -n "$postgres" ]; then
