@@ -51,7 +51,9 @@ if [ -n "$postgres" ]; then
   engine_name=libpq
 fi
 "$cc" "${cflags[@]}" "$here/floor.c" -o "$work/floor_engine" -Wl,--no-as-needed "${engine[@]}"
-# The minimal Swift library, linked as Package.swift links libstrata.so.
+# The minimal Swift library, linked as Package.swift links libstrata.so (StrataC's linkerSettings,
+# less the link order and the version script, which only name libstrata's own symbols): keep the
+# two in step.
 "$swiftc" -O -emit-library -static-stdlib -module-name StrataOpenFloor "$here/minimal.swift" \
   -o "$work/libfloorminimal.so" -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
   -Xlinker --gc-sections -Xclang-linker -static-libgcc -L "$root/Sources/StrataC/link" \
